@@ -1,0 +1,189 @@
+/* mlprof.h — the public C API of mlprof, an in-process profiler for
+ * machine-learning training code.
+ *
+ * A program links libmlprof, wraps each training step in prof_start() /
+ * prof_stop(), marks phases with prof_range_push()/prof_range_pop(), and
+ * finds a trace (`<program>.<pid>.mlpt`) and a bottleneck report beside it
+ * when it exits. Every call here is safe from any thread, never blocks on
+ * disk, and never crashes the host program: misuse is ignored, counted, and
+ * reported in the trace.
+ *
+ * Errors are negative PROF_E* numbers from one table (PROF_ERRORS); they are
+ * stable and never reused. prof_strerror() turns one into text.
+ */
+#ifndef MLPROF_H
+#define MLPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#  define PROF_API
+#elif defined(__GNUC__) || defined(__clang__)
+#  define PROF_API __attribute__((visibility("default")))
+#else
+#  define PROF_API
+#endif
+
+#define MLPROF_VERSION_MAJOR 0
+#define MLPROF_VERSION_MINOR 1
+#define MLPROF_VERSION_PATCH 0
+#define MLPROF_VERSION_STRING "0.1.0"
+
+/* ---- Errors ----------------------------------------------------------- */
+
+/* X(name, value, message). Values are stable: never renumber, only append. */
+#define PROF_ERRORS(X)                                                        \
+  X(PROF_EINVAL,      -1,  "invalid argument")                                \
+  X(PROF_ESTATE,      -2,  "call not valid in the current state")             \
+  X(PROF_EIO,         -3,  "trace output failed")                             \
+  X(PROF_ENOMEM,      -4,  "out of memory")                                   \
+  X(PROF_EDISABLED,   -5,  "profiling is disabled")                           \
+  X(PROF_EFORMAT,     -6,  "not a trace, or the trace is corrupt")            \
+  X(PROF_ETRUNC,      -7,  "trace is truncated")                              \
+  X(PROF_EUNSUPPORTED,-8,  "feature not available in this build or system")  \
+  X(PROF_ESHUTDOWN,   -9,  "profiler already shut down")                      \
+  X(PROF_ENOENT,      -10, "no such file, process or item")                   \
+  X(PROF_EVERSION,    -11, "trace version not supported")
+
+enum prof_error {
+  PROF_OK = 0,
+#define PROF__ERR_ENUM(name, value, msg) name = value,
+  PROF_ERRORS(PROF__ERR_ENUM)
+#undef PROF__ERR_ENUM
+  PROF__ERR_MIN = -11
+};
+
+/* Text for an error code: never NULL. Unknown codes give "unknown error";
+ * 0 gives "success". Thread-safe, no allocation. */
+PROF_API const char *prof_strerror(int err);
+
+/* ---- Categories --------------------------------------------------------- */
+
+/* What a range spends its time on. The step-time breakdown groups by these. */
+enum prof_category {
+  PROF_CAT_COMPUTE = 0, /* model math on the CPU (the default) */
+  PROF_CAT_DATA = 1,    /* data loading, decoding, augmentation, batching */
+  PROF_CAT_COMM = 2,    /* communication: collectives, point-to-point */
+  PROF_CAT_IO = 3,      /* file and network I/O: checkpoints, logs */
+  PROF_CAT_OTHER = 4,   /* anything else the user wants to see apart */
+  PROF_CAT_COUNT = 5
+};
+
+/* ---- Configuration ------------------------------------------------------ */
+
+/* Settings for prof_init(). Set `size` to sizeof(prof_config) (use
+ * prof_config_default()); fields are only ever appended, so a program built
+ * against an older header keeps working. Zero / NULL fields mean "default,
+ * or what the MLPROF_* environment says". Explicit fields win over the
+ * environment, except MLPROF_DISABLE=1, which always wins. */
+typedef struct prof_config {
+  size_t size;          /* sizeof(prof_config) */
+  const char *output;   /* trace path, or an existing directory; NULL: MLPROF_OUTPUT,
+                           else "<program>.<pid>.mlpt" in the working directory */
+  uint32_t ring_kb;     /* per-thread ring size in KiB; 0: MLPROF_RING_KB, else 1024 */
+  int report;           /* 1: write reports at shutdown, 0: don't, -1: MLPROF_REPORT (default 1) */
+  int disable;          /* 1: profile nothing (all calls become cheap no-ops) */
+  uint32_t flush_ms;    /* writer wake-up period in ms; 0: 10 */
+} prof_config;
+
+/* A config with size set and every field at its default. */
+PROF_API prof_config prof_config_default(void);
+
+/* ---- Session ------------------------------------------------------------ */
+
+/* Start the profiler: read the environment, open the trace file, start the
+ * background writer. `cfg` may be NULL (defaults + environment).
+ * Idempotent: a second call returns 0 and changes nothing.
+ * Returns 0, or PROF_EDISABLED (MLPROF_DISABLE=1 or cfg->disable),
+ * PROF_EIO (trace file cannot be created; one message on stderr),
+ * PROF_EINVAL (bad cfg->size), PROF_ENOMEM, PROF_ESHUTDOWN (after
+ * prof_shutdown()). On any error the program keeps running and every other
+ * call is a no-op. May allocate; call from any thread. */
+PROF_API int prof_init(const prof_config *cfg);
+
+/* Flush every thread's events, write the trace footer, close the file and,
+ * unless disabled, write `<trace>.report.txt` and `<trace>.report.json`
+ * (one stderr line names them). Also runs at exit. Idempotent: later calls
+ * return 0. Returns 0 or PROF_EIO (some data could not be written). Blocks
+ * until the writer is done; do not call from a signal handler. */
+PROF_API int prof_shutdown(void);
+
+/* Begin one profiled step. Calls prof_init(NULL) first if needed. Steps are
+ * process-wide and numbered 0, 1, 2, ... in the order they start.
+ * Returns 0, PROF_ESTATE if a step is already open (the call is ignored and
+ * counted), or an error from prof_init. Never blocks, never allocates after
+ * the first call on a thread. */
+PROF_API int prof_start(void);
+
+/* End the step begun by prof_start(); never waits for disk.
+ * Returns 0 or PROF_ESTATE if no step is open (ignored and counted). */
+PROF_API int prof_stop(void);
+
+/* Number of steps started so far (the next step's number). */
+PROF_API uint64_t prof_step_count(void);
+
+/* ---- Annotations -------------------------------------------------------- */
+
+/* Begin a named range on the calling thread, category PROF_CAT_COMPUTE.
+ * Ranges nest; end each with prof_range_pop(). `name` is identified by its
+ * pointer after the first use, so pass a string literal or a string that
+ * stays valid and unchanged (for changing names use prof_name_id() and
+ * prof_range_push_id()). NULL is ignored and counted. Never blocks; never
+ * allocates after the first use of `name` on the thread. Before prof_init()
+ * and after prof_shutdown() the call is ignored and counted. */
+PROF_API void prof_range_push(const char *name);
+
+/* Same, with a category (PROF_CAT_*); an out-of-range category becomes
+ * PROF_CAT_OTHER. */
+PROF_API void prof_range_push_cat(const char *name, int category);
+
+/* End the innermost range of the calling thread. A pop with no open range is
+ * ignored and counted. */
+PROF_API void prof_range_pop(void);
+
+/* An instant event on the calling thread. NULL is ignored and counted. */
+PROF_API void prof_mark(const char *name);
+
+/* One sample of a named counter (loss, throughput, queue depth, ...). */
+PROF_API void prof_counter(const char *name, double value);
+
+/* Intern `name` by content and return its id (> 0), for callers whose
+ * strings do not live long (language bindings, generated names). The id is
+ * valid for the life of the process. Returns 0 if the profiler is not
+ * running or name is NULL. May lock and allocate: call it once per name. */
+PROF_API uint32_t prof_name_id(const char *name);
+
+/* prof_range_push_cat() with a name id from prof_name_id(). */
+PROF_API void prof_range_push_id(uint32_t name_id, int category);
+
+/* prof_mark() / prof_counter() with a name id from prof_name_id(). */
+PROF_API void prof_mark_id(uint32_t name_id);
+PROF_API void prof_counter_id(uint32_t name_id, double value);
+
+/* ---- Introspection ------------------------------------------------------ */
+
+/* Counters the profiler keeps about itself; `size` first, grows at the end. */
+typedef struct prof_stats {
+  size_t size;             /* set to sizeof(prof_stats) before the call */
+  uint64_t events_written; /* events handed to the trace so far */
+  uint64_t events_lost;    /* events dropped because a ring was full */
+  uint64_t misuse;         /* ignored calls: pop without push, stop without start, ... */
+  uint64_t threads;        /* threads that recorded at least one event */
+  uint64_t bytes_written;  /* trace bytes on disk so far */
+} prof_stats;
+
+/* Fill `st` (whose size field must be set). Returns 0 or PROF_EINVAL. */
+PROF_API int prof_stats_get(prof_stats *st);
+
+/* Path of the trace being written, or NULL when not running. */
+PROF_API const char *prof_trace_path(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLPROF_H */

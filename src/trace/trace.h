@@ -1,0 +1,178 @@
+/* trace.h — the `.mlpt` trace file: writer and streaming reader.
+ *
+ * A trace is a header (magic, version, key/value pairs) followed by chunks,
+ * each an independent zstd frame with its own CRC, so a trace cut short by a
+ * crash is readable up to its last complete chunk. docs/trace-format.md is
+ * the byte-level specification. The writer is used by the profiler's
+ * background thread and by tests that build traces by hand; the reader is
+ * used by the analyzer and never loads a whole trace into memory.
+ */
+#ifndef PROF_TRACE_H
+#define PROF_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/event.h"
+
+#define PROF_TRACE_VERSION 1
+#define PROF_TRACE_MAGIC "\x89MLPT\r\n\x1a\n" /* 8 bytes */
+
+/* Chunk types. Values are part of the format: never renumber. A reader skips
+ * chunk types it does not know (delivering them as PROF_REC_CHUNK). */
+enum {
+  PROF_CHUNK_STRINGS = 1, /* string table entries: id -> text */
+  PROF_CHUNK_EVENTS = 2,  /* per-thread blocks of delta-encoded events */
+  PROF_CHUNK_THREADS = 3, /* thread id, name, lost-event total, exited flag */
+  PROF_CHUNK_META = 4,    /* key/value pairs learned after the header */
+  PROF_CHUNK_FOOTER = 5,  /* key/value totals; the last chunk of a complete trace */
+  PROF_CHUNK_STACKS = 6,  /* call stacks: id -> addresses (memory, sampling) */
+  PROF_CHUNK_MODULES = 7, /* loaded modules: path, base, size, build id */
+  PROF_CHUNK_GPU = 8,     /* GPU activity records */
+  PROF_CHUNK_HIST = 9,    /* tensor histogram summaries */
+  PROF_CHUNK_TYPE_MAX = 255
+};
+
+/* A key/value pair (header, META, FOOTER). Values are text; numbers are in
+ * decimal. */
+typedef struct prof__kv {
+  const char *key;
+  const char *value;
+} prof__kv;
+
+/* ---- Writer ------------------------------------------------------------- */
+
+typedef struct prof__tw prof__tw;
+
+/* Create `path` and write the header from `kv[0..n)`. Returns NULL on failure
+ * with a message in `err` (at least 256 bytes), e.g. the path and strerror. */
+prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *err);
+
+/* Queue a string table entry (id > 0). Strings go out before the events of
+ * the same flush, so events may reference them in the same chunk round. */
+int prof__tw_string(prof__tw *w, uint32_t id, const char *s, size_t len);
+
+/* Queue events of thread `tid`; `ev[i].ts` in nanoseconds, non-decreasing
+ * within one thread. */
+int prof__tw_events(prof__tw *w, uint32_t tid, const prof__event *ev, size_t n);
+
+/* Queue a thread record (name may be NULL). Latest record per tid wins. */
+int prof__tw_thread(prof__tw *w, uint32_t tid, const char *name, uint64_t lost, int exited);
+
+/* Write one META chunk of key/value pairs now. */
+int prof__tw_meta(prof__tw *w, const prof__kv *kv, size_t n);
+
+/* Write one chunk of a producer-defined type with an opaque payload. */
+int prof__tw_chunk(prof__tw *w, int type, const void *data, size_t len);
+
+/* Compress and write everything queued (strings, then threads, then events).
+ * Returns 0 or PROF_EIO. After a write error every later call fails fast
+ * with PROF_EIO. */
+int prof__tw_flush(prof__tw *w);
+
+/* Bytes of events queued but not yet flushed (for the caller's policy). */
+size_t prof__tw_pending(const prof__tw *w);
+
+/* Bytes written to the file so far. */
+uint64_t prof__tw_bytes(const prof__tw *w);
+
+/* Flush, write the FOOTER chunk from kv, close. Frees w (also on error).
+ * Returns 0 or PROF_EIO. */
+int prof__tw_close(prof__tw *w, const prof__kv *kv, size_t n);
+
+/* Close without a footer (tests of truncation, fatal errors). Frees w. */
+void prof__tw_abort(prof__tw *w);
+
+/* ---- Reader ------------------------------------------------------------- */
+
+enum {
+  PROF_REC_EVENT = 1,  /* tid, ev (ts in ns) */
+  PROF_REC_STRING = 2, /* id, str, len */
+  PROF_REC_THREAD = 3, /* tid, str (name, "" if none), lost, exited */
+  PROF_REC_META = 4,   /* key, value (from a META chunk) */
+  PROF_REC_FOOTER = 5, /* key, value (from the FOOTER chunk) */
+  PROF_REC_CHUNK = 6   /* chunk_type, data, len: a chunk the core reader does not decode */
+};
+
+typedef struct prof__rec {
+  int kind;
+  uint32_t tid;
+  prof__event ev;
+  uint32_t id;
+  const char *str;     /* NUL-terminated; valid until the next call */
+  size_t len;
+  uint64_t lost;
+  int exited;
+  const char *key;     /* NUL-terminated; valid until the next call */
+  const char *value;
+  int chunk_type;
+  const uint8_t *data; /* valid until the next call */
+} prof__rec;
+
+typedef struct prof__reader prof__reader;
+
+/* Open and validate the header. Returns 0 and sets *out, or a negative error
+ * (PROF_ENOENT, PROF_EFORMAT, PROF_ETRUNC, PROF_EVERSION, PROF_ENOMEM) with a
+ * message in `err` (at least 256 bytes). */
+int prof__reader_open(prof__reader **out, const char *path, char *err);
+
+/* Header pairs, in file order. */
+size_t prof__reader_header_count(const prof__reader *r);
+const prof__kv *prof__reader_header(const prof__reader *r);
+/* Value of header key, or NULL. */
+const char *prof__reader_get(const prof__reader *r, const char *key);
+
+/* Next record: returns 1 with *rec filled, 0 at a clean end (footer seen and
+ * nothing after it), or a negative error: PROF_ETRUNC (file ends inside or
+ * before the footer: everything before was delivered), PROF_EFORMAT (bad
+ * CRC, bad sizes, bad encoding). prof__reader_error() says where and why.
+ * After an error, further calls return the same error. */
+int prof__reader_next(prof__reader *r, prof__rec *rec);
+
+/* Message for the last error ("" if none). */
+const char *prof__reader_error(const prof__reader *r);
+
+/* Progress and totals. */
+uint64_t prof__reader_offset(const prof__reader *r);   /* bytes consumed */
+uint64_t prof__reader_size(const prof__reader *r);     /* file size */
+uint64_t prof__reader_chunks(const prof__reader *r);   /* chunks read */
+int prof__reader_has_footer(const prof__reader *r);
+
+/* Rewind to the first chunk (a second pass over the same trace). */
+int prof__reader_rewind(prof__reader *r);
+
+void prof__reader_close(prof__reader *r);
+
+/* ---- Encoding helpers shared by producers' chunk codecs ---------------- */
+
+/* A growable byte buffer. */
+typedef struct prof__buf {
+  uint8_t *p;
+  size_t len, cap;
+  int oom; /* set once an allocation failed; later appends are dropped */
+} prof__buf;
+
+void prof__buf_free(prof__buf *b);
+void prof__buf_put(prof__buf *b, const void *p, size_t n);
+void prof__buf_u8(prof__buf *b, uint8_t v);
+void prof__buf_varint(prof__buf *b, uint64_t v);
+void prof__buf_svarint(prof__buf *b, int64_t v);
+void prof__buf_str(prof__buf *b, const char *s, size_t len); /* varint len + bytes */
+
+/* A bounds-checked cursor over a payload. Any read past the end sets `bad`
+ * and returns 0; callers check `bad` once at the end. */
+typedef struct prof__cur {
+  const uint8_t *p, *end;
+  int bad;
+} prof__cur;
+
+uint8_t prof__cur_u8(prof__cur *c);
+uint64_t prof__cur_varint(prof__cur *c);
+int64_t prof__cur_svarint(prof__cur *c);
+/* A varint-length string: returns a pointer into the payload (NOT
+ * NUL-terminated) and its length, or NULL with bad set. */
+const char *prof__cur_str(prof__cur *c, size_t *len);
+
+uint32_t prof__crc32c(uint32_t crc, const void *p, size_t n);
+
+#endif /* PROF_TRACE_H */
