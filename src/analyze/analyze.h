@@ -1,0 +1,154 @@
+/* analyze.h — trace → model → findings → reports.
+ *
+ * The analyzer streams a trace (never loading it whole) and builds a small
+ * model: steps, ranges per name, the step-time breakdown, threads and lost
+ * events. Everything beyond that (memory, CPU samples, GPU, model health,
+ * resources, ranks) is a *section*: a module with its own state that sees
+ * the same records and writes its own part of each report. Sections are
+ * listed once in sections.def; adding one never touches the core analyzer.
+ *
+ * Memory grows with the number of distinct names, threads, steps and
+ * stacks, not with the number of events.
+ */
+#ifndef PROF_ANALYZE_H
+#define PROF_ANALYZE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../trace/trace.h"
+#include "json.h"
+
+/* Breakdown buckets of the step time. The first PROF_CAT_COUNT are the
+ * range categories; GPU buckets are filled by the GPU section. */
+enum {
+  PROF_BD_COMPUTE = 0,
+  PROF_BD_DATA = 1,
+  PROF_BD_COMM = 2,
+  PROF_BD_IO = 3,
+  PROF_BD_OTHER_RANGE = 4, /* ranges of category OTHER */
+  PROF_BD_UNTRACKED = 5,   /* inside a step, no range open: shown as "other" */
+  PROF_BD_COUNT = 6
+};
+
+typedef struct prof__step {
+  uint64_t number;     /* step number from the trace */
+  uint32_t tid;        /* thread that ran prof_start/prof_stop */
+  uint64_t begin_ns, end_ns;
+  uint64_t bd_ns[PROF_BD_COUNT]; /* breakdown on the step's thread */
+  int warmup_outlier;  /* 1 for a first step far slower than the median */
+} prof__step;
+
+typedef struct prof__range_stat {
+  uint32_t name;       /* string id */
+  int cat;             /* PROF_CAT_* */
+  uint64_t count, total_ns, self_ns, min_ns, max_ns;
+  uint64_t in_step_self_ns; /* self time that fell inside steps */
+} prof__range_stat;
+
+typedef struct prof__thread_info {
+  uint32_t tid;
+  char *name;
+  uint64_t lost;
+  int exited;
+  uint64_t events;
+} prof__thread_info;
+
+typedef struct prof__finding {
+  char id[48];         /* stable id, e.g. "input_bound" */
+  char severity[8];    /* "high", "medium", "low", "info" */
+  char *title;         /* one line: what was found */
+  char *measured;      /* what was measured, with numbers */
+  char *recommendation;/* what to do about it */
+  double value;        /* the main measured quantity (share, ratio, bytes) */
+} prof__finding;
+
+typedef struct prof__an prof__an;
+
+/* A report section. Every hook may be NULL. `st` is the section's own zeroed
+ * state of `state_size` bytes. */
+typedef struct prof__section {
+  const char *name;    /* JSON key and section id ("memory", "functions", ...) */
+  size_t state_size;
+  /* Pass 1: every record in file order, after the core model saw it. */
+  void (*record)(prof__an *an, void *st, const prof__rec *rec);
+  /* Optional pass 2 (the trace is read again) with the full step table known. */
+  void (*record2)(prof__an *an, void *st, const prof__rec *rec);
+  /* After the last pass: compute results, add findings. */
+  void (*finish)(prof__an *an, void *st);
+  /* Report writers. Return without output when the section has no data. */
+  void (*text)(prof__an *an, void *st, FILE *out);
+  /* Writes `"name": value` into the open top-level object when it has data. */
+  void (*json)(prof__an *an, void *st, prof__json *j);
+  void (*html)(prof__an *an, void *st, FILE *out);
+  void (*destroy)(prof__an *an, void *st);
+} prof__section;
+
+/* The analysis of one trace. Sections may read every field. */
+struct prof__an {
+  const char *path;
+  prof__reader *reader;
+  /* header */
+  const prof__kv *header;
+  size_t header_count;
+  /* strings, by id (NULL where unknown) */
+  char **strings;
+  uint32_t nstrings;
+  /* steps, sorted by begin_ns */
+  prof__step *steps;
+  size_t nsteps;
+  /* ranges by (name, category) */
+  prof__range_stat *ranges;
+  size_t nranges;
+  /* threads */
+  prof__thread_info *threads;
+  size_t nthreads;
+  /* totals */
+  uint64_t events, lost_events, chunks, misuse;
+  uint64_t first_ns, last_ns;
+  int truncated;         /* trace ended early; report covers what was read */
+  char trunc_msg[256];
+  /* findings (core and sections) */
+  prof__finding *findings;
+  size_t nfindings;
+  /* section states, parallel to prof__sections[] */
+  void **section_state;
+  /* options */
+  int quiet;             /* no progress output */
+};
+
+/* Section registry (generated from sections.def). */
+extern const prof__section *const prof__sections[];
+extern const size_t prof__nsections;
+
+/* Analyze the trace at `path`. Returns 0 (also for a truncated trace, with
+ * an->truncated set) or a negative error with a message in `err` (>= 256
+ * bytes). The caller frees with prof__an_free(). */
+int prof__an_run(prof__an **out, const char *path, char *err);
+void prof__an_free(prof__an *an);
+
+/* Name of a string id ("?" when unknown). */
+const char *prof__an_str(const prof__an *an, uint32_t id);
+/* Header value or NULL. */
+const char *prof__an_header(const prof__an *an, const char *key);
+/* Index of the step containing ts (by time), or -1. */
+long prof__an_step_at(const prof__an *an, uint64_t ts_ns);
+/* Sum of step wall times. */
+uint64_t prof__an_step_total_ns(const prof__an *an);
+/* State of the named section, or NULL. */
+void *prof__an_section(const prof__an *an, const char *name);
+
+/* Add a finding; copies the strings. */
+void prof__an_finding(prof__an *an, const char *id, const char *severity, double value,
+                      const char *title, const char *measured, const char *recommendation);
+
+/* Report writers. format: "text", "json", "html". Return 0 or a negative
+ * error. */
+int prof__report_write(prof__an *an, const char *format, FILE *out);
+/* Write `<trace>.report.txt` and `.report.json` (used at shutdown). */
+int prof__report_files(const char *trace_path, char *err);
+
+/* Exporters. */
+int prof__export_chrome(prof__an *an, FILE *out);
+
+#endif /* PROF_ANALYZE_H */
