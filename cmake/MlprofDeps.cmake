@@ -1,0 +1,185 @@
+# MlprofDeps.cmake — detection of mlprof's optional dependencies.
+#
+# Each optional feature sits behind one option (ON: required, OFF: never,
+# AUTO: use when found). Results are the cache variables MLPROF_HAVE_<X>.
+# mlprof_module_deps(target module) gives a module's object library the
+# include directories and MLPROF_HAVE_<X>=1 definitions it needs;
+# MLPROF_EXTRA_LIBS (computed once, here) lists what the final libraries
+# link. CUPTI is loaded with dlopen at run time: only its headers are used
+# at build time, and libcupti / libcudart are never linked.
+
+include_guard(GLOBAL)
+
+# _mlprof_mode(<option>) -> normalised ON / OFF / AUTO in _mlprof_mode_out
+function(_mlprof_mode opt)
+  string(TOUPPER "${${opt}}" v)
+  if(v STREQUAL "" OR v STREQUAL "AUTO")
+    set(v AUTO)
+  elseif(v MATCHES "^(ON|YES|TRUE|Y|1)$")
+    set(v ON)
+  elseif(v MATCHES "^(OFF|NO|FALSE|N|0)$")
+    set(v OFF)
+  else()
+    message(FATAL_ERROR "${opt} must be ON, OFF or AUTO (got '${${opt}}')")
+  endif()
+  set(_mlprof_mode_out ${v} PARENT_SCOPE)
+endfunction()
+
+# _mlprof_result(<NAME> <found> <mode> <what>): fail for ON-but-missing,
+# record the result in the cache.
+function(_mlprof_result name found mode what)
+  if(mode STREQUAL "ON" AND NOT found)
+    message(FATAL_ERROR "MLPROF_WITH_${name}=ON but ${what} was not found")
+  endif()
+  if(found)
+    set(v ON)
+  else()
+    set(v OFF)
+  endif()
+  set(MLPROF_HAVE_${name} ${v} CACHE BOOL "Detected: ${what} is used (read-only result)" FORCE)
+endfunction()
+
+# ---- libunwind (call stacks for CPU sampling and allocation sites) ---------
+_mlprof_mode(MLPROF_WITH_LIBUNWIND)
+set(_mlprof_unwind_mode ${_mlprof_mode_out})
+set(_found OFF)
+if(NOT _mlprof_unwind_mode STREQUAL "OFF")
+  pkg_check_modules(MLPROF_UNWIND QUIET libunwind)
+  if(MLPROF_UNWIND_FOUND)
+    set(_found ON)
+  endif()
+endif()
+_mlprof_result(LIBUNWIND ${_found} ${_mlprof_unwind_mode} "libunwind (pkg-config libunwind)")
+
+# ---- PAPI (hardware counters) -----------------------------------------------
+_mlprof_mode(MLPROF_WITH_PAPI)
+set(_mlprof_papi_mode ${_mlprof_mode_out})
+set(_found OFF)
+if(NOT _mlprof_papi_mode STREQUAL "OFF")
+  find_path(MLPROF_PAPI_INCLUDE_DIR papi.h)
+  find_library(MLPROF_PAPI_LIBRARY papi)
+  mark_as_advanced(MLPROF_PAPI_INCLUDE_DIR MLPROF_PAPI_LIBRARY)
+  if(MLPROF_PAPI_INCLUDE_DIR AND MLPROF_PAPI_LIBRARY)
+    set(_found ON)
+  endif()
+endif()
+_mlprof_result(PAPI ${_found} ${_mlprof_papi_mode} "PAPI (papi.h and libpapi)")
+
+# ---- libdw (symbols and source lines for sampled addresses) ----------------
+# No option of its own: used when found.
+pkg_check_modules(MLPROF_DW QUIET libdw)
+if(MLPROF_DW_FOUND)
+  set(_found ON)
+else()
+  set(_found OFF)
+endif()
+_mlprof_result(LIBDW ${_found} AUTO "libdw (pkg-config libdw)")
+
+# ---- CUDA headers for CUPTI (dlopen'ed at run time) ------------------------
+_mlprof_mode(MLPROF_WITH_CUPTI)
+set(_mlprof_cupti_mode ${_mlprof_mode_out})
+set(_found OFF)
+set(MLPROF_CUPTI_INCLUDE_DIRS "")
+if(NOT _mlprof_cupti_mode STREQUAL "OFF")
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    set(_cupti_hints ${CUDAToolkit_INCLUDE_DIRS})
+    foreach(root ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR} ${CUDAToolkit_ROOT})
+      list(APPEND _cupti_hints ${root}/extras/CUPTI/include ${root}/include)
+    endforeach()
+    foreach(inc ${CUDAToolkit_INCLUDE_DIRS})
+      get_filename_component(parent ${inc} DIRECTORY)
+      list(APPEND _cupti_hints ${parent}/extras/CUPTI/include)
+    endforeach()
+    find_path(MLPROF_CUPTI_INCLUDE_DIR cupti.h HINTS ${_cupti_hints} NO_DEFAULT_PATH)
+    mark_as_advanced(MLPROF_CUPTI_INCLUDE_DIR)
+    if(MLPROF_CUPTI_INCLUDE_DIR)
+      set(_found ON)
+      set(MLPROF_CUPTI_INCLUDE_DIRS ${CUDAToolkit_INCLUDE_DIRS} ${MLPROF_CUPTI_INCLUDE_DIR})
+      list(REMOVE_DUPLICATES MLPROF_CUPTI_INCLUDE_DIRS)
+    endif()
+  endif()
+endif()
+_mlprof_result(CUPTI ${_found} ${_mlprof_cupti_mode} "CUPTI headers (cupti.h of a CUDA toolkit)")
+
+# ---- MPI (rank discovery; headers only, the library is never linked) -------
+set(_found OFF)
+find_package(MPI QUIET COMPONENTS C)
+if(MPI_C_FOUND)
+  set(_found ON)
+endif()
+_mlprof_result(MPI ${_found} AUTO "MPI for C")
+
+# ---- What the final libraries link -----------------------------------------
+# Plain library paths (not imported targets) so the exported static target
+# needs nothing more than the paths on the consumer's side.
+function(_mlprof_module_present mod out)
+  file(GLOB srcs ${PROJECT_SOURCE_DIR}/src/${mod}/*.c)
+  if(srcs)
+    set(${out} ON PARENT_SCOPE)
+  else()
+    set(${out} OFF PARENT_SCOPE)
+  endif()
+endfunction()
+
+set(MLPROF_EXTRA_LIBS "")
+set(MLPROF_EXTRA_PC_LIBS "") # -l flags for mlprof.pc (Libs.private)
+_mlprof_module_present(cpu _have_cpu)
+_mlprof_module_present(mem _have_mem)
+if(MLPROF_HAVE_LIBUNWIND AND (_have_cpu OR _have_mem))
+  list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_UNWIND_LINK_LIBRARIES})
+  list(APPEND MLPROF_EXTRA_PC_LIBS ${MLPROF_UNWIND_LDFLAGS})
+endif()
+if(MLPROF_HAVE_PAPI AND _have_cpu)
+  list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_PAPI_LIBRARY})
+  list(APPEND MLPROF_EXTRA_PC_LIBS -lpapi)
+endif()
+if(MLPROF_HAVE_LIBDW AND _have_cpu)
+  list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_DW_LINK_LIBRARIES})
+  list(APPEND MLPROF_EXTRA_PC_LIBS ${MLPROF_DW_LDFLAGS})
+endif()
+list(REMOVE_DUPLICATES MLPROF_EXTRA_LIBS)
+list(REMOVE_DUPLICATES MLPROF_EXTRA_PC_LIBS)
+
+# mlprof_module_deps(<target> <module>): include dirs and feature definitions.
+# Every module sees every MLPROF_HAVE_<X> flag (so the trace header can list
+# the features); include dirs go only where the dependency is used.
+function(mlprof_module_deps target module)
+  foreach(f LIBUNWIND PAPI LIBDW CUPTI MPI)
+    if(MLPROF_HAVE_${f})
+      target_compile_definitions(${target} PRIVATE MLPROF_HAVE_${f}=1)
+    endif()
+  endforeach()
+  if(module STREQUAL "cpu" OR module STREQUAL "mem")
+    if(MLPROF_HAVE_LIBUNWIND)
+      target_include_directories(${target} PRIVATE ${MLPROF_UNWIND_INCLUDE_DIRS})
+      target_compile_options(${target} PRIVATE ${MLPROF_UNWIND_CFLAGS_OTHER})
+    endif()
+  endif()
+  if(module STREQUAL "cpu")
+    if(MLPROF_HAVE_PAPI)
+      target_include_directories(${target} PRIVATE ${MLPROF_PAPI_INCLUDE_DIR})
+    endif()
+    if(MLPROF_HAVE_LIBDW)
+      target_include_directories(${target} PRIVATE ${MLPROF_DW_INCLUDE_DIRS})
+    endif()
+  endif()
+  if(module STREQUAL "gpu" AND MLPROF_HAVE_CUPTI)
+    # SYSTEM: the toolkit's headers are not ours to keep warning-free.
+    target_include_directories(${target} SYSTEM PRIVATE ${MLPROF_CUPTI_INCLUDE_DIRS})
+  endif()
+  if(module STREQUAL "mpi" AND MLPROF_HAVE_MPI)
+    target_include_directories(${target} SYSTEM PRIVATE ${MPI_C_INCLUDE_DIRS})
+  endif()
+endfunction()
+
+set(_mlprof_summary "")
+foreach(f LIBUNWIND PAPI LIBDW CUPTI MPI)
+  string(TOLOWER ${f} lf)
+  if(MLPROF_HAVE_${f})
+    string(APPEND _mlprof_summary " ${lf}=on")
+  else()
+    string(APPEND _mlprof_summary " ${lf}=off")
+  endif()
+endforeach()
+message(STATUS "mlprof features:${_mlprof_summary}")
