@@ -1,0 +1,162 @@
+/* api.c — the annotation calls: ranges, marks, counters.
+ *
+ * Each call is a few instructions behind one flag: the calling thread's
+ * state from initial-exec TLS, a pointer-cache lookup for the name, one
+ * clock read and one ring store. Everything rare (first call on a thread,
+ * first use of a name, misuse) is out of line.
+ */
+#include "session.h"
+
+static inline prof__thread *self_or_slow(void) {
+  prof__thread *t = prof__self;
+  if (PROF_LIKELY(t != NULL) && PROF_LIKELY(__atomic_load_n(&prof__enabled, __ATOMIC_RELAXED)))
+    return t;
+  return t ? (prof__misuse_count(PROF_MU_NOT_RUNNING), (prof__thread *)0) : prof__thread_get_slow();
+}
+
+static inline int clamp_cat(int cat) {
+  return (unsigned)cat < PROF_CAT_COUNT ? cat : PROF_CAT_OTHER;
+}
+
+static inline void push_id(prof__thread *t, uint32_t id, int cat) {
+  uint32_t d = t->depth++;
+  int ok = prof__ring_put(&t->ring, PROF_EV_RANGE_BEGIN, (uint8_t)clamp_cat(cat), id,
+                          prof__ticks(), 0, 0);
+  if (PROF_LIKELY(d < PROF_MAX_DEPTH))
+    t->stack[d] = ok ? id : (id | PROF_DROPPED_BIT);
+}
+
+PROF_API void prof_range_push_cat(const char *name, int category) {
+  prof__thread *t = self_or_slow();
+  if (PROF_UNLIKELY(!t)) return;
+  if (PROF_UNLIKELY(!name)) {
+    prof__misuse_count(PROF_MU_NULL_NAME);
+    return;
+  }
+  uint32_t id = prof__name_id(t, name);
+  if (PROF_UNLIKELY(!id)) return;
+  if (PROF_UNLIKELY(t->depth >= PROF_MAX_DEPTH)) {
+    /* Beyond the tracked depth both ends are dropped, keeping pairs intact. */
+    t->depth++;
+    prof__misuse_count(PROF_MU_TOO_DEEP);
+    prof__ring_drop(&t->ring);
+    return;
+  }
+  push_id(t, id, category);
+}
+
+PROF_API void prof_range_push(const char *name) { prof_range_push_cat(name, PROF_CAT_COMPUTE); }
+
+PROF_API void prof_range_push_id(uint32_t name_id, int category) {
+  prof__thread *t = self_or_slow();
+  if (PROF_UNLIKELY(!t)) return;
+  if (PROF_UNLIKELY(name_id == 0 || name_id > prof__intern_count())) {
+    prof__misuse_count(PROF_MU_BAD_ID);
+    return;
+  }
+  if (PROF_UNLIKELY(t->depth >= PROF_MAX_DEPTH)) {
+    t->depth++;
+    prof__misuse_count(PROF_MU_TOO_DEEP);
+    prof__ring_drop(&t->ring);
+    return;
+  }
+  push_id(t, name_id, category);
+}
+
+PROF_API void prof_range_pop(void) {
+  prof__thread *t = self_or_slow();
+  if (PROF_UNLIKELY(!t)) return;
+  if (PROF_UNLIKELY(t->depth == 0)) {
+    prof__misuse_count(PROF_MU_POP_EMPTY);
+    return;
+  }
+  uint32_t d = --t->depth;
+  if (PROF_UNLIKELY(d >= PROF_MAX_DEPTH)) {
+    prof__ring_drop(&t->ring);
+    return;
+  }
+  uint32_t id = t->stack[d];
+  if (PROF_UNLIKELY(id & PROF_DROPPED_BIT)) {
+    prof__ring_drop(&t->ring); /* its begin was lost: drop the end too */
+    return;
+  }
+  prof__ring_put(&t->ring, PROF_EV_RANGE_END, 0, id, prof__ticks(), 0, 0);
+}
+
+static void mark_id(prof__thread *t, uint32_t id) {
+  prof__ring_put(&t->ring, PROF_EV_MARK, 0, id, prof__ticks(), 0, 0);
+}
+
+static void counter_id(prof__thread *t, uint32_t id, double v) {
+  prof__ring_put(&t->ring, PROF_EV_COUNTER, 0, id, prof__ticks(), prof__f64_bits(v), 0);
+}
+
+PROF_API void prof_mark(const char *name) {
+  prof__thread *t = self_or_slow();
+  if (PROF_UNLIKELY(!t)) return;
+  if (PROF_UNLIKELY(!name)) {
+    prof__misuse_count(PROF_MU_NULL_NAME);
+    return;
+  }
+  uint32_t id = prof__name_id(t, name);
+  if (id) mark_id(t, id);
+}
+
+PROF_API void prof_counter(const char *name, double value) {
+  prof__thread *t = self_or_slow();
+  if (PROF_UNLIKELY(!t)) return;
+  if (PROF_UNLIKELY(!name)) {
+    prof__misuse_count(PROF_MU_NULL_NAME);
+    return;
+  }
+  uint32_t id = prof__name_id(t, name);
+  if (id) counter_id(t, id, value);
+}
+
+PROF_API void prof_mark_id(uint32_t name_id) {
+  prof__thread *t = self_or_slow();
+  if (PROF_UNLIKELY(!t)) return;
+  if (PROF_UNLIKELY(name_id == 0 || name_id > prof__intern_count())) {
+    prof__misuse_count(PROF_MU_BAD_ID);
+    return;
+  }
+  mark_id(t, name_id);
+}
+
+PROF_API void prof_counter_id(uint32_t name_id, double value) {
+  prof__thread *t = self_or_slow();
+  if (PROF_UNLIKELY(!t)) return;
+  if (PROF_UNLIKELY(name_id == 0 || name_id > prof__intern_count())) {
+    prof__misuse_count(PROF_MU_BAD_ID);
+    return;
+  }
+  counter_id(t, name_id, value);
+}
+
+PROF_API uint32_t prof_name_id(const char *name) {
+  if (!name) {
+    prof__misuse_count(PROF_MU_NULL_NAME);
+    return 0;
+  }
+  if (!__atomic_load_n(&prof__enabled, __ATOMIC_ACQUIRE)) return 0;
+  return prof__intern(name);
+}
+
+void prof__emit(uint8_t type, uint8_t cat, uint32_t name, uint64_t a, uint64_t b) {
+  prof__thread *t = self_or_slow();
+  if (t) prof__ring_put(&t->ring, type, cat, name, prof__ticks(), a, b);
+}
+
+PROF_API const char *prof_strerror(int err) {
+  switch (err) {
+  case 0:
+    return "success";
+#define PROF__ERR_CASE(name, value, msg) \
+  case value:                            \
+    return msg;
+    PROF_ERRORS(PROF__ERR_CASE)
+#undef PROF__ERR_CASE
+  default:
+    return "unknown error";
+  }
+}

@@ -1,0 +1,52 @@
+/* clock.h — the profiler's timestamp source.
+ *
+ * On x86-64 with an invariant TSC, a timestamp is one `rdtsc`; elsewhere it
+ * is CLOCK_MONOTONIC through the vDSO. Ticks are turned into nanoseconds by
+ * the writer thread with a calibration measured against CLOCK_MONOTONIC, so
+ * the hot path never converts. MLPROF_CLOCK=monotonic forces the fallback.
+ */
+#ifndef PROF_CLOCK_H
+#define PROF_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define PROF_HAVE_RDTSC 1
+#endif
+
+typedef struct prof__clock {
+  int use_tsc;          /* 1: ticks are TSC cycles; 0: ticks are ns */
+  uint64_t tsc0;        /* calibration pair: TSC and monotonic ns at start */
+  uint64_t mono0;
+  double ns_per_tick;   /* measured; 1.0 when use_tsc == 0 */
+  uint64_t realtime0;   /* CLOCK_REALTIME ns taken with mono0 */
+  int calibrated;
+} prof__clock;
+
+extern prof__clock prof__clk;
+
+static inline uint64_t prof__mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Raw ticks: the hot path's only clock read. */
+static inline uint64_t prof__ticks(void) {
+#ifdef PROF_HAVE_RDTSC
+  if (__builtin_expect(prof__clk.use_tsc, 1)) return __rdtsc();
+#endif
+  return prof__mono_ns();
+}
+
+/* Decide the clock source and take the start anchors (cheap). */
+void prof__clock_init(int force_monotonic);
+/* Measure ns_per_tick over ~`ms` milliseconds (call off the hot path). */
+void prof__clock_calibrate(unsigned ms);
+/* Convert ticks to CLOCK_MONOTONIC ns with the current calibration. */
+uint64_t prof__ticks_to_ns(uint64_t ticks);
+/* Does this CPU advertise an invariant TSC? */
+int prof__tsc_invariant(void);
+
+#endif

@@ -1,0 +1,97 @@
+/* config.c — the effective configuration: prof_config fields merged with
+ * the MLPROF_* environment, and the trace path chosen from them. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+const char *prof__env(const char *name) {
+  char key[64];
+  snprintf(key, sizeof key, "MLPROF_%s", name);
+  const char *v = getenv(key);
+  return v && *v ? v : NULL;
+}
+
+static long env_long(const char *name, long dflt, long lo, long hi) {
+  const char *v = prof__env(name);
+  if (!v) return dflt;
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || *end || x < lo || x > hi) {
+    fprintf(stderr, "mlprof: ignoring MLPROF_%s='%s' (expected %ld..%ld)\n", name, v, lo, hi);
+    return dflt;
+  }
+  return x;
+}
+
+PROF_API prof_config prof_config_default(void) {
+  prof_config c;
+  memset(&c, 0, sizeof c);
+  c.size = sizeof c;
+  c.report = -1;
+  return c;
+}
+
+const char *prof__program_name(void) {
+  extern char *program_invocation_short_name;
+  return program_invocation_short_name && *program_invocation_short_name
+             ? program_invocation_short_name
+             : "program";
+}
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The default file name: "<program>.<pid>.mlpt", with a rank suffix when a
+ * launcher told us the rank (see docs). */
+static void default_name(char *out, size_t n) {
+  snprintf(out, n, "%s.%d.mlpt", prof__program_name(), (int)getpid());
+}
+
+static void make_path(char *out, size_t n, const char *output) {
+  char name[256];
+  default_name(name, sizeof name);
+  if (!output) {
+    snprintf(out, n, "%s", name);
+    return;
+  }
+  size_t len = strlen(output);
+  if (len && output[len - 1] == '/' && !is_dir(output)) {
+    /* A trailing slash asks for a directory: create it (one level). */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", output);
+    dir[len - 1] = 0;
+    mkdir(dir, 0755);
+  }
+  if (is_dir(output))
+    snprintf(out, n, "%s%s%s", output, output[len - 1] == '/' ? "" : "/", name);
+  else
+    snprintf(out, n, "%s", output);
+}
+
+int prof__config_resolve(const prof_config *cfg, prof__cfg *out) {
+  prof_config c = prof_config_default();
+  if (cfg) {
+    if (cfg->size < offsetof(prof_config, ring_kb) || cfg->size > 4096) return PROF_EINVAL;
+    memcpy(&c, cfg, cfg->size < sizeof c ? cfg->size : sizeof c);
+    c.size = sizeof c;
+  }
+  memset(out, 0, sizeof *out);
+  const char *dis = prof__env("DISABLE");
+  out->disable = c.disable || (dis && strcmp(dis, "0") != 0);
+  out->ring_kb = c.ring_kb ? c.ring_kb : (uint32_t)env_long("RING_KB", 1024, 4, 1 << 20);
+  out->flush_ms = c.flush_ms ? c.flush_ms : (uint32_t)env_long("FLUSH_MS", 10, 1, 10000);
+  out->report = c.report >= 0 ? c.report : (int)env_long("REPORT", 1, 0, 1);
+  const char *clk = prof__env("CLOCK");
+  out->force_monotonic = clk && strcmp(clk, "monotonic") == 0;
+  make_path(out->path, sizeof out->path, c.output ? c.output : prof__env("OUTPUT"));
+  return 0;
+}

@@ -1,0 +1,247 @@
+/* session.c — the profiler's life cycle: prof_init, prof_start/prof_stop,
+ * prof_shutdown (also at exit), fork handling, and self statistics.
+ *
+ * States: IDLE (never started) → RUNNING → DOWN (shut down, final), or
+ * OFF (disabled by configuration, output failure, or inside a forked
+ * child). Only RUNNING records events; every other state turns calls into
+ * counted no-ops. One mutex serialises state changes; the annotation hot
+ * path never takes it.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bgwriter.h"
+#include "config.h"
+#include "session.h"
+
+enum { ST_IDLE, ST_RUNNING, ST_DOWN, ST_OFF };
+
+int prof__enabled;
+uint64_t prof__misuse[PROF_MU_COUNT];
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int state = ST_IDLE;
+static int off_error;           /* what prof_init returns in ST_OFF */
+static prof__cfg cfg;
+static int step_open;
+static uint64_t step_next, step_cur;
+static int hooks_installed;
+static prof__module modules[16];
+static int nmodules, started_modules;
+
+/* Report writer from the analyzer (absent in builds without it). */
+extern int prof__report_files(const char *trace_path, char *err) __attribute__((weak));
+
+uint64_t prof__misuse_total(void) {
+  uint64_t n = 0;
+  for (int i = 0; i < PROF_MU_COUNT; i++) n += __atomic_load_n(&prof__misuse[i], __ATOMIC_RELAXED);
+  return n;
+}
+
+int prof__module_add(const prof__module *m) {
+  pthread_mutex_lock(&lock);
+  int rc = nmodules < 16 && m ? 0 : PROF_EINVAL;
+  if (!rc) modules[nmodules++] = *m;
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+const char *prof__session_path(void) { return state == ST_RUNNING || state == ST_DOWN ? cfg.path : NULL; }
+int prof__session_running(void) { return __atomic_load_n(&prof__enabled, __ATOMIC_ACQUIRE); }
+
+static void at_exit(void) { prof_shutdown(); }
+
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_child(void) {
+  /* The child has no writer thread: it records nothing (documented). */
+  pthread_mutex_init(&lock, NULL);
+  __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
+  if (state == ST_RUNNING) {
+    __atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
+    off_error = PROF_ESTATE;
+    prof__writer_forget();
+  }
+}
+
+static void append_cmdline(char *out, size_t n) {
+  FILE *f = fopen("/proc/self/cmdline", "rb");
+  size_t len = 0;
+  if (f) {
+    len = fread(out, 1, n - 1, f);
+    fclose(f);
+  }
+  for (size_t i = 0; i + 1 < len; i++)
+    if (out[i] == 0) out[i] = ' ';
+  out[len] = 0;
+}
+
+static prof__tw *open_trace(char *err) {
+  char pid[24], rt[32], mono[32], tsc0[32], ring[24], host[256] = "", cmd[2048];
+  struct utsname u;
+  snprintf(pid, sizeof pid, "%d", (int)getpid());
+  snprintf(rt, sizeof rt, "%llu", (unsigned long long)prof__clk.realtime0);
+  snprintf(mono, sizeof mono, "%llu", (unsigned long long)prof__clk.mono0);
+  snprintf(tsc0, sizeof tsc0, "%llu", (unsigned long long)prof__clk.tsc0);
+  snprintf(ring, sizeof ring, "%u", cfg.ring_kb);
+  gethostname(host, sizeof host - 1);
+  append_cmdline(cmd, sizeof cmd);
+  if (uname(&u) != 0) memset(&u, 0, sizeof u);
+  char os[200];
+  snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
+  prof__kv kv[] = {
+      {"program", prof__program_name()},
+      {"pid", pid},
+      {"cmdline", cmd},
+      {"hostname", host},
+      {"os", os},
+      {"version", MLPROF_VERSION_STRING},
+      {"clock", prof__clk.use_tsc ? "tsc" : "monotonic"},
+      {"clock.tsc0", tsc0},
+      {"start_mono_ns", mono},
+      {"start_realtime_ns", rt},
+      {"ring_kb", ring},
+  };
+  return prof__tw_open(cfg.path, kv, sizeof kv / sizeof kv[0], err);
+}
+
+static int go_off(int err) {
+  __atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
+  off_error = err;
+  return err;
+}
+
+static int init_locked(const prof_config *c) {
+  if (state == ST_RUNNING) return 0;
+  if (state == ST_DOWN) return PROF_ESHUTDOWN;
+  if (state == ST_OFF) return off_error;
+  int rc = prof__config_resolve(c, &cfg);
+  if (rc) return rc; /* a bad config may be retried with a good one */
+  if (cfg.disable) return go_off(PROF_EDISABLED);
+  prof__clock_init(cfg.force_monotonic);
+  rc = prof__threads_setup(cfg.ring_kb * 1024u);
+  if (rc) return go_off(rc);
+  char err[256];
+  prof__tw *tw = open_trace(err);
+  if (!tw) {
+    fprintf(stderr, "mlprof: %s; profiling is off, the program continues\n", err);
+    return go_off(PROF_EIO);
+  }
+  __atomic_store_n(&prof__enabled, 1, __ATOMIC_RELEASE);
+  rc = prof__writer_start(tw, cfg.flush_ms, cfg.path);
+  if (rc) {
+    __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
+    prof__tw_abort(tw);
+    fprintf(stderr, "mlprof: cannot start the writer thread; profiling is off\n");
+    return go_off(rc);
+  }
+  __atomic_store_n(&state, ST_RUNNING, __ATOMIC_RELEASE);
+  if (!hooks_installed) {
+    hooks_installed = 1;
+    atexit(at_exit);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+  }
+  for (started_modules = 0; started_modules < nmodules; started_modules++)
+    if (modules[started_modules].start) modules[started_modules].start();
+  return 0;
+}
+
+PROF_API int prof_init(const prof_config *c) {
+  if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_RUNNING) return 0;
+  pthread_mutex_lock(&lock);
+  int rc = init_locked(c);
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+static void print_summary(int rc, int reports, const char *err) {
+  prof_stats st = {.size = sizeof st};
+  prof_stats_get(&st);
+  if (reports)
+    fprintf(stderr, "mlprof: trace %s (%llu events, %llu lost); report %s.report.txt, %s.report.json\n",
+            cfg.path, (unsigned long long)st.events_written, (unsigned long long)st.events_lost,
+            cfg.path, cfg.path);
+  else
+    fprintf(stderr, "mlprof: trace %s (%llu events, %llu lost)%s%s\n", cfg.path,
+            (unsigned long long)st.events_written, (unsigned long long)st.events_lost,
+            err && *err ? "; no report: " : "", err && *err ? err : "");
+  (void)rc;
+}
+
+PROF_API int prof_shutdown(void) {
+  pthread_mutex_lock(&lock);
+  if (state != ST_RUNNING) {
+    pthread_mutex_unlock(&lock);
+    return 0;
+  }
+  while (started_modules > 0) {
+    started_modules--;
+    if (modules[started_modules].stop) modules[started_modules].stop();
+  }
+  __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
+  int rc = prof__writer_stop();
+  __atomic_store_n(&state, ST_DOWN, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&lock);
+  char err[256] = "";
+  int reports = 0;
+  if (rc == 0 && cfg.report && prof__report_files) {
+    reports = prof__report_files(cfg.path, err) == 0;
+  } else if (rc == 0 && cfg.report) {
+    snprintf(err, sizeof err, "this build has no analyzer");
+  }
+  if (rc == 0 && (cfg.report || getenv("MLPROF_VERBOSE"))) print_summary(rc, reports, err);
+  return rc;
+}
+
+PROF_API int prof_start(void) {
+  int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  if (PROF_UNLIKELY(st != ST_RUNNING)) {
+    if (st == ST_OFF) return off_error;
+    int rc = prof_init(NULL);
+    if (rc) return rc;
+  }
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&step_open, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    prof__misuse_count(PROF_MU_START_TWICE);
+    return PROF_ESTATE;
+  }
+  uint64_t n = __atomic_fetch_add(&step_next, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&step_cur, n, __ATOMIC_RELAXED);
+  prof__emit(PROF_EV_STEP_BEGIN, 0, 0, n, 0);
+  return 0;
+}
+
+PROF_API int prof_stop(void) {
+  int expected = 1;
+  if (!__atomic_compare_exchange_n(&step_open, &expected, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    prof__misuse_count(PROF_MU_STOP_IDLE);
+    return PROF_ESTATE;
+  }
+  prof__emit(PROF_EV_STEP_END, 0, 0, __atomic_load_n(&step_cur, __ATOMIC_RELAXED), 0);
+  return 0;
+}
+
+PROF_API uint64_t prof_step_count(void) { return __atomic_load_n(&step_next, __ATOMIC_RELAXED); }
+
+PROF_API int prof_stats_get(prof_stats *st) {
+  if (!st || st->size < sizeof(size_t)) return PROF_EINVAL;
+  prof_stats s;
+  memset(&s, 0, sizeof s);
+  s.size = st->size < sizeof s ? st->size : sizeof s;
+  s.events_written = prof__writer_events();
+  s.events_lost = prof__writer_lost();
+  s.misuse = prof__misuse_total();
+  s.threads = prof__threads_count();
+  s.bytes_written = prof__writer_bytes();
+  memcpy(st, &s, s.size);
+  return 0;
+}
+
+PROF_API const char *prof_trace_path(void) {
+  int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  return st == ST_RUNNING ? cfg.path : NULL;
+}

@@ -1,0 +1,123 @@
+/* session.h — state shared by the core modules: the global "enabled" flag,
+ * the per-thread state and its registry, the name table, misuse counters,
+ * and the hooks through which other producers reach the writer thread. */
+#ifndef PROF_SESSION_H
+#define PROF_SESSION_H
+
+#include <stdint.h>
+
+#include "mlprof.h"
+#include "clock.h"
+#include "ring.h"
+
+struct prof__tw;
+
+#define PROF_MAX_DEPTH 256         /* open ranges tracked per thread */
+#define PROF_NAME_CACHE 256        /* pointer -> id cache slots per thread */
+#define PROF_DROPPED_BIT 0x80000000u
+
+typedef struct prof__name_slot {
+  const char *p;
+  uint32_t id;
+} prof__name_slot;
+
+typedef struct prof__thread {
+  prof__ring ring;
+  uint32_t tid;
+  uint32_t depth;                  /* open ranges (may exceed PROF_MAX_DEPTH) */
+  uint32_t stack[PROF_MAX_DEPTH];  /* name ids of open ranges; DROPPED_BIT: begin was lost */
+  prof__name_slot cache[PROF_NAME_CACHE];
+  int exited;                      /* set (release) when the thread ended */
+  /* writer-side bookkeeping */
+  uint64_t lost_reported;
+  int announced;
+  char name[32];
+  struct prof__thread *next;
+} prof__thread;
+
+/* Misuse kinds, counted and written to the footer as "misuse.<name>". */
+#define PROF_MISUSE(X)                                                          \
+  X(POP_EMPTY, "pop_without_push")                                              \
+  X(STOP_IDLE, "stop_without_start")                                            \
+  X(START_TWICE, "start_while_open")                                            \
+  X(NULL_NAME, "null_name")                                                     \
+  X(NOT_RUNNING, "call_while_not_running")                                      \
+  X(TOO_DEEP, "range_too_deep")                                                 \
+  X(BAD_ID, "bad_name_id")
+enum {
+#define PROF__MU_ENUM(e, s) PROF_MU_##e,
+  PROF_MISUSE(PROF__MU_ENUM)
+#undef PROF__MU_ENUM
+  PROF_MU_COUNT
+};
+
+extern int prof__enabled;             /* 1 while events are recorded */
+extern __thread prof__thread *prof__self __attribute__((tls_model("initial-exec")));
+extern uint64_t prof__misuse[PROF_MU_COUNT];
+
+static inline void prof__misuse_count(int kind) {
+  __atomic_fetch_add(&prof__misuse[kind], 1, __ATOMIC_RELAXED);
+}
+uint64_t prof__misuse_total(void);
+
+/* Slow path of every annotation: registers the calling thread when the
+ * profiler runs. Returns NULL (after counting) when nothing may be recorded. */
+prof__thread *prof__thread_get_slow(void);
+/* Registry walk for the writer thread. */
+prof__thread *prof__threads_head(void);
+/* Remove an exited thread (writer thread only; `prev` NULL for the head). */
+void prof__threads_unlink(prof__thread *prev, prof__thread *t);
+uint64_t prof__threads_count(void);
+int prof__threads_setup(uint32_t ring_bytes);
+
+/* Name table: content-interned strings with dense ids from 1. */
+uint32_t prof__intern(const char *s);
+uint32_t prof__intern_len(const char *s, size_t len);
+/* Write strings [*written, count) to the trace; updates *written. */
+int prof__intern_emit(struct prof__tw *w, uint32_t *written);
+uint32_t prof__intern_count(void);
+/* Slow path of the per-thread pointer cache. */
+uint32_t prof__name_miss(prof__thread *t, const char *p, unsigned slot);
+
+static inline unsigned prof__name_slot_of(const char *p) {
+  return (unsigned)(((uintptr_t)p * 0x9E3779B97F4A7C15ull) >> 56) & (PROF_NAME_CACHE - 1);
+}
+static inline uint32_t prof__name_id(prof__thread *t, const char *p) {
+  unsigned s = prof__name_slot_of(p);
+  if (PROF_LIKELY(t->cache[s].p == p)) return t->cache[s].id;
+  return prof__name_miss(t, p, s);
+}
+
+/* ---- Hooks for other producers ------------------------------------------ */
+
+/* Called by the writer thread on every cycle (final = 0) and once at
+ * shutdown (final = 1), before the trace chunks of that cycle are flushed.
+ * Producers use it to emit their own chunks (prof__tw_chunk) and counters.
+ * Register before or during prof_init(); at most 16 hooks. */
+typedef void (*prof__writer_hook)(struct prof__tw *w, int final, void *arg);
+int prof__writer_hook_add(prof__writer_hook fn, void *arg);
+
+/* Queue a key/value pair for a META chunk (written on the next cycle).
+ * Copies both strings. Safe from any thread, not from signal handlers. */
+int prof__meta_add(const char *key, const char *value);
+
+/* Called at the end of prof_init() (after the writer started) and at the
+ * start of prof_shutdown() (before the final drain), so producers can
+ * start and stop (samplers, allocator hooks, GPU subscribers). */
+typedef struct prof__module {
+  const char *name;
+  int (*start)(void);
+  void (*stop)(void);
+} prof__module;
+int prof__module_add(const prof__module *m);
+
+/* Session facts for producers. */
+const char *prof__session_path(void);
+int prof__session_running(void);
+/* Environment variable lookup honouring the prefix MLPROF_. */
+const char *prof__env(const char *name);
+
+/* Push an event for the calling thread from core code (not signal-safe). */
+void prof__emit(uint8_t type, uint8_t cat, uint32_t name, uint64_t a, uint64_t b);
+
+#endif

@@ -1,0 +1,86 @@
+/* threads.c — per-thread state and the registry the writer walks.
+ *
+ * A thread gets its state (ring, range stack, name cache) on its first
+ * event. Registration pushes onto a lock-free list head; only the writer
+ * thread removes entries, and only after the thread has exited and its ring
+ * is drained, so a producer never waits for the writer. A pthread key's
+ * destructor marks the thread exited.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "session.h"
+
+__thread prof__thread *prof__self __attribute__((tls_model("initial-exec")));
+static __thread int self_dead __attribute__((tls_model("initial-exec")));
+
+static prof__thread *head;
+static uint64_t nthreads;
+static pthread_key_t key;
+static int key_ok;
+static uint32_t ring_bytes = 1u << 20;
+
+static void on_thread_exit(void *p) {
+  prof__thread *t = p;
+  prof__self = NULL;
+  self_dead = 1;
+  __atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
+}
+
+int prof__threads_setup(uint32_t bytes) {
+  ring_bytes = bytes;
+  if (!key_ok) {
+    if (pthread_key_create(&key, on_thread_exit) != 0) return PROF_ENOMEM;
+    key_ok = 1;
+  }
+  return 0;
+}
+
+prof__thread *prof__thread_get_slow(void) {
+  if (!__atomic_load_n(&prof__enabled, __ATOMIC_ACQUIRE) || self_dead) {
+    prof__misuse_count(PROF_MU_NOT_RUNNING);
+    return NULL;
+  }
+  if (prof__self) return prof__self;
+  prof__thread *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  if (prof__ring_init(&t->ring, ring_bytes) != 0) {
+    free(t);
+    return NULL;
+  }
+  t->tid = (uint32_t)syscall(SYS_gettid);
+  if (pthread_getname_np(pthread_self(), t->name, sizeof t->name) != 0) t->name[0] = 0;
+  if (key_ok) pthread_setspecific(key, t);
+  prof__thread *old = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+  do {
+    t->next = old;
+  } while (!__atomic_compare_exchange_n(&head, &old, t, 1, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
+  __atomic_fetch_add(&nthreads, 1, __ATOMIC_RELAXED);
+  prof__self = t;
+  return t;
+}
+
+prof__thread *prof__threads_head(void) { return __atomic_load_n(&head, __ATOMIC_ACQUIRE); }
+
+void prof__threads_unlink(prof__thread *prev, prof__thread *t) {
+  if (prev) {
+    prev->next = t->next;
+  } else {
+    prof__thread *expected = t;
+    if (!__atomic_compare_exchange_n(&head, &expected, t->next, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+      /* A new thread was pushed in front meanwhile: find the predecessor. */
+      prof__thread *p = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+      while (p && p->next != t) p = p->next;
+      if (!p) return;
+      p->next = t->next;
+    }
+  }
+  prof__ring_free(&t->ring);
+  free(t);
+}
+
+uint64_t prof__threads_count(void) { return __atomic_load_n(&nthreads, __ATOMIC_RELAXED); }

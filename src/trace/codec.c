@@ -1,0 +1,119 @@
+/* codec.c — byte-level building blocks of the trace format: growable
+ * buffers, LEB128 varints, zigzag signed varints, bounds-checked cursors and
+ * CRC-32C. Shared by the trace writer, the reader and producers' chunk
+ * codecs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+void prof__buf_free(prof__buf *b) {
+  free(b->p);
+  b->p = NULL;
+  b->len = b->cap = 0;
+}
+
+static int buf_reserve(prof__buf *b, size_t extra) {
+  if (b->oom) return 0;
+  if (b->len + extra <= b->cap) return 1;
+  size_t cap = b->cap ? b->cap : 4096;
+  while (cap < b->len + extra) cap *= 2;
+  uint8_t *p = realloc(b->p, cap);
+  if (!p) {
+    b->oom = 1;
+    return 0;
+  }
+  b->p = p;
+  b->cap = cap;
+  return 1;
+}
+
+void prof__buf_put(prof__buf *b, const void *p, size_t n) {
+  if (!n || !buf_reserve(b, n)) return;
+  memcpy(b->p + b->len, p, n);
+  b->len += n;
+}
+
+void prof__buf_u8(prof__buf *b, uint8_t v) {
+  if (!buf_reserve(b, 1)) return;
+  b->p[b->len++] = v;
+}
+
+void prof__buf_varint(prof__buf *b, uint64_t v) {
+  if (!buf_reserve(b, 10)) return;
+  uint8_t *q = b->p + b->len;
+  while (v >= 0x80) {
+    *q++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *q++ = (uint8_t)v;
+  b->len = (size_t)(q - b->p);
+}
+
+void prof__buf_svarint(prof__buf *b, int64_t v) {
+  prof__buf_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+void prof__buf_str(prof__buf *b, const char *s, size_t len) {
+  prof__buf_varint(b, len);
+  prof__buf_put(b, s, len);
+}
+
+uint8_t prof__cur_u8(prof__cur *c) {
+  if (c->p >= c->end) {
+    c->bad = 1;
+    return 0;
+  }
+  return *c->p++;
+}
+
+uint64_t prof__cur_varint(prof__cur *c) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (c->p >= c->end) break;
+    uint8_t byte = *c->p++;
+    v |= (uint64_t)(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) return v;
+  }
+  c->bad = 1;
+  return 0;
+}
+
+int64_t prof__cur_svarint(prof__cur *c) {
+  uint64_t u = prof__cur_varint(c);
+  return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+const char *prof__cur_str(prof__cur *c, size_t *len) {
+  uint64_t n = prof__cur_varint(c);
+  if (c->bad || n > (uint64_t)(c->end - c->p)) {
+    c->bad = 1;
+    *len = 0;
+    return NULL;
+  }
+  const char *s = (const char *)c->p;
+  c->p += n;
+  *len = (size_t)n;
+  return s;
+}
+
+/* CRC-32C (Castagnoli), reflected polynomial 0x82F63B78, table-driven. */
+static uint32_t crc_table[256];
+static int crc_ready;
+
+static void crc_init(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    crc_table[i] = c;
+  }
+  __atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
+}
+
+uint32_t prof__crc32c(uint32_t crc, const void *p, size_t n) {
+  if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE)) crc_init();
+  const uint8_t *q = p;
+  crc = ~crc;
+  while (n--) crc = crc_table[(crc ^ *q++) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}

@@ -1,0 +1,29 @@
+/* format.h — byte layout constants of the `.mlpt` file shared by the writer
+ * and the reader (docs/trace-format.md is the prose version). */
+#ifndef PROF_TRACE_FORMAT_H
+#define PROF_TRACE_FORMAT_H
+
+#define PROF_CHUNK_MAGIC 0x4b434c4du /* "MLCK" little-endian */
+#define PROF_CHUNK_HDR 20            /* magic, type, codec, reserved, raw, stored, crc */
+#define PROF_CODEC_RAW 0
+#define PROF_CODEC_ZSTD 1
+#define PROF_MAX_CHUNK (256u << 20)  /* largest raw or stored payload accepted */
+#define PROF_MAX_HEADER (1u << 20)   /* largest header key/value area accepted */
+
+/* Event flag bits (second byte of an encoded event). */
+#define PROF_EVF_CAT 0x01
+#define PROF_EVF_A 0x02
+#define PROF_EVF_B 0x04
+#define PROF_EVF_AUX 0x08
+#define PROF_EVF_KNOWN 0x0f
+
+static inline void prof__le32(unsigned char *p, unsigned v) {
+  p[0] = (unsigned char)v;
+  p[1] = (unsigned char)(v >> 8);
+  p[2] = (unsigned char)(v >> 16);
+  p[3] = (unsigned char)(v >> 24);
+}
+static inline unsigned prof__rd32(const unsigned char *p) {
+  return (unsigned)p[0] | (unsigned)p[1] << 8 | (unsigned)p[2] << 16 | (unsigned)p[3] << 24;
+}
+#endif

@@ -1,0 +1,235 @@
+/* writer.c — writes a `.mlpt` trace: the header, then compressed chunks.
+ *
+ * Callers queue strings, thread records and per-thread event batches; a
+ * flush turns each queue into one chunk (strings first, so every event's
+ * names are already in the file). Write errors (full disk, closed file) are
+ * sticky: the first one is remembered and every later call fails fast.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mlprof.h"
+#include "format.h"
+#include "trace.h"
+#include "zstd_stream.h"
+
+struct prof__tw {
+  int fd;
+  int failed;
+  uint64_t bytes;
+  prof__buf strings, threads, events;
+  prof__zc *zc;
+  uint8_t *zbuf;
+  size_t zcap;
+};
+
+static int write_all(prof__tw *w, const void *p, size_t n) {
+  const uint8_t *q = p;
+  while (n) {
+    ssize_t r = write(w->fd, q, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      w->failed = 1;
+      return PROF_EIO;
+    }
+    q += r;
+    n -= (size_t)r;
+    w->bytes += (uint64_t)r;
+  }
+  return 0;
+}
+
+static void put_kvs(prof__buf *b, const prof__kv *kv, size_t n) {
+  prof__buf_varint(b, n);
+  for (size_t i = 0; i < n; i++) {
+    const char *k = kv[i].key ? kv[i].key : "";
+    const char *v = kv[i].value ? kv[i].value : "";
+    prof__buf_str(b, k, strlen(k));
+    prof__buf_str(b, v, strlen(v));
+  }
+}
+
+prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *err) {
+  prof__tw *w = calloc(1, sizeof *w);
+  if (!w) {
+    snprintf(err, 256, "out of memory");
+    return NULL;
+  }
+  w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (w->fd < 0) {
+    snprintf(err, 256, "cannot create trace '%s': %s", path, strerror(errno));
+    free(w);
+    return NULL;
+  }
+  w->zc = prof__zc_new(3);
+  prof__buf hdr = {0};
+  put_kvs(&hdr, kv, n);
+  unsigned char fixed[16];
+  memcpy(fixed, PROF_TRACE_MAGIC, 8);
+  prof__le32(fixed + 8, PROF_TRACE_VERSION);
+  prof__le32(fixed + 12, (unsigned)hdr.len);
+  unsigned char crc[4];
+  prof__le32(crc, prof__crc32c(0, hdr.p, hdr.len));
+  int rc = w->zc && !hdr.oom ? 0 : PROF_ENOMEM;
+  if (!rc) rc = write_all(w, fixed, sizeof fixed);
+  if (!rc) rc = write_all(w, hdr.p, hdr.len);
+  if (!rc) rc = write_all(w, crc, 4);
+  prof__buf_free(&hdr);
+  if (rc) {
+    snprintf(err, 256, "cannot write trace header to '%s': %s", path,
+             rc == PROF_ENOMEM ? "out of memory" : strerror(errno));
+    close(w->fd);
+    prof__zc_free(w->zc);
+    free(w);
+    return NULL;
+  }
+  return w;
+}
+
+static int put_chunk(prof__tw *w, int type, const void *data, size_t len) {
+  if (w->failed) return PROF_EIO;
+  if (len > PROF_MAX_CHUNK) return PROF_EINVAL;
+  const void *stored = data;
+  size_t stored_len = len;
+  int codec = PROF_CODEC_RAW;
+  if (len >= 64) {
+    size_t z = prof__zc_compress(w->zc, data, len, &w->zbuf, &w->zcap);
+    if (z && z < len) {
+      stored = w->zbuf;
+      stored_len = z;
+      codec = PROF_CODEC_ZSTD;
+    }
+  }
+  unsigned char h[PROF_CHUNK_HDR];
+  prof__le32(h, PROF_CHUNK_MAGIC);
+  h[4] = (unsigned char)type;
+  h[5] = (unsigned char)codec;
+  h[6] = h[7] = 0;
+  prof__le32(h + 8, (unsigned)len);
+  prof__le32(h + 12, (unsigned)stored_len);
+  uint32_t crc = prof__crc32c(0, h + 4, 12);
+  crc = prof__crc32c(crc, stored, stored_len);
+  prof__le32(h + 16, crc);
+  /* One buffer, one write: a crash leaves either the whole chunk or a
+   * detectable partial one. */
+  prof__buf out = {0};
+  prof__buf_put(&out, h, sizeof h);
+  prof__buf_put(&out, stored, stored_len);
+  int rc = out.oom ? PROF_ENOMEM : write_all(w, out.p, out.len);
+  prof__buf_free(&out);
+  return rc;
+}
+
+int prof__tw_string(prof__tw *w, uint32_t id, const char *s, size_t len) {
+  if (!w || !id || (!s && len)) return PROF_EINVAL;
+  if (w->failed) return PROF_EIO;
+  prof__buf_varint(&w->strings, id);
+  prof__buf_str(&w->strings, s ? s : "", len);
+  return w->strings.oom ? PROF_ENOMEM : 0;
+}
+
+static void put_event(prof__buf *b, const prof__event *e, uint64_t prev) {
+  uint8_t flags = (e->cat ? PROF_EVF_CAT : 0) | (e->a ? PROF_EVF_A : 0) |
+                  (e->b ? PROF_EVF_B : 0) | (e->aux ? PROF_EVF_AUX : 0);
+  prof__buf_u8(b, e->type);
+  prof__buf_u8(b, flags);
+  if (e->cat) prof__buf_u8(b, e->cat);
+  prof__buf_varint(b, e->name);
+  prof__buf_svarint(b, (int64_t)(e->ts - prev));
+  if (e->a) prof__buf_varint(b, e->a);
+  if (e->b) prof__buf_varint(b, e->b);
+  if (e->aux) prof__buf_varint(b, e->aux);
+}
+
+int prof__tw_events(prof__tw *w, uint32_t tid, const prof__event *ev, size_t n) {
+  if (!w || (!ev && n)) return PROF_EINVAL;
+  if (w->failed) return PROF_EIO;
+  if (!n) return 0;
+  prof__buf *b = &w->events;
+  prof__buf_varint(b, tid);
+  prof__buf_varint(b, n);
+  uint64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    put_event(b, &ev[i], prev);
+    prev = ev[i].ts;
+  }
+  return b->oom ? PROF_ENOMEM : 0;
+}
+
+int prof__tw_thread(prof__tw *w, uint32_t tid, const char *name, uint64_t lost, int exited) {
+  if (!w) return PROF_EINVAL;
+  if (w->failed) return PROF_EIO;
+  const char *s = name ? name : "";
+  prof__buf_varint(&w->threads, tid);
+  prof__buf_str(&w->threads, s, strlen(s));
+  prof__buf_varint(&w->threads, lost);
+  prof__buf_u8(&w->threads, exited ? 1 : 0);
+  return w->threads.oom ? PROF_ENOMEM : 0;
+}
+
+static int kv_chunk(prof__tw *w, int type, const prof__kv *kv, size_t n) {
+  prof__buf b = {0};
+  put_kvs(&b, kv, n);
+  int rc = b.oom ? PROF_ENOMEM : put_chunk(w, type, b.p, b.len);
+  prof__buf_free(&b);
+  return rc;
+}
+
+int prof__tw_meta(prof__tw *w, const prof__kv *kv, size_t n) {
+  if (!w || (!kv && n)) return PROF_EINVAL;
+  return kv_chunk(w, PROF_CHUNK_META, kv, n);
+}
+
+int prof__tw_chunk(prof__tw *w, int type, const void *data, size_t len) {
+  if (!w || type <= 0 || type > PROF_CHUNK_TYPE_MAX || (!data && len)) return PROF_EINVAL;
+  return put_chunk(w, type, data, len);
+}
+
+static int flush_buf(prof__tw *w, int type, prof__buf *b) {
+  if (!b->len && !b->oom) return 0;
+  int rc = b->oom ? PROF_ENOMEM : put_chunk(w, type, b->p, b->len);
+  b->len = 0;
+  b->oom = 0;
+  return rc;
+}
+
+int prof__tw_flush(prof__tw *w) {
+  if (!w) return PROF_EINVAL;
+  int rc = flush_buf(w, PROF_CHUNK_STRINGS, &w->strings);
+  int rc2 = flush_buf(w, PROF_CHUNK_THREADS, &w->threads);
+  int rc3 = flush_buf(w, PROF_CHUNK_EVENTS, &w->events);
+  if (w->failed) return PROF_EIO;
+  return rc ? rc : rc2 ? rc2 : rc3;
+}
+
+size_t prof__tw_pending(const prof__tw *w) { return w ? w->events.len : 0; }
+
+uint64_t prof__tw_bytes(const prof__tw *w) { return w ? w->bytes : 0; }
+
+static void tw_free(prof__tw *w) {
+  prof__buf_free(&w->strings);
+  prof__buf_free(&w->threads);
+  prof__buf_free(&w->events);
+  prof__zc_free(w->zc);
+  free(w->zbuf);
+  free(w);
+}
+
+int prof__tw_close(prof__tw *w, const prof__kv *kv, size_t n) {
+  if (!w) return PROF_EINVAL;
+  int rc = prof__tw_flush(w);
+  int rc2 = kv_chunk(w, PROF_CHUNK_FOOTER, kv, n);
+  if (close(w->fd) != 0 && !rc) rc = PROF_EIO;
+  tw_free(w);
+  return rc ? rc : rc2;
+}
+
+void prof__tw_abort(prof__tw *w) {
+  if (!w) return;
+  close(w->fd);
+  tw_free(w);
+}
