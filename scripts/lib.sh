@@ -1,0 +1,41 @@
+# lib.sh — shared by scripts/demo and scripts/test: make sure the Debian
+# packages the build needs are installed. Sourced, not run.
+
+MLPROF_PACKAGES=(cmake make gcc pkg-config libzstd-dev libunwind-dev libcmocka-dev
+                 libpapi-dev libdw-dev zstd)
+
+# Print the packages of the list that are not installed.
+mlprof_missing_packages() {
+  local p
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+      echo "$p"
+    fi
+  done
+}
+
+# Install what is missing when root; otherwise say how and fail.
+mlprof_ensure_packages() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "note: not a Debian-like system; make sure these are installed: ${MLPROF_PACKAGES[*]}" >&2
+    return 0
+  fi
+  local missing
+  missing=$(mlprof_missing_packages "$@" | tr '\n' ' ')
+  missing=${missing% }
+  [ -z "$missing" ] && return 0
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "installing: $missing"
+    export DEBIAN_FRONTEND=noninteractive
+    # shellcheck disable=SC2086
+    apt-get update && apt-get install -y --no-install-recommends $missing
+  else
+    echo "missing packages; as root, run:" >&2
+    echo "  apt-get install -y $missing" >&2
+    return 1
+  fi
+}
+
+mlprof_jobs() {
+  echo "${MLPROF_JOBS:-2}"
+}
