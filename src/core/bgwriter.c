@@ -264,8 +264,9 @@ int prof__writer_stop(void) {
 }
 
 void prof__writer_forget(void) {
+  /* W.tw stays referenced (not freed): the writer thread may have been
+   * inside it when the parent forked. */
   W.running = 0;
-  W.tw = NULL;
   pthread_mutex_init(&W.mu, NULL);
   pthread_cond_init(&W.cv, NULL);
   pthread_mutex_init(&meta_mu, NULL);

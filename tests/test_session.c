@@ -1,0 +1,358 @@
+/* test_session.c — the session life cycle through the public API: misuse
+ * before, during and after a session; an unwritable output; a disabled
+ * profiler; many threads with exact lost-event accounting; and the events
+ * read back from the trace. Scenarios that need a fresh process run in a
+ * forked child whose exit status carries the result. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "mlprof.h"
+#include "trace/trace.h"
+
+static int in_child(int (*fn)(const char *), const char *arg) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) _exit(fn(arg));
+  int st;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* Exit codes: 0 ok, otherwise the number of the failed check. */
+static int scenario_misuse(const char *path) {
+  prof_range_pop();                         /* before init: ignored */
+  prof_range_push("early");                 /* before init: ignored */
+  if (prof_stop() != PROF_ESTATE) return 1; /* never started */
+  prof_config c = prof_config_default();
+  c.output = path;
+  if (prof_init(&c) != 0) return 2;
+  if (prof_init(&c) != 0) return 3;         /* idempotent */
+  if (prof_start() != 0) return 4;
+  if (prof_start() != PROF_ESTATE) return 5;
+  prof_range_push(NULL);
+  prof_mark(NULL);
+  prof_counter(NULL, 1.0);
+  prof_range_pop();                         /* nothing open */
+  prof_range_push_id(999999, 0);            /* unknown id */
+  prof_range_push("a");
+  prof_range_push_cat("b", 77);             /* bad category becomes OTHER */
+  prof_range_pop();
+  prof_range_pop();
+  if (prof_stop() != 0) return 6;
+  if (prof_stop() != PROF_ESTATE) return 7;
+  prof_stats st = {.size = sizeof st};
+  if (prof_stats_get(&st) != 0) return 8;
+  if (st.misuse < 9) return 9;
+  if (prof_stats_get(NULL) != PROF_EINVAL) return 10;
+  if (prof_shutdown() != 0) return 11;
+  if (prof_shutdown() != 0) return 12;      /* idempotent */
+  if (prof_start() != PROF_ESHUTDOWN) return 13;
+  prof_range_push("late");                  /* after shutdown: ignored */
+  prof_range_pop();
+  if (prof_init(NULL) != PROF_ESHUTDOWN) return 14;
+  if (prof_trace_path() != NULL) return 15;
+  return 0;
+}
+
+static uint64_t footer_value(const char *path, const char *key, uint64_t *events, int *cat_b) {
+  prof__reader *r;
+  char err[256];
+  if (prof__reader_open(&r, path, err) != 0) return UINT64_MAX;
+  prof__rec rec;
+  uint64_t v = UINT64_MAX;
+  uint32_t id_b = 0;
+  *events = 0;
+  while (prof__reader_next(r, &rec) == 1) {
+    if (rec.kind == PROF_REC_FOOTER && strcmp(rec.key, key) == 0) v = strtoull(rec.value, NULL, 10);
+    if (rec.kind == PROF_REC_STRING && strcmp(rec.str, "b") == 0) id_b = rec.id;
+    if (rec.kind == PROF_REC_EVENT) {
+      (*events)++;
+      if (rec.ev.type == PROF_EV_RANGE_BEGIN && rec.ev.name == id_b && cat_b) *cat_b = rec.ev.cat;
+    }
+  }
+  prof__reader_close(r);
+  return v;
+}
+
+static void misuse_is_ignored_and_counted(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("misuse", ".mlpt");
+  assert_int_equal(in_child(scenario_misuse, path), 0);
+  uint64_t events;
+  int cat_b = -1;
+  /* 3 misuses before init + 7 during the session (those after shutdown
+   * come too late for the footer); push×2 + pop×2 + step begin/end are the
+   * only events: misuse never reaches the event stream. */
+  assert_int_equal(footer_value(path, "misuse", &events, &cat_b), 3 + 7);
+  assert_int_equal(events, 6);
+  assert_int_equal(cat_b, PROF_CAT_OTHER);
+}
+
+static int scenario_unwritable(const char *arg) {
+  (void)arg;
+  prof_config c = prof_config_default();
+  c.output = "/nonexistent-dir/sub/trace.mlpt";
+  if (prof_init(&c) != PROF_EIO) return 1;
+  if (prof_start() != PROF_EIO) return 2; /* stays off, cheaply */
+  prof_range_push("x");
+  prof_range_pop();
+  if (prof_stop() != PROF_ESTATE) return 3;
+  if (prof_shutdown() != 0) return 4;
+  return 0;
+}
+
+static void unwritable_output_degrades(void **state) {
+  (void)state;
+  assert_int_equal(in_child(scenario_unwritable, NULL), 0);
+}
+
+static int scenario_disabled(const char *path) {
+  setenv("MLPROF_DISABLE", "1", 1);
+  setenv("MLPROF_OUTPUT", path, 1);
+  if (prof_init(NULL) != PROF_EDISABLED) return 1;
+  if (prof_start() != PROF_EDISABLED) return 2;
+  prof_range_push("x");
+  prof_range_pop();
+  prof_shutdown();
+  return access(path, F_OK) == 0 ? 3 : 0; /* no file written */
+}
+
+static void disable_env_writes_nothing(void **state) {
+  (void)state;
+  assert_int_equal(in_child(scenario_disabled, th_tmp_path("disabled", ".mlpt")), 0);
+}
+
+static int scenario_bad_config(const char *arg) {
+  (void)arg;
+  prof_config c = prof_config_default();
+  c.size = 3;
+  return prof_init(&c) == PROF_EINVAL ? 0 : 1;
+}
+
+static void bad_config_size_is_rejected(void **state) {
+  (void)state;
+  assert_int_equal(in_child(scenario_bad_config, NULL), 0);
+}
+
+static int scenario_dir_output(const char *dir) {
+  setenv("MLPROF_OUTPUT", dir, 1);
+  if (prof_init(NULL) != 0) return 1;
+  const char *p = prof_trace_path();
+  if (!p || strncmp(p, dir, strlen(dir)) != 0 || !strstr(p, ".mlpt")) return 2;
+  char expect[64];
+  snprintf(expect, sizeof expect, ".%d.mlpt", (int)getpid());
+  if (!strstr(p, expect)) return 3;
+  prof_shutdown();
+  return 0;
+}
+
+static void output_directory_gets_default_name(void **state) {
+  (void)state;
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/", th_tmp_path("outdir", ""));
+  assert_int_equal(in_child(scenario_dir_output, dir), 0);
+}
+
+/* Many threads, tiny rings, a writer that sleeps through the burst: every
+ * event is either written or counted lost, exactly. */
+#define THREADS 8
+#define PER_THREAD 5000
+static void *burst(void *arg) {
+  (void)arg;
+  for (int i = 0; i < PER_THREAD / 2; i++) {
+    prof_range_push("work");
+    prof_range_pop();
+  }
+  return NULL;
+}
+
+static int scenario_threads(const char *path) {
+  prof_config c = prof_config_default();
+  c.output = path;
+  c.ring_kb = 4;        /* 128 events per thread */
+  c.flush_ms = 10000;   /* the writer drains only at shutdown */
+  if (prof_init(&c) != 0) return 1;
+  pthread_t th[THREADS];
+  for (int i = 0; i < THREADS; i++) pthread_create(&th[i], NULL, burst, NULL);
+  for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+  if (prof_shutdown() != 0) return 2;
+  prof_stats st = {.size = sizeof st};
+  prof_stats_get(&st);
+  if (st.events_written + st.events_lost != (uint64_t)THREADS * PER_THREAD) return 3;
+  if (st.events_lost == 0) return 4;
+  if (st.threads != THREADS) return 5;
+  return 0;
+}
+
+static void many_threads_lose_events_exactly_accounted(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("threads", ".mlpt");
+  assert_int_equal(in_child(scenario_threads, path), 0);
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  prof__rec rec;
+  uint64_t events = 0, lost_threads = 0, begins = 0, ends = 0, footer_lost = 0;
+  uint32_t tids[64];
+  uint64_t lost[64] = {0};
+  int ntid = 0, rc;
+  while ((rc = prof__reader_next(r, &rec)) == 1) {
+    if (rec.kind == PROF_REC_EVENT) {
+      events++;
+      begins += rec.ev.type == PROF_EV_RANGE_BEGIN;
+      ends += rec.ev.type == PROF_EV_RANGE_END;
+    } else if (rec.kind == PROF_REC_THREAD) {
+      int k = 0;
+      while (k < ntid && tids[k] != rec.tid) k++;
+      if (k == ntid) tids[ntid++] = rec.tid;
+      lost[k] = rec.lost; /* latest record wins */
+      assert_true(rec.exited);
+    } else if (rec.kind == PROF_REC_FOOTER && strcmp(rec.key, "events_lost") == 0) {
+      footer_lost = strtoull(rec.value, NULL, 10);
+    }
+  }
+  assert_int_equal(rc, 0);
+  for (int k = 0; k < ntid; k++) lost_threads += lost[k];
+  assert_int_equal(ntid, THREADS);
+  assert_int_equal(events + lost_threads, (uint64_t)THREADS * PER_THREAD);
+  assert_int_equal(footer_lost, lost_threads);
+  assert_int_equal(begins, ends); /* a dropped begin drops its end: pairs stay whole */
+  prof__reader_close(r);
+}
+
+static int scenario_events(const char *path) {
+  setenv("MLPROF_OUTPUT", path, 1);
+  for (int s = 0; s < 3; s++) {
+    if (prof_start() != 0) return 1; /* auto-init on the first call */
+    prof_range_push_cat("load", PROF_CAT_DATA);
+    usleep(2000);
+    prof_range_pop();
+    prof_range_push("fwd");
+    prof_mark("checkpoint");
+    prof_counter("loss", 1.5 - s);
+    prof_range_pop();
+    if (prof_stop() != 0) return 2;
+  }
+  uint32_t id = prof_name_id("dyn");
+  if (!id || id != prof_name_id("dyn")) return 3;
+  prof_range_push_id(id, PROF_CAT_IO);
+  prof_range_pop();
+  if (prof_step_count() != 3) return 4;
+  return prof_shutdown() == 0 ? 0 : 5;
+}
+
+static void events_come_back_in_order_with_names(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("events", ".mlpt");
+  assert_int_equal(in_child(scenario_events, path), 0);
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  assert_non_null(prof__reader_get(r, "pid"));
+  assert_non_null(prof__reader_get(r, "start_realtime_ns"));
+  const char *clk = prof__reader_get(r, "clock");
+  assert_true(strcmp(clk, "tsc") == 0 || strcmp(clk, "monotonic") == 0);
+  char *names[64] = {0};
+  prof__rec rec;
+  uint64_t prev = 0, steps_begin = 0, steps_end = 0, load_ns = 0, load_start = 0;
+  double last_loss = 0;
+  int rc, saw_dyn_io = 0, marks = 0, ns_per_tick_meta = 0;
+  while ((rc = prof__reader_next(r, &rec)) == 1) {
+    if (rec.kind == PROF_REC_STRING && rec.id < 64) names[rec.id] = strdup(rec.str);
+    if (rec.kind == PROF_REC_META && strcmp(rec.key, "clock.ns_per_tick") == 0) ns_per_tick_meta = 1;
+    if (rec.kind != PROF_REC_EVENT) continue;
+    assert_true(rec.ev.ts >= prev);
+    prev = rec.ev.ts;
+    const char *n = rec.ev.name < 64 ? names[rec.ev.name] : NULL;
+    switch (rec.ev.type) {
+    case PROF_EV_STEP_BEGIN:
+      assert_int_equal(rec.ev.a, steps_begin++);
+      break;
+    case PROF_EV_STEP_END:
+      assert_int_equal(rec.ev.a, steps_end++);
+      break;
+    case PROF_EV_RANGE_BEGIN:
+      assert_non_null(n);
+      if (strcmp(n, "load") == 0) {
+        assert_int_equal(rec.ev.cat, PROF_CAT_DATA);
+        load_start = rec.ev.ts;
+      }
+      if (strcmp(n, "dyn") == 0) saw_dyn_io = rec.ev.cat == PROF_CAT_IO;
+      break;
+    case PROF_EV_RANGE_END:
+      if (n && strcmp(n, "load") == 0) load_ns += rec.ev.ts - load_start;
+      break;
+    case PROF_EV_MARK:
+      assert_string_equal(n, "checkpoint");
+      marks++;
+      break;
+    case PROF_EV_COUNTER:
+      assert_string_equal(n, "loss");
+      last_loss = prof__bits_f64(rec.ev.a);
+      break;
+    }
+  }
+  assert_int_equal(rc, 0);
+  assert_int_equal(steps_begin, 3);
+  assert_int_equal(steps_end, 3);
+  assert_int_equal(marks, 3);
+  assert_true(saw_dyn_io);
+  assert_true(ns_per_tick_meta);
+  assert_true(last_loss == -0.5);
+  /* Three sleeps of 2 ms measured on the converted clock. */
+  assert_true(load_ns >= 6000000 && load_ns < 600000000);
+  for (int i = 0; i < 64; i++) free(names[i]);
+  prof__reader_close(r);
+}
+
+static int scenario_fork(const char *path) {
+  prof_config c = prof_config_default();
+  c.output = path;
+  if (prof_init(&c) != 0) return 1;
+  prof_start();
+  pid_t pid = fork();
+  if (pid == 0) {
+    /* The child records nothing and must not hang or crash at exit. */
+    prof_range_push("child");
+    prof_range_pop();
+    if (prof_start() != PROF_ESTATE && prof_start() != PROF_ESTATE) _exit(7);
+    exit(0);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  prof_stop();
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return 2;
+  return prof_shutdown() == 0 ? 0 : 3;
+}
+
+static void fork_child_runs_unprofiled(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("fork", ".mlpt");
+  assert_int_equal(in_child(scenario_fork, path), 0);
+  uint64_t events;
+  assert_int_equal(footer_value(path, "steps", &events, NULL), 1);
+  assert_int_equal(events, 2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(misuse_is_ignored_and_counted),
+      cmocka_unit_test(unwritable_output_degrades),
+      cmocka_unit_test(disable_env_writes_nothing),
+      cmocka_unit_test(bad_config_size_is_rejected),
+      cmocka_unit_test(output_directory_gets_default_name),
+      cmocka_unit_test(many_threads_lose_events_exactly_accounted),
+      cmocka_unit_test(events_come_back_in_order_with_names),
+      cmocka_unit_test(fork_child_runs_unprofiled),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,285 @@
+/* test_trace.c — the trace writer and reader: round trips, truncation at
+ * every length, corruption, and the byte-level codecs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "mlprof.h"
+#include "trace/trace.h"
+
+static const char *write_sample(int footer, size_t nev) {
+  const char *path = th_tmp_path("trace", ".mlpt");
+  char err[256];
+  prof__kv hdr[] = {{"program", "unit"}, {"pid", "42"}};
+  prof__tw *w = prof__tw_open(path, hdr, 2, err);
+  assert_non_null(w);
+  assert_int_equal(prof__tw_string(w, 1, "forward", 7), 0);
+  assert_int_equal(prof__tw_string(w, 2, "data", 4), 0);
+  prof__event *ev = calloc(nev, sizeof *ev);
+  for (size_t i = 0; i < nev; i++) {
+    ev[i].ts = 1000000 + i * 37;
+    ev[i].type = (i % 2) ? PROF_EV_RANGE_END : PROF_EV_RANGE_BEGIN;
+    ev[i].name = 1 + (uint32_t)(i / 2 % 2);
+    ev[i].cat = ev[i].name == 2 ? PROF_CAT_DATA : 0;
+    ev[i].a = i % 7 == 0 ? i * 1000003ull : 0;
+    ev[i].b = i % 11 == 0 ? UINT64_MAX - i : 0;
+    ev[i].aux = (uint16_t)(i % 5);
+  }
+  assert_int_equal(prof__tw_events(w, 7, ev, nev / 2), 0);
+  assert_int_equal(prof__tw_thread(w, 7, "main", 3, 0), 0);
+  assert_int_equal(prof__tw_flush(w), 0);
+  assert_int_equal(prof__tw_events(w, 8, ev + nev / 2, nev - nev / 2), 0);
+  prof__kv meta[] = {{"gpu", "absent: no driver"}};
+  assert_int_equal(prof__tw_meta(w, meta, 1), 0);
+  uint8_t blob[5] = {1, 2, 3, 4, 5};
+  assert_int_equal(prof__tw_chunk(w, 200, blob, sizeof blob), 0);
+  if (footer) {
+    prof__kv f[] = {{"events_written", "10"}};
+    assert_int_equal(prof__tw_close(w, f, 1), 0);
+  } else {
+    assert_int_equal(prof__tw_flush(w), 0);
+    prof__tw_abort(w);
+  }
+  free(ev);
+  return path;
+}
+
+static void round_trip_preserves_every_field(void **state) {
+  (void)state;
+  const size_t nev = 5000;
+  const char *path = write_sample(1, nev);
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  assert_string_equal(prof__reader_get(r, "program"), "unit");
+  assert_string_equal(prof__reader_get(r, "pid"), "42");
+  assert_null(prof__reader_get(r, "nope"));
+  prof__rec rec;
+  size_t events = 0, strings = 0, threads = 0, meta = 0, footer = 0, blobs = 0;
+  int rc;
+  while ((rc = prof__reader_next(r, &rec)) == 1) {
+    switch (rec.kind) {
+    case PROF_REC_EVENT: {
+      size_t i = events++;
+      assert_int_equal(rec.tid, i < nev / 2 ? 7 : 8);
+      assert_int_equal(rec.ev.ts, 1000000 + i * 37);
+      assert_int_equal(rec.ev.type, (i % 2) ? PROF_EV_RANGE_END : PROF_EV_RANGE_BEGIN);
+      assert_int_equal(rec.ev.name, 1 + i / 2 % 2);
+      assert_int_equal(rec.ev.a, i % 7 == 0 ? i * 1000003ull : 0);
+      assert_true(rec.ev.b == (i % 11 == 0 ? UINT64_MAX - i : 0));
+      assert_int_equal(rec.ev.aux, i % 5);
+      break;
+    }
+    case PROF_REC_STRING:
+      strings++;
+      assert_string_equal(rec.str, rec.id == 1 ? "forward" : "data");
+      break;
+    case PROF_REC_THREAD:
+      threads++;
+      assert_int_equal(rec.tid, 7);
+      assert_string_equal(rec.str, "main");
+      assert_int_equal(rec.lost, 3);
+      break;
+    case PROF_REC_META:
+      meta++;
+      assert_string_equal(rec.key, "gpu");
+      assert_string_equal(rec.value, "absent: no driver");
+      break;
+    case PROF_REC_FOOTER:
+      footer++;
+      assert_string_equal(rec.key, "events_written");
+      break;
+    case PROF_REC_CHUNK:
+      blobs++;
+      assert_int_equal(rec.chunk_type, 200);
+      assert_int_equal(rec.len, 5);
+      assert_int_equal(rec.data[4], 5);
+      break;
+    }
+  }
+  assert_int_equal(rc, 0);
+  assert_int_equal(events, nev);
+  assert_int_equal(strings, 2);
+  assert_int_equal(threads, 1);
+  assert_int_equal(meta, 1);
+  assert_int_equal(footer, 1);
+  assert_int_equal(blobs, 1);
+  assert_true(prof__reader_has_footer(r));
+  /* A second pass sees the same events. */
+  assert_int_equal(prof__reader_rewind(r), 0);
+  size_t again = 0;
+  while ((rc = prof__reader_next(r, &rec)) == 1) again += rec.kind == PROF_REC_EVENT;
+  assert_int_equal(rc, 0);
+  assert_int_equal(again, nev);
+  prof__reader_close(r);
+}
+
+static void missing_footer_is_truncation_after_all_data(void **state) {
+  (void)state;
+  const char *path = write_sample(0, 100);
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  prof__rec rec;
+  size_t events = 0;
+  int rc;
+  while ((rc = prof__reader_next(r, &rec)) == 1) events += rec.kind == PROF_REC_EVENT;
+  assert_int_equal(rc, PROF_ETRUNC);
+  assert_int_equal(events, 100);
+  assert_non_null(strstr(prof__reader_error(r), "without a footer"));
+  /* Errors are sticky. */
+  assert_int_equal(prof__reader_next(r, &rec), PROF_ETRUNC);
+  prof__reader_close(r);
+}
+
+/* Cut the file at every length: the reader must never crash, must report
+ * truncation (or a bad header), and must never deliver more events than
+ * were written. */
+static void every_truncation_is_reported(void **state) {
+  (void)state;
+  const char *path = write_sample(1, 300);
+  size_t len;
+  char *data = th_read_file(path, &len);
+  assert_non_null(data);
+  const char *cut = th_tmp_path("cut", ".mlpt");
+  for (size_t n = 0; n < len; n++) {
+    FILE *f = fopen(cut, "wb");
+    fwrite(data, 1, n, f);
+    fclose(f);
+    prof__reader *r;
+    char err[256];
+    int rc = prof__reader_open(&r, cut, err);
+    if (rc) {
+      assert_true(rc == PROF_ETRUNC || rc == PROF_EFORMAT);
+      assert_true(strlen(err) > 0);
+      continue;
+    }
+    prof__rec rec;
+    size_t events = 0;
+    while ((rc = prof__reader_next(r, &rec)) == 1) events += rec.kind == PROF_REC_EVENT;
+    assert_int_equal(rc, PROF_ETRUNC);
+    assert_true(events <= 300);
+    prof__reader_close(r);
+  }
+  free(data);
+}
+
+/* Flip each byte in turn: reading must end cleanly (possibly with an
+ * error), never crash. CRCs catch every flip inside a chunk. */
+static void every_flipped_byte_is_caught(void **state) {
+  (void)state;
+  const char *path = write_sample(1, 200);
+  size_t len;
+  char *data = th_read_file(path, &len);
+  const char *bad = th_tmp_path("flip", ".mlpt");
+  size_t detected = 0;
+  for (size_t i = 0; i < len; i++) {
+    data[i] ^= 0x5a;
+    FILE *f = fopen(bad, "wb");
+    fwrite(data, 1, len, f);
+    fclose(f);
+    data[i] ^= 0x5a;
+    prof__reader *r;
+    char err[256];
+    int rc = prof__reader_open(&r, bad, err);
+    if (rc) {
+      detected++;
+      continue;
+    }
+    prof__rec rec;
+    while ((rc = prof__reader_next(r, &rec)) == 1) {
+    }
+    if (rc < 0) detected++;
+    assert_true(rc == 0 || rc == PROF_EFORMAT || rc == PROF_ETRUNC);
+    prof__reader_close(r);
+  }
+  assert_int_equal(detected, len);
+  free(data);
+}
+
+static void not_a_trace_and_missing_file(void **state) {
+  (void)state;
+  const char *p = th_tmp_path("junk", ".mlpt");
+  FILE *f = fopen(p, "wb");
+  fputs("hello, this is not a trace at all", f);
+  fclose(f);
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, p, err), PROF_EFORMAT);
+  assert_non_null(strstr(err, "not an mlprof trace"));
+  assert_int_equal(prof__reader_open(&r, "/nonexistent/x.mlpt", err), PROF_ENOENT);
+  assert_int_equal(prof__reader_open(&r, MLPROF_TEST_TMP, err), PROF_EINVAL);
+}
+
+static void unwritable_path_fails_with_message(void **state) {
+  (void)state;
+  char err[256] = "";
+  prof__tw *w = prof__tw_open("/nonexistent-dir/x.mlpt", NULL, 0, err);
+  assert_null(w);
+  assert_non_null(strstr(err, "nonexistent-dir"));
+}
+
+static void full_disk_errors_are_sticky(void **state) {
+  (void)state;
+  if (access("/dev/full", W_OK) != 0) skip();
+  char err[256];
+  prof__tw *w = prof__tw_open("/dev/full", NULL, 0, err);
+  /* /dev/full accepts open but fails every write: the header write fails. */
+  assert_null(w);
+  assert_non_null(strstr(err, "/dev/full"));
+}
+
+static void varints_round_trip_at_edges(void **state) {
+  (void)state;
+  prof__buf b = {0};
+  const uint64_t u[] = {0, 1, 127, 128, 16383, 16384, UINT32_MAX, UINT64_MAX};
+  const int64_t s[] = {0, -1, 1, -64, 64, INT64_MIN, INT64_MAX};
+  for (size_t i = 0; i < 8; i++) prof__buf_varint(&b, u[i]);
+  for (size_t i = 0; i < 7; i++) prof__buf_svarint(&b, s[i]);
+  prof__buf_str(&b, "abc", 3);
+  prof__cur c = {b.p, b.p + b.len, 0};
+  for (size_t i = 0; i < 8; i++) assert_true(prof__cur_varint(&c) == u[i]);
+  for (size_t i = 0; i < 7; i++) assert_true(prof__cur_svarint(&c) == s[i]);
+  size_t n;
+  const char *str = prof__cur_str(&c, &n);
+  assert_int_equal(n, 3);
+  assert_memory_equal(str, "abc", 3);
+  assert_false(c.bad);
+  assert_int_equal(prof__cur_u8(&c), 0);
+  assert_true(c.bad);
+  /* A varint with no end byte is bad, not an overrun. */
+  uint8_t runaway[3] = {0xff, 0xff, 0xff};
+  prof__cur d = {runaway, runaway + 3, 0};
+  prof__cur_varint(&d);
+  assert_true(d.bad);
+  prof__buf_free(&b);
+}
+
+static void crc32c_matches_known_vector(void **state) {
+  (void)state;
+  /* CRC-32C of "123456789" is 0xE3069283. */
+  assert_int_equal(prof__crc32c(0, "123456789", 9), 0xE3069283u);
+  uint32_t part = prof__crc32c(0, "12345", 5);
+  assert_int_equal(prof__crc32c(part, "6789", 4), 0xE3069283u);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(round_trip_preserves_every_field),
+      cmocka_unit_test(missing_footer_is_truncation_after_all_data),
+      cmocka_unit_test(every_truncation_is_reported),
+      cmocka_unit_test(every_flipped_byte_is_caught),
+      cmocka_unit_test(not_a_trace_and_missing_file),
+      cmocka_unit_test(unwritable_path_fails_with_message),
+      cmocka_unit_test(full_disk_errors_are_sticky),
+      cmocka_unit_test(varints_round_trip_at_edges),
+      cmocka_unit_test(crc32c_matches_known_vector),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
