@@ -412,6 +412,7 @@ int main(int argc, char **argv) {
   int rc = run(&o);
   const char *trace = prof_trace_path();
   if (trace) printf("trace: %s\n", trace);
+  fflush(stdout);
   prof_shutdown();
   return rc;
 }
