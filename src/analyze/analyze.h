@@ -63,6 +63,14 @@ typedef struct prof__finding {
   double value;        /* the main measured quantity (share, ratio, bytes) */
 } prof__finding;
 
+/* Statistics of step durations. p95 is the nearest-rank percentile: the
+ * ceil(0.95 * count)-th smallest duration; the median of an even count is
+ * the mean of the two middle durations. */
+typedef struct prof__step_stats {
+  size_t count;
+  uint64_t total_ns, mean_ns, median_ns, p95_ns, min_ns, max_ns;
+} prof__step_stats;
+
 typedef struct prof__an prof__an;
 
 /* A report section. Every hook may be NULL. `st` is the section's own zeroed
@@ -115,6 +123,19 @@ struct prof__an {
   void **section_state;
   /* options */
   int quiet;             /* no progress output */
+  /* ---- added after the first contract (append only) ---- */
+  const prof__kv *footer; /* FOOTER pairs, in file order */
+  size_t footer_count;
+  const prof__kv *meta;   /* META pairs, in file order */
+  size_t meta_count;
+  int has_footer;
+  prof__step_stats step_stats;   /* all complete steps */
+  prof__step_stats steady_stats; /* without a flagged warm-up step */
+  uint64_t unfinished_steps;     /* steps begun but never ended (dropped from the table) */
+  uint64_t unmatched_step_ends;  /* STEP_END with no open step of that number */
+  uint64_t unmatched_range_ends; /* RANGE_END with no matching open range */
+  uint64_t unclosed_ranges;      /* ranges closed by the analyzer (end of trace, lost END) */
+  uint64_t dropped_ranges;       /* ranges ignored: nesting deeper than the analyzer keeps */
 };
 
 /* Section registry (generated from sections.def). */
@@ -150,5 +171,19 @@ int prof__report_files(const char *trace_path, char *err);
 
 /* Exporters. */
 int prof__export_chrome(prof__an *an, FILE *out);
+
+/* ---- added after the first contract (append only) ---- */
+
+/* prof__an_run() with options: quiet = 1 never shows progress. */
+int prof__an_run_opts(prof__an **out, const char *path, int quiet, char *err);
+/* Footer value or NULL. */
+const char *prof__an_footer(const prof__an *an, const char *key);
+/* Breakdown bucket names: "compute", "data", "comm", "io", "other",
+ * "untracked". */
+const char *prof__an_bucket_name(int bucket);
+/* Category name of a range ("compute", "data", "comm", "io", "other"). */
+const char *prof__an_cat_name(int cat);
+/* Format a duration in ns for people ("12.3 ms") into buf. */
+const char *prof__an_fmt_ns(char *buf, size_t n, uint64_t ns);
 
 #endif /* PROF_ANALYZE_H */

@@ -1,0 +1,90 @@
+/* report.c — report entry points: pick the writer for a format, and write
+ * the report files beside a trace at shutdown. Helpers shared by the
+ * writers live here too.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mlprof.h"
+#include "an_internal.h"
+
+static const prof__an *sort_an; /* qsort has no context argument */
+
+static int cmp_self(const void *a, const void *b) {
+  const prof__range_stat *x = &sort_an->ranges[*(const size_t *)a], *y = &sort_an->ranges[*(const size_t *)b];
+  if (x->self_ns != y->self_ns) return x->self_ns > y->self_ns ? -1 : 1;
+  if (x->total_ns != y->total_ns) return x->total_ns > y->total_ns ? -1 : 1;
+  return strcmp(prof__an_str(sort_an, x->name), prof__an_str(sort_an, y->name));
+}
+
+size_t *prof__ranges_by_self(const prof__an *an) {
+  if (!an->nranges) return NULL;
+  size_t *idx = malloc(an->nranges * sizeof *idx);
+  if (!idx) return NULL;
+  for (size_t i = 0; i < an->nranges; i++) idx[i] = i;
+  sort_an = an;
+  qsort(idx, an->nranges, sizeof *idx, cmp_self);
+  sort_an = NULL;
+  return idx;
+}
+
+long long prof__an_pid(const prof__an *an) {
+  const char *s = prof__an_header(an, "pid");
+  if (!s || !*s) return -1;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  return *end ? -1 : v;
+}
+
+int prof__report_write(prof__an *an, const char *format, FILE *out) {
+  if (!an || !out || !format) return PROF_EINVAL;
+  int rc;
+  if (strcmp(format, "text") == 0) rc = prof__report_text(an, out);
+  else if (strcmp(format, "json") == 0) rc = prof__report_json(an, out);
+  else if (strcmp(format, "html") == 0) return PROF_EUNSUPPORTED; /* not built yet */
+  else return PROF_EINVAL;
+  if (rc == 0 && (fflush(out) != 0 || ferror(out))) rc = PROF_EIO;
+  return rc;
+}
+
+/* Write one report to `<trace><suffix>` through a temporary file, so a
+ * reader never sees half a report. */
+static int write_one(prof__an *an, const char *trace, const char *suffix, const char *format, char *err) {
+  size_t n = strlen(trace) + strlen(suffix) + 16;
+  char *path = malloc(n), *tmp = malloc(n);
+  int rc = PROF_ENOMEM;
+  if (!path || !tmp) goto done;
+  snprintf(path, n, "%s%s", trace, suffix);
+  snprintf(tmp, n, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    snprintf(err, 256, "cannot create '%s': %s", tmp, strerror(errno));
+    rc = PROF_EIO;
+    goto done;
+  }
+  rc = prof__report_write(an, format, f);
+  if (fclose(f) != 0 && rc == 0) rc = PROF_EIO;
+  if (rc == 0 && rename(tmp, path) != 0) rc = PROF_EIO;
+  if (rc) {
+    if (!err[0]) snprintf(err, 256, "cannot write '%s': %s", path, prof_strerror(rc));
+    unlink(tmp);
+  }
+done:
+  if (rc == PROF_ENOMEM && !err[0]) snprintf(err, 256, "out of memory");
+  free(path);
+  free(tmp);
+  return rc;
+}
+
+int prof__report_files(const char *trace_path, char *err) {
+  err[0] = 0;
+  prof__an *an;
+  int rc = prof__an_run_opts(&an, trace_path, 1, err);
+  if (rc) return rc;
+  rc = write_one(an, trace_path, ".report.txt", "text", err);
+  if (rc == 0) rc = write_one(an, trace_path, ".report.json", "json", err);
+  prof__an_free(an);
+  return rc;
+}
