@@ -88,7 +88,9 @@ typedef struct prof_config {
   uint32_t ring_kb;     /* per-thread ring size in KiB; 0: MLPROF_RING_KB, else 1024 */
   int report;           /* 1: write reports at shutdown, 0: don't, -1: MLPROF_REPORT (default 1) */
   int disable;          /* 1: profile nothing (all calls become cheap no-ops) */
-  uint32_t flush_ms;    /* writer wake-up period in ms; 0: 10 */
+  uint32_t flush_ms;    /* writer wake-up period in ms; 0: MLPROF_FLUSH_MS, else 10 */
+  const char *schedule; /* step schedule "skip_first=N,wait=N,warmup=N,active=N,repeat=N";
+                           NULL: MLPROF_SCHEDULE, else every step is recorded */
 } prof_config;
 
 /* A config with size set and every field at its default. */
@@ -164,6 +166,46 @@ PROF_API void prof_range_push_id(uint32_t name_id, int category);
 /* prof_mark() / prof_counter() with a name id from prof_name_id(). */
 PROF_API void prof_mark_id(uint32_t name_id);
 PROF_API void prof_counter_id(uint32_t name_id, double value);
+
+/* ---- Memory ------------------------------------------------------------- */
+
+/* Name a custom memory pool (a tensor arena, a caching allocator, a GPU
+ * memory manager) and get its id (>= 1) for prof_mem_alloc/prof_mem_free.
+ * The same name gives the same id. Returns a negative error when the
+ * profiler is not running. Pool 0 is the process heap (malloc). */
+PROF_API int prof_mem_pool(const char *name);
+
+/* Report that `size` bytes at `ptr` were handed out from `pool`, and later
+ * given back. The memory views (peaks, leaks, sites) include these blocks
+ * with their call stacks like malloc'd ones. Never blocks; a bad pool id or
+ * a NULL ptr is ignored and counted. */
+PROF_API void prof_mem_alloc(int pool, const void *ptr, size_t size);
+PROF_API void prof_mem_free(int pool, const void *ptr);
+
+/* ---- Model health ------------------------------------------------------- */
+
+/* Kinds of tensors summarised by prof_histogram(). */
+enum prof_hist_kind {
+  PROF_HIST_WEIGHT = 0,
+  PROF_HIST_GRADIENT = 1,
+  PROF_HIST_ACTIVATION = 2,
+  PROF_HIST_OTHER = 3
+};
+
+/* Record a per-step metric (loss, accuracy, learning rate, "val/loss").
+ * Tags starting with "val/" or "eval/" are validation metrics, "train/" or
+ * no prefix training metrics. Belongs to the current step. Never blocks. */
+PROF_API void prof_scalar(const char *tag, double value);
+
+/* Summarise a tensor in one pass (count, min, max, mean, std, zeros, NaN and
+ * Inf counts, log-scale magnitude buckets) and record only the summary.
+ * Does not allocate; the cost is about one read of the data. */
+PROF_API void prof_histogram(const char *tag, int kind, const float *values, size_t n);
+
+/* Write a report of everything recorded so far to `path` (text; NULL:
+ * "<trace>.snapshot.txt"), without stopping the profiler. May block for
+ * the analysis. Returns 0 or a negative error. */
+PROF_API int prof_snapshot(const char *path);
 
 /* ---- Introspection ------------------------------------------------------ */
 

@@ -147,6 +147,11 @@ void prof__emit(uint8_t type, uint8_t cat, uint32_t name, uint64_t a, uint64_t b
   if (t) prof__ring_put(&t->ring, type, cat, name, prof__ticks(), a, b);
 }
 
+int prof__emit_aux(uint8_t type, uint8_t cat, uint16_t aux, uint32_t name, uint64_t a, uint64_t b) {
+  prof__thread *t = self_or_slow();
+  return t ? prof__ring_put_aux(&t->ring, type, cat, aux, name, prof__ticks(), a, b) : 0;
+}
+
 PROF_API const char *prof_strerror(int err) {
   switch (err) {
   case 0:

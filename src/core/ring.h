@@ -34,9 +34,10 @@ typedef struct prof__ring {
 int prof__ring_init(prof__ring *r, size_t bytes);
 void prof__ring_free(prof__ring *r);
 
-/* Append one event; returns 1, or 0 when the ring was full (counted). */
-static inline int prof__ring_put(prof__ring *r, uint8_t type, uint8_t cat, uint32_t name,
-                                 uint64_t ts, uint64_t a, uint64_t b) {
+/* Append one event with a producer value in `aux`; returns 1, or 0 when
+ * the ring was full (counted). */
+static inline int prof__ring_put_aux(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux,
+                                     uint32_t name, uint64_t ts, uint64_t a, uint64_t b) {
   uint64_t h = r->head;
   if (PROF_UNLIKELY(h - r->tail_cache > r->mask)) {
     r->tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
@@ -49,12 +50,18 @@ static inline int prof__ring_put(prof__ring *r, uint8_t type, uint8_t cat, uint3
   e->ts = ts;
   e->type = type;
   e->cat = cat;
-  e->aux = 0;
+  e->aux = aux;
   e->name = name;
   e->a = a;
   e->b = b;
   __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
   return 1;
+}
+
+/* Append one event; returns 1, or 0 when the ring was full (counted). */
+static inline int prof__ring_put(prof__ring *r, uint8_t type, uint8_t cat, uint32_t name,
+                                 uint64_t ts, uint64_t a, uint64_t b) {
+  return prof__ring_put_aux(r, type, cat, 0, name, ts, a, b);
 }
 
 /* Producer: count an event dropped for another reason (e.g. its range's

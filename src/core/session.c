@@ -30,8 +30,18 @@ static prof__cfg cfg;
 static int step_open;
 static uint64_t step_next, step_cur;
 static int hooks_installed;
-static prof__module modules[16];
-static int nmodules, started_modules;
+static prof__module modules[32];
+static int nmodules, started_modules, builtin_added;
+
+/* The modules linked into this build (modules.def). */
+#define PROF_MODULE(sym) extern const prof__module sym;
+#include "modules.def"
+#undef PROF_MODULE
+static const prof__module *const builtin[] = {
+#define PROF_MODULE(sym) &sym,
+#include "modules.def"
+#undef PROF_MODULE
+    NULL};
 
 /* Report writer from the analyzer (absent in builds without it). */
 extern int prof__report_files(const char *trace_path, char *err) __attribute__((weak));
@@ -42,10 +52,15 @@ uint64_t prof__misuse_total(void) {
   return n;
 }
 
+static int module_add_locked(const prof__module *m) {
+  if (nmodules >= 32 || !m) return PROF_EINVAL;
+  modules[nmodules++] = *m;
+  return 0;
+}
+
 int prof__module_add(const prof__module *m) {
   pthread_mutex_lock(&lock);
-  int rc = nmodules < 16 && m ? 0 : PROF_EINVAL;
-  if (!rc) modules[nmodules++] = *m;
+  int rc = module_add_locked(m);
   pthread_mutex_unlock(&lock);
   return rc;
 }
@@ -88,7 +103,7 @@ static prof__tw *open_trace(char *err) {
   snprintf(mono, sizeof mono, "%llu", (unsigned long long)prof__clk.mono0);
   snprintf(tsc0, sizeof tsc0, "%llu", (unsigned long long)prof__clk.tsc0);
   snprintf(ring, sizeof ring, "%u", cfg.ring_kb);
-  gethostname(host, sizeof host - 1);
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
   append_cmdline(cmd, sizeof cmd);
   if (uname(&u) != 0) memset(&u, 0, sizeof u);
   char os[200];
@@ -106,7 +121,13 @@ static prof__tw *open_trace(char *err) {
       {"start_realtime_ns", rt},
       {"ring_kb", ring},
   };
-  return prof__tw_open(cfg.path, kv, sizeof kv / sizeof kv[0], err);
+  enum { BASE = sizeof kv / sizeof kv[0], MAX = BASE + 64 };
+  prof__kv all[MAX];
+  memcpy(all, kv, sizeof kv);
+  size_t n = BASE;
+  for (int i = 0; i < nmodules; i++)
+    if (modules[i].header) n += modules[i].header(all + n, MAX - n);
+  return prof__tw_open(cfg.path, all, n, err);
 }
 
 static int go_off(int err) {
@@ -122,6 +143,10 @@ static int init_locked(const prof_config *c) {
   int rc = prof__config_resolve(c, &cfg);
   if (rc) return rc; /* a bad config may be retried with a good one */
   if (cfg.disable) return go_off(PROF_EDISABLED);
+  if (!builtin_added) {
+    builtin_added = 1;
+    for (int i = 0; builtin[i]; i++) module_add_locked(builtin[i]);
+  }
   prof__clock_init(cfg.force_monotonic);
   rc = prof__threads_setup(cfg.ring_kb * 1024u);
   if (rc) return go_off(rc);

@@ -9,6 +9,7 @@
 #include "mlprof.h"
 #include "clock.h"
 #include "ring.h"
+#include "trace/trace.h"
 
 struct prof__tw;
 
@@ -101,14 +102,22 @@ int prof__writer_hook_add(prof__writer_hook fn, void *arg);
  * Copies both strings. Safe from any thread, not from signal handlers. */
 int prof__meta_add(const char *key, const char *value);
 
-/* Called at the end of prof_init() (after the writer started) and at the
- * start of prof_shutdown() (before the final drain), so producers can
- * start and stop (samplers, allocator hooks, GPU subscribers). */
+/* A producer module (memory, CPU sampling, GPU, resources, ...). Modules
+ * are listed once in src/core/modules.def, so they are linked into static
+ * builds too. Every hook may be NULL.
+ *  - header: add key/value pairs to the trace header (at most `max`);
+ *    strings must stay valid until prof_init() returns. Returns the count.
+ *  - start: after the writer started, before prof_init() returns; a
+ *    negative return is reported by the module itself and ignored (the
+ *    session runs without it).
+ *  - stop: at the start of prof_shutdown(), before the final drain. */
 typedef struct prof__module {
   const char *name;
+  size_t (*header)(prof__kv *kv, size_t max);
   int (*start)(void);
   void (*stop)(void);
 } prof__module;
+/* Register a module at run time (tests, optional pieces); at most 16. */
 int prof__module_add(const prof__module *m);
 
 /* Session facts for producers. */
@@ -119,5 +128,7 @@ const char *prof__env(const char *name);
 
 /* Push an event for the calling thread from core code (not signal-safe). */
 void prof__emit(uint8_t type, uint8_t cat, uint32_t name, uint64_t a, uint64_t b);
+/* Same with the aux field; returns 1 if recorded. */
+int prof__emit_aux(uint8_t type, uint8_t cat, uint16_t aux, uint32_t name, uint64_t a, uint64_t b);
 
 #endif

@@ -1,0 +1,45 @@
+/* stack.h — call-stack capture and the process-wide stack table.
+ *
+ * Shared by memory profiling (stacks of allocations) and CPU sampling
+ * (stacks of samples, taken inside a signal handler). Capture goes through
+ * libunwind (the only file that includes it is src/stack/unwind.c); stacks
+ * are deduplicated into a lock-free, preallocated table so the same stack
+ * is written to the trace once (PROF_CHUNK_STACKS) and events refer to it
+ * by id. The loaded-module map (path, load address, size, build id) goes
+ * into PROF_CHUNK_MODULES so addresses are symbolized after the run.
+ */
+#ifndef PROF_STACK_H
+#define PROF_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/trace.h"
+
+#define PROF_STACK_MAX_DEPTH 64
+
+/* Capture the caller's return addresses, innermost first, skipping `skip`
+ * frames of the profiler itself. Async-signal-safe, no allocation after
+ * prof__stack_thread_init(). Returns the depth (0 on failure). */
+int prof__stack_capture(uintptr_t *pcs, int max, int skip);
+
+/* Capture from a signal handler's ucontext (the interrupted code's stack).
+ * Async-signal-safe. Returns the depth. */
+int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max);
+
+/* Prepare the calling thread for capture (libunwind's per-thread caches)
+ * outside of any signal handler. Idempotent, cheap after the first call. */
+void prof__stack_thread_init(void);
+
+/* Intern a stack; returns its id (>= 1), or 0 when the table is full (the
+ * caller counts a lost stack). Lock-free and async-signal-safe. */
+uint32_t prof__stack_intern(const uintptr_t *pcs, int depth);
+
+/* Writer thread: write stacks interned since the last call, and the module
+ * map when it changed (dlopen). Returns 0 or a negative error. */
+int prof__stack_emit(prof__tw *tw);
+
+/* Stacks that could not be interned (table full). */
+uint64_t prof__stack_lost(void);
+
+#endif
