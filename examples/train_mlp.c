@@ -91,7 +91,8 @@ static void shuffle(int *v, int n) {
   }
 }
 
-/* One augmentation pass: small random rotations in feature pairs plus noise. */
+/* One augmentation pass: small random rotations in feature pairs, then a
+ * random gain and additive noise on every feature. */
 static void augment(float *x, int n) {
   for (int i = 0; i < n; i++) {
     float *row = x + i * FEATURES;
@@ -101,7 +102,7 @@ static void augment(float *x, int n) {
       row[f] = c * u - s * v;
       row[f + 1] = s * u + c * v;
     }
-    for (int f = 0; f < FEATURES; f++) row[f] += 0.1f * rng_normal();
+    for (int f = 0; f < FEATURES; f++) row[f] = row[f] * (0.9f + 0.2f * rng_uniform()) + 0.1f * rng_normal();
   }
 }
 
