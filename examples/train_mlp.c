@@ -9,8 +9,9 @@
  *
  *   train_mlp [--steps N] [--batch N] [--hidden N] [--lr X] [--seed N] [--slow-data]
  *
- * --slow-data makes the input pipeline do many extra augmentation passes, so
- * data loading dominates the step (the report should call the run input bound).
+ * --slow-data adds a simulated slow decoder to the input pipeline that takes
+ * about three times as long as the step's compute, so data loading dominates
+ * (the report should call the run input bound).
  * Exits 1 if the loss did not fall, 2 on bad arguments or out of memory.
  */
 #include <math.h>
@@ -106,17 +107,22 @@ static void augment(float *x, int n) {
   }
 }
 
-/* --slow-data: stands for an expensive decoder (images, text) by running the
- * augmentation many times on a scratch copy of the batch and keeping the
- * mean of the copies' first feature as a checksum, so nothing is optimised away. */
-static float slow_decode(const float *x, float *scratch, int n) {
+/* --slow-data: stands for an expensive decoder (images, audio) by running the
+ * augmentation on a scratch copy of the batch again and again until `budget_s`
+ * seconds have passed (at least once). The caller sets the budget to a
+ * multiple of the last step's compute time, so data loading dominates in any
+ * build (optimised, debug, sanitized). The checksum keeps the work alive. */
+static double now_s(void);
+
+static float slow_decode(const float *x, float *scratch, int n, double budget_s) {
   float check = 0;
-  for (int r = 0; r < 60; r++) {
+  double end = now_s() + budget_s;
+  do {
     memcpy(scratch, x, sizeof(float) * FEATURES * n);
     augment(scratch, n);
     check += scratch[0];
-  }
-  return check / 60;
+  } while (now_s() < end);
+  return check;
 }
 
 /* Zero mean, unit variance per feature over the batch. */
@@ -135,7 +141,7 @@ static void normalise(float *x, int n) {
 }
 
 /* The input pipeline of one step: next indices, gather, augment, normalise. */
-static float load_batch(dataset *ds, float *bx, float *scratch, int *by, int n, int slow) {
+static float load_batch(dataset *ds, float *bx, float *scratch, int *by, int n, double slow_s) {
   float check = 0;
   for (int i = 0; i < n; i++) {
     if (ds->cursor >= SAMPLES) {
@@ -146,7 +152,7 @@ static float load_batch(dataset *ds, float *bx, float *scratch, int *by, int n, 
     memcpy(bx + i * FEATURES, ds->x + k * FEATURES, sizeof(float) * FEATURES);
     by[i] = ds->y[k];
   }
-  if (slow) check = slow_decode(bx, scratch, n);
+  if (slow_s > 0) check = slow_decode(bx, scratch, n, slow_s);
   augment(bx, n);
   normalise(bx, n);
   return check;
@@ -348,11 +354,15 @@ static double now_s(void) {
 /* Keeps the slow decoder's checksum alive. */
 static volatile float decode_sink;
 
+/* Seconds the compute phases of the last step took (sets the --slow-data budget). */
+static double last_compute_s = 1e-3;
+
 static double train_step(model *m, dataset *ds, float *scratch, int *by, const options *o) {
   prof_start();
   prof_range_push_cat("data", PROF_CAT_DATA);
-  decode_sink = load_batch(ds, m->act[0], scratch, by, o->batch, o->slow_data);
+  decode_sink = load_batch(ds, m->act[0], scratch, by, o->batch, o->slow_data ? 3 * last_compute_s : 0);
   prof_range_pop();
+  double t0 = now_s();
   prof_range_push("forward");
   double loss = forward(m, by, o->batch);
   prof_range_pop();
@@ -362,6 +372,7 @@ static double train_step(model *m, dataset *ds, float *scratch, int *by, const o
   prof_range_push("optimizer");
   optimizer_step(m, o->lr, o->momentum);
   prof_range_pop();
+  last_compute_s = now_s() - t0;
   prof_counter("loss", loss);
   prof_stop();
   return loss;
