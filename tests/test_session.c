@@ -343,6 +343,35 @@ static void fork_child_runs_unprofiled(void **state) {
   assert_int_equal(events, 2);
 }
 
+static int scenario_rank(const char *dir) {
+  setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  setenv("MLPROF_OUTPUT", dir, 1);
+  if (prof_init(NULL) != 0) return 1;
+  const char *p = prof_trace_path();
+  if (!p || !strstr(p, ".r3.")) return 2;
+  char path[1024];
+  snprintf(path, sizeof path, "%s", p);
+  prof_shutdown();
+  prof__reader *r;
+  char err[256];
+  if (prof__reader_open(&r, path, err) != 0) return 3;
+  int ok = strcmp(prof__reader_get(r, "rank"), "3") == 0 &&
+           strcmp(prof__reader_get(r, "local_rank"), "1") == 0 &&
+           strcmp(prof__reader_get(r, "world_size"), "4") == 0 &&
+           strcmp(prof__reader_get(r, "rank_source"), "openmpi") == 0;
+  prof__reader_close(r);
+  return ok ? 0 : 4;
+}
+
+static void launcher_rank_names_the_trace_and_header(void **state) {
+  (void)state;
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/", th_tmp_path("rankdir", ""));
+  assert_int_equal(in_child(scenario_rank, dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(misuse_is_ignored_and_counted),
@@ -353,6 +382,7 @@ int main(void) {
       cmocka_unit_test(many_threads_lose_events_exactly_accounted),
       cmocka_unit_test(events_come_back_in_order_with_names),
       cmocka_unit_test(fork_child_runs_unprofiled),
+      cmocka_unit_test(launcher_rank_names_the_trace_and_header),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "rank.h"
 
 const char *prof__env(const char *name) {
   char key[64];
@@ -50,10 +51,20 @@ static int is_dir(const char *p) {
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The default file name: "<program>.<pid>.mlpt", with a rank suffix when a
- * launcher told us the rank (see docs). */
+/* The default file name: "<program>.<pid>.mlpt", or, when a launcher told
+ * us the rank, "<program>.<host>.r<rank>.<pid>.mlpt" so the processes of
+ * one job never clash, also across hosts sharing a directory. */
 static void default_name(char *out, size_t n) {
-  snprintf(out, n, "%s.%d.mlpt", prof__program_name(), (int)getpid());
+  prof__rank r;
+  prof__rank_detect(&r);
+  if (r.known) {
+    char host[128] = "host";
+    if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "host");
+    host[sizeof host - 1] = 0;
+    snprintf(out, n, "%s.%s.r%ld.%d.mlpt", prof__program_name(), host, r.rank, (int)getpid());
+  } else {
+    snprintf(out, n, "%s.%d.mlpt", prof__program_name(), (int)getpid());
+  }
 }
 
 static void make_path(char *out, size_t n, const char *output) {

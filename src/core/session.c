@@ -16,6 +16,7 @@
 
 #include "bgwriter.h"
 #include "config.h"
+#include "rank.h"
 #include "session.h"
 
 enum { ST_IDLE, ST_RUNNING, ST_DOWN, ST_OFF };
@@ -108,7 +109,17 @@ static prof__tw *open_trace(char *err) {
   if (uname(&u) != 0) memset(&u, 0, sizeof u);
   char os[200];
   snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
+  prof__rank rk;
+  char rank[24], lrank[24], wsize[24];
+  prof__rank_detect(&rk);
+  snprintf(rank, sizeof rank, "%ld", rk.rank);
+  snprintf(lrank, sizeof lrank, "%ld", rk.local_rank);
+  snprintf(wsize, sizeof wsize, "%ld", rk.world_size);
   prof__kv kv[] = {
+      {"rank", rank},
+      {"local_rank", lrank},
+      {"world_size", wsize},
+      {"rank_source", rk.source},
       {"program", prof__program_name()},
       {"pid", pid},
       {"cmdline", cmd},
