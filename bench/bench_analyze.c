@@ -261,7 +261,7 @@ int main(int argc, char **argv) {
   }
   if (events < 10000) events = 10000;
   if (steps < 10) steps = 10;
-  if (steps > events / 100) steps = events / 100;
+  if (steps > events / 1000) steps = events / 1000; /* the small trace keeps >= 100 events a step */
   if (threads < 1 || threads > MAX_THREADS) threads = 3;
 
   char dir[512];
