@@ -1,0 +1,186 @@
+/* test_chrome.c — the Chrome Trace Event export: valid JSON with complete
+ * events in microseconds, thread names, steps on their own track, marks and
+ * counters. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "test_analyze_tb.h"
+#include "analyze/analyze.h"
+#include "analyze/jsonparse.h"
+
+/* Base time 5 ms. Thread 7 "main": step 0 [5000000, 5004000), range
+ * "forward" [5001000, 5003500) holding "matmul" [5001500, 5002250),
+ * a mark at 5003600 and counters loss=0.5, loss=NaN. Thread 9 has an
+ * unclosed range "load" from 5000250; its last event is at 5003000. */
+static const char *chrome_trace(void) {
+  tb t = tb_open("chrome");
+  tb_str(&t, 1, "forward");
+  tb_str(&t, 2, "matmul");
+  tb_str(&t, 3, "epoch-end");
+  tb_str(&t, 4, "loss");
+  tb_str(&t, 5, "load");
+  tb_sb(&t, 7, 5000000, 0);
+  tb_b(&t, 7, 5001000, 1, PROF_CAT_COMPUTE);
+  tb_b(&t, 7, 5001500, 2, PROF_CAT_COMPUTE);
+  tb_e(&t, 7, 5002250, 2);
+  tb_e(&t, 7, 5003500, 1);
+  tb_mark(&t, 7, 5003600, 3);
+  tb_counter(&t, 7, 5003700, 4, 0.5);
+  tb_counter(&t, 7, 5003800, 4, NAN);
+  tb_se(&t, 7, 5004000, 0);
+  tb_b(&t, 9, 5000250, 5, PROF_CAT_DATA);
+  tb_mark(&t, 9, 5003000, 3);
+  tb_thread_named(&t, 7, "main", 0);
+  tb_thread_named(&t, 9, "loader \"0\"", 0);
+  return tb_close(&t, "0");
+}
+
+typedef struct exported {
+  char *text;
+  prof__jv *root;
+  const prof__jv *events;
+} exported;
+
+static int export_setup(void **state) {
+  exported *x = calloc(1, sizeof *x);
+  prof__an *an = NULL;
+  char err[256];
+  if (prof__an_run_opts(&an, chrome_trace(), 1, err)) return -1;
+  size_t len = 0;
+  FILE *f = open_memstream(&x->text, &len);
+  int rc = prof__export_chrome(an, f);
+  fclose(f);
+  prof__an_free(an);
+  if (rc) return -1;
+  x->root = prof__jv_parse(x->text, len, err);
+  if (!x->root) {
+    fprintf(stderr, "%s\n", err);
+    return -1;
+  }
+  x->events = prof__jv_get(x->root, "traceEvents");
+  *state = x;
+  return 0;
+}
+
+static int export_teardown(void **state) {
+  exported *x = *state;
+  prof__jv_free(x->root);
+  free(x->text);
+  free(x);
+  return 0;
+}
+
+static const char *sget(const prof__jv *e, const char *k) {
+  const prof__jv *v = prof__jv_get(e, k);
+  return v && v->type == PROF_JV_STR ? v->str : "";
+}
+
+static double nget(const prof__jv *e, const char *k) {
+  const prof__jv *v = prof__jv_get(e, k);
+  return v && v->type == PROF_JV_NUM ? v->num : -1;
+}
+
+/* The n-th event with this phase and name (NULL if none). */
+static const prof__jv *find(const exported *x, const char *ph, const char *name, int n) {
+  for (size_t i = 0; i < x->events->len; i++) {
+    const prof__jv *e = &x->events->items[i];
+    if (strcmp(sget(e, "ph"), ph) == 0 && strcmp(sget(e, "name"), name) == 0 && n-- == 0) return e;
+  }
+  return NULL;
+}
+
+static int count_ph(const exported *x, const char *ph) {
+  int n = 0;
+  for (size_t i = 0; i < x->events->len; i++) n += strcmp(sget(&x->events->items[i], "ph"), ph) == 0;
+  return n;
+}
+
+static int near(double a, double b) { return fabs(a - b) < 1e-9; }
+
+static void ranges_are_complete_events_in_microseconds(void **state) {
+  exported *x = *state;
+  assert_int_equal(x->events->type, PROF_JV_ARR);
+  const prof__jv *fwd = find(x, "X", "forward", 0), *mm = find(x, "X", "matmul", 0);
+  assert_non_null(fwd);
+  assert_non_null(mm);
+  assert_true(near(nget(fwd, "ts"), 1.0)); /* (5001000 - 5000000) ns */
+  assert_true(near(nget(fwd, "dur"), 2.5));
+  assert_true(near(nget(mm, "ts"), 1.5));
+  assert_true(near(nget(mm, "dur"), 0.75));
+  assert_true(nget(fwd, "tid") == 7);
+  assert_true(nget(fwd, "pid") == 4242);
+  assert_string_equal(sget(fwd, "cat"), "compute");
+}
+
+static void unclosed_range_ends_at_last_event_of_its_thread(void **state) {
+  exported *x = *state;
+  const prof__jv *load = find(x, "X", "load", 0);
+  assert_non_null(load);
+  assert_true(near(nget(load, "ts"), 0.25));
+  assert_true(near(nget(load, "dur"), 2.75));
+  assert_true(nget(load, "tid") == 9);
+  assert_string_equal(sget(load, "cat"), "data");
+}
+
+static void steps_have_their_own_named_track(void **state) {
+  exported *x = *state;
+  const prof__jv *s = find(x, "X", "step 0", 0);
+  assert_non_null(s);
+  assert_true(near(nget(s, "ts"), 0.0));
+  assert_true(near(nget(s, "dur"), 4.0));
+  double track = nget(s, "tid");
+  assert_true(track != 7 && track != 9);
+  int named = 0;
+  for (int i = 0; i < 4; i++) {
+    const prof__jv *m = find(x, "M", "thread_name", i);
+    if (m && nget(m, "tid") == track) named = strcmp(sget(prof__jv_get(m, "args"), "name"), "steps") == 0;
+  }
+  assert_true(named);
+  assert_int_equal(count_ph(x, "X"), 4);
+}
+
+static void threads_and_process_are_named(void **state) {
+  exported *x = *state;
+  const prof__jv *p = find(x, "M", "process_name", 0);
+  assert_non_null(p);
+  assert_string_equal(sget(prof__jv_get(p, "args"), "name"), "unit-train");
+  int seen = 0;
+  for (int i = 0; i < 3; i++) {
+    const prof__jv *m = find(x, "M", "thread_name", i);
+    if (!m) continue;
+    const char *name = sget(prof__jv_get(m, "args"), "name");
+    if (nget(m, "tid") == 7 && strcmp(name, "main") == 0) seen |= 1;
+    if (nget(m, "tid") == 9 && strcmp(name, "loader \"0\"") == 0) seen |= 2;
+  }
+  assert_int_equal(seen, 3);
+}
+
+static void marks_and_finite_counters_are_exported(void **state) {
+  exported *x = *state;
+  const prof__jv *m = find(x, "i", "epoch-end", 0);
+  assert_non_null(m);
+  assert_true(near(nget(m, "ts"), 3.6));
+  assert_string_equal(sget(m, "s"), "t");
+  assert_non_null(find(x, "i", "epoch-end", 1));
+  const prof__jv *c = find(x, "C", "loss", 0);
+  assert_non_null(c);
+  assert_true(near(nget(c, "ts"), 3.7));
+  assert_true(nget(prof__jv_get(c, "args"), "value") == 0.5);
+  assert_null(find(x, "C", "loss", 1)); /* NaN sample skipped */
+  assert_true(nget(prof__jv_get(x->root, "otherData"), "ts_base_ns") == 5000000);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(ranges_are_complete_events_in_microseconds),
+    cmocka_unit_test(unclosed_range_ends_at_last_event_of_its_thread),
+    cmocka_unit_test(steps_have_their_own_named_track),
+    cmocka_unit_test(threads_and_process_are_named),
+    cmocka_unit_test(marks_and_finite_counters_are_exported),
+  };
+  return cmocka_run_group_tests(tests, export_setup, export_teardown);
+}
