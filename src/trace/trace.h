@@ -16,7 +16,7 @@
 #include "../core/event.h"
 
 #define PROF_TRACE_VERSION 1
-#define PROF_TRACE_MAGIC "\x89MLPT\r\n\x1a\n" /* 8 bytes */
+#define PROF_TRACE_MAGIC "\x89MLPT\r\n\x1a" /* 8 bytes */
 
 /* Chunk types. Values are part of the format: never renumber. A reader skips
  * chunk types it does not know (delivering them as PROF_REC_CHUNK). */
