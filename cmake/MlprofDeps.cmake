@@ -4,8 +4,8 @@
 # AUTO: use when found). Results are the cache variables MLPROF_HAVE_<X>.
 # mlprof_module_deps(target module) gives a module's object library the
 # include directories and MLPROF_HAVE_<X>=1 definitions it needs;
-# MLPROF_EXTRA_LIBS (computed once, here) lists what the final libraries
-# link. CUPTI is loaded with dlopen at run time: only its headers are used
+# MLPROF_EXTRA_LIBS (computed once, here, from the sources that include a
+# dependency's header) lists what the final libraries link. CUPTI is loaded with dlopen at run time: only its headers are used
 # at build time, and libcupti / libcudart are never linked.
 
 include_guard(GLOBAL)
@@ -111,30 +111,39 @@ endif()
 _mlprof_result(MPI ${_found} AUTO "MPI for C")
 
 # ---- What the final libraries link -----------------------------------------
-# Plain library paths (not imported targets) so the exported static target
-# needs nothing more than the paths on the consumer's side.
-function(_mlprof_module_present mod out)
-  file(GLOB srcs ${PROJECT_SOURCE_DIR}/src/${mod}/*.c)
-  if(srcs)
-    set(${out} ON PARENT_SCOPE)
-  else()
-    set(${out} OFF PARENT_SCOPE)
-  endif()
+# A dependency is linked when it was found and some source of the library
+# includes its header (the one file behind its door), so a build without the
+# producer that needs it does not link it. Plain library paths, not imported
+# targets, so the exported static target needs nothing more on the
+# consumer's side. The sources are globbed with CONFIGURE_DEPENDS by the
+# top-level file, so adding one re-runs this scan.
+function(_mlprof_sources_include regex out)
+  file(GLOB srcs ${PROJECT_SOURCE_DIR}/src/*/*.c)
+  set(hit OFF)
+  foreach(src ${srcs})
+    file(STRINGS ${src} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](${regex})")
+    if(lines)
+      set(hit ON)
+      break()
+    endif()
+  endforeach()
+  set(${out} ${hit} PARENT_SCOPE)
 endfunction()
 
 set(MLPROF_EXTRA_LIBS "")
 set(MLPROF_EXTRA_PC_LIBS "") # -l flags for mlprof.pc (Libs.private)
-_mlprof_module_present(cpu _have_cpu)
-_mlprof_module_present(mem _have_mem)
-if(MLPROF_HAVE_LIBUNWIND AND (_have_cpu OR _have_mem))
+_mlprof_sources_include("libunwind[a-z_-]*\\.h" _uses_unwind)
+_mlprof_sources_include("papi\\.h" _uses_papi)
+_mlprof_sources_include("elfutils/|dwarf\\.h" _uses_dw)
+if(MLPROF_HAVE_LIBUNWIND AND _uses_unwind)
   list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_UNWIND_LINK_LIBRARIES})
   list(APPEND MLPROF_EXTRA_PC_LIBS ${MLPROF_UNWIND_LDFLAGS})
 endif()
-if(MLPROF_HAVE_PAPI AND _have_cpu)
+if(MLPROF_HAVE_PAPI AND _uses_papi)
   list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_PAPI_LIBRARY})
   list(APPEND MLPROF_EXTRA_PC_LIBS -lpapi)
 endif()
-if(MLPROF_HAVE_LIBDW AND _have_cpu)
+if(MLPROF_HAVE_LIBDW AND _uses_dw)
   list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_DW_LINK_LIBRARIES})
   list(APPEND MLPROF_EXTRA_PC_LIBS ${MLPROF_DW_LDFLAGS})
 endif()
@@ -143,26 +152,25 @@ list(REMOVE_DUPLICATES MLPROF_EXTRA_PC_LIBS)
 
 # mlprof_module_deps(<target> <module>): include dirs and feature definitions.
 # Every module sees every MLPROF_HAVE_<X> flag (so the trace header can list
-# the features); include dirs go only where the dependency is used.
+# the features) and the include dirs of the host libraries found (libunwind,
+# PAPI, libdw); the CUDA headers go to the gpu module only and the MPI
+# headers to the mpi module only. Also usable on a final library target
+# (module "shared") for sources compiled straight into it.
 function(mlprof_module_deps target module)
   foreach(f LIBUNWIND PAPI LIBDW CUPTI MPI)
     if(MLPROF_HAVE_${f})
       target_compile_definitions(${target} PRIVATE MLPROF_HAVE_${f}=1)
     endif()
   endforeach()
-  if(module STREQUAL "cpu" OR module STREQUAL "mem")
-    if(MLPROF_HAVE_LIBUNWIND)
-      target_include_directories(${target} PRIVATE ${MLPROF_UNWIND_INCLUDE_DIRS})
-      target_compile_options(${target} PRIVATE ${MLPROF_UNWIND_CFLAGS_OTHER})
-    endif()
+  if(MLPROF_HAVE_LIBUNWIND)
+    target_include_directories(${target} PRIVATE ${MLPROF_UNWIND_INCLUDE_DIRS})
+    target_compile_options(${target} PRIVATE ${MLPROF_UNWIND_CFLAGS_OTHER})
   endif()
-  if(module STREQUAL "cpu")
-    if(MLPROF_HAVE_PAPI)
-      target_include_directories(${target} PRIVATE ${MLPROF_PAPI_INCLUDE_DIR})
-    endif()
-    if(MLPROF_HAVE_LIBDW)
-      target_include_directories(${target} PRIVATE ${MLPROF_DW_INCLUDE_DIRS})
-    endif()
+  if(MLPROF_HAVE_PAPI)
+    target_include_directories(${target} PRIVATE ${MLPROF_PAPI_INCLUDE_DIR})
+  endif()
+  if(MLPROF_HAVE_LIBDW)
+    target_include_directories(${target} PRIVATE ${MLPROF_DW_INCLUDE_DIRS})
   endif()
   if(module STREQUAL "gpu" AND MLPROF_HAVE_CUPTI)
     # SYSTEM: the toolkit's headers are not ours to keep warning-free.
@@ -182,4 +190,8 @@ foreach(f LIBUNWIND PAPI LIBDW CUPTI MPI)
     string(APPEND _mlprof_summary " ${lf}=off")
   endif()
 endforeach()
+if(MLPROF_EXTRA_PC_LIBS)
+  list(JOIN MLPROF_EXTRA_PC_LIBS " " _mlprof_links)
+  string(APPEND _mlprof_summary " (links ${_mlprof_links})")
+endif()
 message(STATUS "mlprof features:${_mlprof_summary}")
