@@ -1,0 +1,206 @@
+/* test_cli.c — the built `mlprof` command on a hand-built trace: info,
+ * report as JSON, Chrome export, help, bad arguments (exit 1) and bad
+ * traces (exit 2 with a message). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "test_analyze_tb.h"
+#include "analyze/jsonparse.h"
+
+#define MLPROF MLPROF_BIN_DIR "/mlprof"
+
+/* Three steps of 1000 ns; "decode" (data) takes 100 ns of each. */
+static const char *cli_trace(void) {
+  tb t = tb_open("cli");
+  tb_str(&t, 1, "decode");
+  tb_str(&t, 2, "train_step");
+  for (uint64_t i = 0; i < 3; i++) {
+    uint64_t b = 1000000 + i * 2000;
+    tb_sb(&t, 3, b, i);
+    tb_b(&t, 3, b, 1, PROF_CAT_DATA);
+    tb_e(&t, 3, b + 100, 1);
+    tb_b(&t, 3, b + 100, 2, PROF_CAT_COMPUTE);
+    tb_e(&t, 3, b + 1000, 2);
+    tb_se(&t, 3, b + 1000, i);
+  }
+  tb_thread_named(&t, 3, "trainer", 4);
+  return tb_close(&t, "0");
+}
+
+/* Run `mlprof <args>`; returns the exit status, output in *out. */
+static int mlprof(const char *args, char **out) {
+  char cmd[2048];
+  const char *log = th_tmp_path("cli-out", ".txt");
+  snprintf(cmd, sizeof cmd, "'%s' %s", MLPROF, args);
+  int rc = th_run(cmd, log);
+  *out = th_read_file(log, NULL);
+  assert_non_null(*out);
+  return rc;
+}
+
+static void info_shows_header_counts_and_state(void **state) {
+  (void)state;
+  char args[700], *out;
+  snprintf(args, sizeof args, "info '%s'", cli_trace());
+  assert_int_equal(mlprof(args, &out), 0);
+  assert_non_null(strstr(out, "unit-train"));
+  assert_non_null(strstr(out, "events: 18"));
+  assert_non_null(strstr(out, "lost: 4 events"));
+  assert_non_null(strstr(out, "state: complete"));
+  assert_non_null(strstr(out, "trainer"));
+  assert_non_null(strstr(out, "chunks"));
+  free(out);
+}
+
+static void report_json_parses_with_the_contract_keys(void **state) {
+  (void)state;
+  char args[700], *out, err[128];
+  const char *json = th_tmp_path("cli-report", ".json");
+  snprintf(args, sizeof args, "report --format json -o '%s' '%s'", json, cli_trace());
+  assert_int_equal(mlprof(args, &out), 0);
+  free(out);
+  size_t len;
+  char *text = th_read_file(json, &len);
+  assert_non_null(text);
+  prof__jv *v = prof__jv_parse(text, len, err);
+  if (!v) fail_msg("%s", err);
+  const char *keys[] = {"schema", "trace", "steps", "breakdown", "ranges", "findings"};
+  for (size_t i = 0; i < 6; i++) assert_non_null(prof__jv_get(v, keys[i]));
+  assert_true(prof__jv_path(v, "trace.lost_events")->num == 4);
+  assert_true(prof__jv_path(v, "steps.count")->num == 3);
+  assert_true(prof__jv_path(v, "breakdown.share.data")->num == 0.1);
+  const prof__jv *f = prof__jv_get(v, "findings");
+  int medium_input = 0;
+  for (size_t i = 0; i < f->len; i++) {
+    const prof__jv *id = prof__jv_get(&f->items[i], "id"), *sev = prof__jv_get(&f->items[i], "severity");
+    if (strcmp(id->str, "input_bound") == 0) medium_input = strcmp(sev->str, "medium") == 0;
+  }
+  assert_true(medium_input);
+  prof__jv_free(v);
+  free(text);
+}
+
+static void report_text_goes_to_stdout(void **state) {
+  (void)state;
+  char args[700], *out;
+  snprintf(args, sizeof args, "report '%s'", cli_trace());
+  assert_int_equal(mlprof(args, &out), 0);
+  assert_non_null(strstr(out, "lost 4 events"));
+  assert_non_null(strstr(out, "input_bound"));
+  free(out);
+}
+
+static void export_chrome_writes_valid_json(void **state) {
+  (void)state;
+  char args[700], *out, err[128];
+  const char *json = th_tmp_path("cli-chrome", ".json");
+  snprintf(args, sizeof args, "export --chrome '%s' -o '%s'", cli_trace(), json);
+  assert_int_equal(mlprof(args, &out), 0);
+  free(out);
+  size_t len;
+  char *text = th_read_file(json, &len);
+  assert_non_null(text);
+  prof__jv *v = prof__jv_parse(text, len, err);
+  if (!v) fail_msg("%s", err);
+  const prof__jv *ev = prof__jv_get(v, "traceEvents");
+  assert_non_null(ev);
+  int x = 0;
+  for (size_t i = 0; i < ev->len; i++) x += strcmp(prof__jv_get(&ev->items[i], "ph")->str, "X") == 0;
+  assert_int_equal(x, 9); /* 6 ranges + 3 steps */
+  prof__jv_free(v);
+  free(text);
+}
+
+static void help_exits_zero(void **state) {
+  (void)state;
+  char *out;
+  assert_int_equal(mlprof("--help", &out), 0);
+  assert_non_null(strstr(out, "report"));
+  assert_non_null(strstr(out, "export"));
+  free(out);
+  assert_int_equal(mlprof("report --help", &out), 0);
+  assert_non_null(strstr(out, "--format"));
+  free(out);
+}
+
+static void bad_arguments_exit_one(void **state) {
+  (void)state;
+  char args[700], *out;
+  const char *cases[] = {"", "frobnicate", "report", "report --format yaml x.mlpt", "report --bogus x.mlpt",
+                         "export x.mlpt", "info a.mlpt b.mlpt", "report -o"};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int rc = mlprof(cases[i], &out);
+    if (rc != 1) fail_msg("'mlprof %s' exited %d, not 1: %s", cases[i], rc, out);
+    assert_true(strlen(out) > 0);
+    free(out);
+  }
+  snprintf(args, sizeof args, "report --format html '%s'", cli_trace());
+  assert_int_equal(mlprof(args, &out), 1);
+  assert_non_null(strstr(out, "not available yet"));
+  free(out);
+}
+
+static void corrupt_or_missing_trace_exits_two(void **state) {
+  (void)state;
+  const char *path = cli_trace();
+  size_t len;
+  char *data = th_read_file(path, &len);
+  data[len - 4] ^= 0x77; /* inside the last chunk: CRC mismatch */
+  FILE *f = fopen(path, "wb");
+  fwrite(data, 1, len, f);
+  fclose(f);
+  free(data);
+  char args[700], *out;
+  const char *cmds[] = {"info", "report", "export --chrome -o /dev/null"};
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(args, sizeof args, "%s '%s'", cmds[i], path);
+    assert_int_equal(mlprof(args, &out), 2);
+    assert_non_null(strstr(out, "cannot read trace"));
+    free(out);
+  }
+  const char *junk = th_tmp_path("junk", ".mlpt");
+  f = fopen(junk, "w");
+  fputs("this is not a trace at all", f);
+  fclose(f);
+  snprintf(args, sizeof args, "report '%s'", junk);
+  assert_int_equal(mlprof(args, &out), 2);
+  assert_non_null(strstr(out, "not an mlprof trace"));
+  free(out);
+  assert_int_equal(mlprof("info /nonexistent/none.mlpt", &out), 2);
+  free(out);
+}
+
+static void truncated_trace_still_reports(void **state) {
+  (void)state;
+  tb t = tb_open("cli-trunc");
+  tb_str(&t, 1, "decode");
+  tb_sb(&t, 1, 0, 0);
+  tb_se(&t, 1, 100, 0);
+  char args[700], *out;
+  const char *path = tb_abort(&t);
+  snprintf(args, sizeof args, "info '%s'", path);
+  assert_int_equal(mlprof(args, &out), 0);
+  assert_non_null(strstr(out, "TRUNCATED"));
+  free(out);
+  snprintf(args, sizeof args, "report '%s'", path);
+  assert_int_equal(mlprof(args, &out), 0);
+  assert_non_null(strstr(out, "truncated"));
+  free(out);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(info_shows_header_counts_and_state),
+    cmocka_unit_test(report_json_parses_with_the_contract_keys),
+    cmocka_unit_test(report_text_goes_to_stdout),
+    cmocka_unit_test(export_chrome_writes_valid_json),
+    cmocka_unit_test(help_exits_zero),
+    cmocka_unit_test(bad_arguments_exit_one),
+    cmocka_unit_test(corrupt_or_missing_trace_exits_two),
+    cmocka_unit_test(truncated_trace_still_reports),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

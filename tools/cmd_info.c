@@ -1,0 +1,61 @@
+/* cmd_info.c — `mlprof info`: what a trace holds, without analysis: header,
+ * counts, threads, chunks, footer and whether it is complete. */
+#include "cli.h"
+
+#define U(x) ((unsigned long long)(x))
+
+static void print_kv(const char *title, const prof__kv *kv, size_t n) {
+  printf("%s:\n", title);
+  if (!n) printf("  (none)\n");
+  for (size_t i = 0; i < n; i++) printf("  %-20s %s\n", kv[i].key, kv[i].value);
+}
+
+static void print_threads(const prof__an *an) {
+  printf("threads: %zu\n", an->nthreads);
+  for (size_t i = 0; i < an->nthreads; i++) {
+    const prof__thread_info *t = &an->threads[i];
+    printf("  tid %-10u %-20s %10llu events, lost %llu%s\n", t->tid, t->name ? t->name : "-", U(t->events),
+           U(t->lost), t->exited ? ", exited" : "");
+  }
+}
+
+static void print_info(const prof__an *an) {
+  char d[32];
+  printf("trace: %s\n", an->path);
+  printf("size: %llu bytes in %llu chunks\n", U(prof__reader_size(an->reader)), U(an->chunks));
+  if (an->truncated) printf("state: TRUNCATED (%s)\n", an->trunc_msg);
+  else printf("state: complete (footer present)\n");
+  printf("events: %llu\n", U(an->events));
+  printf("lost: %llu events\n", U(an->lost_events));
+  printf("steps: %zu complete, %llu unfinished\n", an->nsteps, U(an->unfinished_steps));
+  printf("time span: %s\n", prof__an_fmt_ns(d, sizeof d, an->last_ns - an->first_ns));
+  print_kv("header", an->header, an->header_count);
+  if (an->meta_count) print_kv("meta", an->meta, an->meta_count);
+  print_kv("footer", an->footer, an->footer_count);
+  print_threads(an);
+}
+
+static int run(int argc, char **argv) {
+  const char *trace = NULL;
+  int npos;
+  const cli_opt opts[] = {{NULL, 0, NULL, NULL}};
+  if (cli_parse("info", argc, argv, opts, &trace, 1, &npos)) return CLI_USAGE;
+  if (npos != 1) {
+    cli_error("info", "expected one trace file (see 'mlprof info --help')");
+    return CLI_USAGE;
+  }
+  prof__an *an;
+  int rc = cli_analyze("info", trace, 1, &an);
+  if (rc) return rc;
+  print_info(an);
+  prof__an_free(an);
+  return fflush(stdout) ? CLI_OUTPUT : CLI_OK;
+}
+
+const mlprof_cmd mlprof_cmd_info = {
+    "info", "what a trace holds: header, counts, threads, truncation",
+    "usage: mlprof info TRACE\n\n"
+    "Print the header (program, pid, host, clock, ...), the number of events,\n"
+    "lost events and chunks, whether the trace is complete or truncated, the\n"
+    "footer totals and the threads.\n",
+    run};

@@ -1,0 +1,44 @@
+/* cmd_report.c — `mlprof report`: analyze a trace and print the report. */
+#include <string.h>
+
+#include "mlprof.h"
+#include "cli.h"
+
+static int run(int argc, char **argv) {
+  const char *format = "text", *out_path = NULL, *trace = NULL;
+  int quiet = 0, npos;
+  const cli_opt opts[] = {{"format", 'f', &format, NULL}, {"output", 'o', &out_path, NULL},
+                          {"quiet", 'q', NULL, &quiet}, {NULL, 0, NULL, NULL}};
+  if (cli_parse("report", argc, argv, opts, &trace, 1, &npos)) return CLI_USAGE;
+  if (npos != 1) {
+    cli_error("report", "expected one trace file (see 'mlprof report --help')");
+    return CLI_USAGE;
+  }
+  if (strcmp(format, "html") == 0) {
+    cli_error("report", "the html format is not available yet; use --format text or json");
+    return CLI_USAGE;
+  }
+  if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
+    cli_error("report", "unknown format '%s' (text, json)", format);
+    return CLI_USAGE;
+  }
+  prof__an *an;
+  int rc = cli_analyze("report", trace, quiet, &an);
+  if (rc) return rc;
+  FILE *out = cli_open_out("report", out_path);
+  if (!out) rc = CLI_OUTPUT;
+  else rc = cli_close_out("report", out_path, out, prof__report_write(an, format, out));
+  prof__an_free(an);
+  return rc;
+}
+
+const mlprof_cmd mlprof_cmd_report = {
+    "report", "analyze a trace: steps, breakdown, ranges, findings",
+    "usage: mlprof report [--format text|json|html] [-o FILE] [--quiet] TRACE\n\n"
+    "Analyze TRACE and print the bottleneck report: step statistics, the step-time\n"
+    "breakdown by category, ranges ranked by self time and findings with advice.\n\n"
+    "  -f, --format F   text (default) or json (schema: docs/report-schema.md);\n"
+    "                   html is not available yet\n"
+    "  -o, --output F   write to F instead of standard output\n"
+    "  -q, --quiet      no progress display on a terminal\n",
+    run};

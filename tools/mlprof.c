@@ -1,0 +1,69 @@
+/* mlprof.c — the `mlprof` command: finds the subcommand in one table and
+ * runs it. A new subcommand is one X(name) line in MLPROF_COMMANDS plus its
+ * own tools/cmd_<name>.c defining `const mlprof_cmd mlprof_cmd_<name>`.
+ */
+#include <string.h>
+
+#include "mlprof.h"
+#include "cli.h"
+
+/* The subcommands, in the order `mlprof --help` lists them. */
+#define MLPROF_COMMANDS(X) \
+  X(report)                \
+  X(info)                  \
+  X(export)
+
+#define DECLARE(name) extern const mlprof_cmd mlprof_cmd_##name;
+MLPROF_COMMANDS(DECLARE)
+#undef DECLARE
+
+static const mlprof_cmd *const commands[] = {
+#define ENTRY(name) &mlprof_cmd_##name,
+    MLPROF_COMMANDS(ENTRY)
+#undef ENTRY
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *out) {
+  fputs("usage: mlprof <command> [options] [arguments]\n"
+        "       mlprof <command> --help\n\n"
+        "Reads traces written by the mlprof profiler library (.mlpt files).\n\n"
+        "commands:\n",
+        out);
+  for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+  fputs("\nexit status: 0 success, 1 usage error, 2 the trace cannot be read (missing,\n"
+        "not a trace, corrupt, unsupported version), 3 the output cannot be written.\n",
+        out);
+}
+
+static int wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_USAGE;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+    usage(stdout);
+    return CLI_OK;
+  }
+  if (strcmp(name, "--version") == 0) {
+    printf("mlprof %s\n", MLPROF_VERSION_STRING);
+    return CLI_OK;
+  }
+  for (size_t i = 0; i < NCOMMANDS; i++) {
+    if (strcmp(commands[i]->name, name) != 0) continue;
+    if (wants_help(argc - 1, argv + 1)) {
+      fputs(commands[i]->usage, stdout);
+      return CLI_OK;
+    }
+    return commands[i]->run(argc - 1, argv + 1);
+  }
+  cli_error(NULL, "unknown command '%s' (see 'mlprof --help')", name);
+  return CLI_USAGE;
+}
