@@ -117,6 +117,11 @@ static void install_puts_files_in_place(void **state) {
     if (!th_exists(p)) print_message("missing: %s\n", p);
     assert_true(th_exists(p));
   }
+  if (th_exists(MLPROF_BIN_DIR "/mlprof")) { /* the command, when this build has it */
+    char p[1200];
+    snprintf(p, sizeof p, "%s/bin/mlprof", inst.prefix);
+    assert_true(th_exists(p));
+  }
 }
 
 static void cmake_package_builds_and_runs_consumers(void **state) {
