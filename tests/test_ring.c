@@ -11,7 +11,7 @@
 
 static int setup(void **state) {
   prof__ring *r = malloc(sizeof *r);
-  if (!r || prof__ring_init(r, 16 * sizeof(prof__event)) != 0) return -1;
+  if (!r || prof__ring_init(r, 16 * sizeof(prof__slot)) != 0) return -1;
   *state = r;
   return 0;
 }
@@ -34,6 +34,28 @@ static void full_ring_drops_and_counts(void **state) {
   assert_int_equal(prof__ring_count(r), 0);
 }
 
+static void payload_events_take_two_slots(void **state) {
+  prof__ring *r = *state;
+  for (int i = 0; i < 10; i++) prof__ring_put(r, PROF_EV_COUNTER, 0, 3, (uint64_t)i, 100 + (uint64_t)i, 0);
+  assert_int_equal(prof__ring_count(r), 16); /* 8 events of 2 slots */
+  assert_int_equal(prof__ring_dropped(r), 2);
+  prof__event out[16];
+  assert_int_equal(prof__ring_read(r, out, 16), 8);
+  for (int i = 0; i < 8; i++) {
+    assert_int_equal(out[i].type, PROF_EV_COUNTER);
+    assert_int_equal(out[i].a, 100 + i);
+    assert_int_equal(out[i].b, 0);
+  }
+  /* A partial read leaves the rest, and never splits an event. */
+  prof__ring_put(r, PROF_EV_MARK, 0, 1, 1, 0, 0);
+  prof__ring_put(r, PROF_EV_ALLOC, 0, 2, 2, 0x1000, 64);
+  assert_int_equal(prof__ring_read(r, out, 1), 1);
+  assert_int_equal(out[0].type, PROF_EV_MARK);
+  assert_int_equal(prof__ring_read(r, out, 4), 1);
+  assert_int_equal(out[0].a, 0x1000);
+  assert_int_equal(out[0].b, 64);
+}
+
 static void wraps_around_preserving_order(void **state) {
   prof__ring *r = *state;
   prof__event out[8];
@@ -54,7 +76,7 @@ static void wraps_around_preserving_order(void **state) {
 static void size_rounds_up_to_power_of_two(void **state) {
   (void)state;
   prof__ring r;
-  assert_int_equal(prof__ring_init(&r, 100 * sizeof(prof__event)), 0);
+  assert_int_equal(prof__ring_init(&r, 100 * sizeof(prof__slot)), 0);
   assert_int_equal(prof__ring_capacity(&r), 128);
   prof__ring_free(&r);
   assert_int_equal(prof__ring_init(&r, 1), 0);
@@ -63,23 +85,25 @@ static void size_rounds_up_to_power_of_two(void **state) {
 }
 
 #define RACE_N 200000
+static int producer_done;
 static void *producer(void *arg) {
   prof__ring *r = arg;
   for (uint64_t i = 0; i < RACE_N; i++) prof__ring_put(r, PROF_EV_MARK, 0, 1, i, i, 0);
+  __atomic_store_n(&producer_done, 1, __ATOMIC_RELEASE);
   return NULL;
 }
 
 static void concurrent_consumer_sees_ordered_events_and_exact_losses(void **state) {
   (void)state;
   prof__ring r;
-  assert_int_equal(prof__ring_init(&r, 64 * sizeof(prof__event)), 0);
+  assert_int_equal(prof__ring_init(&r, 64 * sizeof(prof__slot)), 0);
   pthread_t th;
   pthread_create(&th, NULL, producer, &r);
   prof__event out[64];
   uint64_t got = 0, last = 0;
   int done = 0;
   while (!done) {
-    done = __atomic_load_n(&r.head, __ATOMIC_ACQUIRE) + prof__ring_dropped(&r) >= RACE_N;
+    done = __atomic_load_n(&producer_done, __ATOMIC_ACQUIRE);
     size_t n = prof__ring_read(&r, out, 64);
     for (size_t i = 0; i < n; i++) {
       if (got) assert_true(out[i].ts > last);
@@ -97,6 +121,7 @@ static void concurrent_consumer_sees_ordered_events_and_exact_losses(void **stat
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(full_ring_drops_and_counts, setup, teardown),
+      cmocka_unit_test_setup_teardown(payload_events_take_two_slots, setup, teardown),
       cmocka_unit_test_setup_teardown(wraps_around_preserving_order, setup, teardown),
       cmocka_unit_test(size_rounds_up_to_power_of_two),
       cmocka_unit_test(concurrent_consumer_sees_ordered_events_and_exact_losses),

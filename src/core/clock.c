@@ -73,7 +73,7 @@ void prof__clock_calibrate(unsigned ms) {
     prof__clk.calibrated = 1;
     return;
   }
-  uint64_t t1, m1;
+  uint64_t t1 = 0, m1 = 0;
   usleep(ms * 1000u);
   pair(&t1, &m1);
   if (t1 > prof__clk.tsc0 && m1 > prof__clk.mono0)

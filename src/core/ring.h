@@ -1,10 +1,12 @@
-/* ring.h — one single-producer, single-consumer ring of fixed-size events.
+/* ring.h — one single-producer, single-consumer ring of events per thread.
  *
  * The owning thread writes without locks or syscalls; the writer thread
  * reads. A full ring drops the event and counts it: the producer never
- * waits. `head` is written only by the producer and `tail` only by the
- * consumer; each side caches the other's index to touch shared cache lines
- * as rarely as possible.
+ * waits. The ring holds 16-byte slots: an event with no payload (range
+ * begin/end, mark: the hot cases) takes one slot, an event with a payload
+ * (`a`, `b`) a second one, so the common case moves a quarter of a cache
+ * line. `head` counts slots and is written only by the producer, `tail`
+ * only by the consumer; the producer caches its view of `tail`.
  */
 #ifndef PROF_RING_H
 #define PROF_RING_H
@@ -17,70 +19,108 @@
 #define PROF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PROF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+#define PROF_SLOT_PAYLOAD 0x80 /* type bit: the next slot holds a and b */
+
+typedef union prof__slot {
+  struct {
+    uint64_t ts;
+    uint32_t name;
+    uint8_t type;
+    uint8_t cat;
+    uint16_t aux;
+  } h;
+  struct {
+    uint64_t a, b;
+  } p;
+} prof__slot;
+
 typedef struct prof__ring {
   /* producer side */
   uint64_t head;        /* next slot to write (published with release) */
   uint64_t tail_cache;  /* producer's last view of tail */
   uint64_t dropped;     /* events dropped because the ring was full */
-  prof__event *ev;
-  uint64_t mask;        /* capacity - 1 (capacity is a power of two) */
+  prof__slot *slot;
+  uint64_t mask;        /* slots - 1 (a power of two) */
   char pad[64 - 5 * 8];
   /* consumer side */
   uint64_t tail;        /* next slot to read (published with release) */
 } prof__ring;
 
-/* Allocate a ring of at least `bytes` of events (rounded to a power of two
- * number of events, at least 16). Returns 0 or PROF_ENOMEM. */
+/* Allocate a ring of at least `bytes` (rounded up to a power of two number
+ * of 16-byte slots, at least 16). Returns 0 or PROF_ENOMEM. */
 int prof__ring_init(prof__ring *r, size_t bytes);
 void prof__ring_free(prof__ring *r);
 
-/* Append one event with a producer value in `aux`; returns 1, or 0 when
- * the ring was full (counted). */
-static inline int prof__ring_put_aux(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux,
-                                     uint32_t name, uint64_t ts, uint64_t a, uint64_t b) {
-  uint64_t h = r->head;
-  if (PROF_UNLIKELY(h - r->tail_cache > r->mask)) {
-    r->tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-    if (h - r->tail_cache > r->mask) {
-      __atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
-      return 0;
-    }
-  }
-  prof__event *e = &r->ev[h & r->mask];
-  e->ts = ts;
-  e->type = type;
-  e->cat = cat;
-  e->aux = aux;
-  e->name = name;
-  e->a = a;
-  e->b = b;
-  __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
-  return 1;
+/* Is there room for `n` slots? Refreshes the cached tail when needed. */
+static inline int prof__ring_room(prof__ring *r, uint64_t h, unsigned n) {
+  if (PROF_LIKELY(h + n - r->tail_cache <= r->mask + 1)) return 1;
+  r->tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+  return h + n - r->tail_cache <= r->mask + 1;
 }
 
-/* Append one event; returns 1, or 0 when the ring was full (counted). */
-static inline int prof__ring_put(prof__ring *r, uint8_t type, uint8_t cat, uint32_t name,
-                                 uint64_t ts, uint64_t a, uint64_t b) {
-  return prof__ring_put_aux(r, type, cat, 0, name, ts, a, b);
-}
-
-/* Producer: count an event dropped for another reason (e.g. its range's
- * begin was dropped). */
+/* Producer: count an event dropped (ring full, or its range's begin lost). */
 static inline void prof__ring_drop(prof__ring *r) {
   __atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
 }
 
-/* Consumer: events available to read. */
+/* Append one event without payload; returns 1, or 0 when full (counted). */
+static inline int prof__ring_put1(prof__ring *r, uint8_t type, uint8_t cat, uint32_t name,
+                                  uint64_t ts) {
+  uint64_t h = r->head;
+  if (PROF_UNLIKELY(!prof__ring_room(r, h, 1))) {
+    prof__ring_drop(r);
+    return 0;
+  }
+  prof__slot *s = &r->slot[h & r->mask];
+  s->h.ts = ts;
+  s->h.name = name;
+  s->h.type = type;
+  s->h.cat = cat;
+  s->h.aux = 0;
+  __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+  return 1;
+}
+
+/* Append one event with `aux` and a payload; returns 1, or 0 when full. */
+static inline int prof__ring_put_aux(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux,
+                                     uint32_t name, uint64_t ts, uint64_t a, uint64_t b) {
+  uint64_t h = r->head;
+  if (PROF_UNLIKELY(!prof__ring_room(r, h, 2))) {
+    prof__ring_drop(r);
+    return 0;
+  }
+  prof__slot *s = &r->slot[h & r->mask];
+  s->h.ts = ts;
+  s->h.name = name;
+  s->h.type = (uint8_t)(type | PROF_SLOT_PAYLOAD);
+  s->h.cat = cat;
+  s->h.aux = aux;
+  prof__slot *p = &r->slot[(h + 1) & r->mask];
+  p->p.a = a;
+  p->p.b = b;
+  __atomic_store_n(&r->head, h + 2, __ATOMIC_RELEASE);
+  return 1;
+}
+
+/* Append one event; payload-free events take one slot. */
+static inline int prof__ring_put(prof__ring *r, uint8_t type, uint8_t cat, uint32_t name,
+                                 uint64_t ts, uint64_t a, uint64_t b) {
+  if (a == 0 && b == 0) return prof__ring_put1(r, type, cat, name, ts);
+  return prof__ring_put_aux(r, type, cat, 0, name, ts, a, b);
+}
+
+/* Consumer: slots waiting to be read. */
 static inline uint64_t prof__ring_count(const prof__ring *r) {
   return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - r->tail;
 }
 static inline uint64_t prof__ring_dropped(const prof__ring *r) {
   return __atomic_load_n(&r->dropped, __ATOMIC_RELAXED);
 }
+/* Capacity in slots (= events without payload). */
 static inline size_t prof__ring_capacity(const prof__ring *r) { return (size_t)r->mask + 1; }
 
-/* Consumer: copy up to `max` events into `out`, release their slots, and
- * return how many were copied. */
+/* Consumer: decode up to `max` events into `out`, release their slots, and
+ * return how many events were decoded. */
 size_t prof__ring_read(prof__ring *r, prof__event *out, size_t max);
 
 #endif

@@ -158,9 +158,10 @@ int prof__reader_open(prof__reader **out, const char *path, char *err) {
   r->f = fopen(path, "rb");
   r->zd = prof__zd_new();
   if (!r->f || !r->path || !r->zd) {
+    int code = r->f ? PROF_ENOMEM : PROF_ENOENT;
     snprintf(err, 256, "cannot open trace '%s': %s", path, r->f ? "out of memory" : strerror(errno));
     prof__reader_close(r);
-    return r->f ? PROF_ENOMEM : PROF_ENOENT;
+    return code;
   }
   int rc = parse_header(r, err);
   if (rc) {
