@@ -13,7 +13,7 @@ void prof__buf_free(prof__buf *b) {
   b->len = b->cap = 0;
 }
 
-static int buf_reserve(prof__buf *b, size_t extra) {
+int prof__buf_reserve(prof__buf *b, size_t extra) {
   if (b->oom) return 0;
   if (b->len + extra <= b->cap) return 1;
   size_t cap = b->cap ? b->cap : 4096;
@@ -29,18 +29,18 @@ static int buf_reserve(prof__buf *b, size_t extra) {
 }
 
 void prof__buf_put(prof__buf *b, const void *p, size_t n) {
-  if (!n || !buf_reserve(b, n)) return;
+  if (!n || !prof__buf_reserve(b, n)) return;
   memcpy(b->p + b->len, p, n);
   b->len += n;
 }
 
 void prof__buf_u8(prof__buf *b, uint8_t v) {
-  if (!buf_reserve(b, 1)) return;
+  if (!prof__buf_reserve(b, 1)) return;
   b->p[b->len++] = v;
 }
 
 void prof__buf_varint(prof__buf *b, uint64_t v) {
-  if (!buf_reserve(b, 10)) return;
+  if (!prof__buf_reserve(b, 10)) return;
   uint8_t *q = b->p + b->len;
   while (v >= 0x80) {
     *q++ = (uint8_t)(v | 0x80);

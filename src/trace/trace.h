@@ -153,6 +153,8 @@ typedef struct prof__buf {
 } prof__buf;
 
 void prof__buf_free(prof__buf *b);
+/* Make room for `extra` more bytes; returns 0 (and sets oom) on failure. */
+int prof__buf_reserve(prof__buf *b, size_t extra);
 void prof__buf_put(prof__buf *b, const void *p, size_t n);
 void prof__buf_u8(prof__buf *b, uint8_t v);
 void prof__buf_varint(prof__buf *b, uint64_t v);

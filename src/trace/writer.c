@@ -132,17 +132,37 @@ int prof__tw_string(prof__tw *w, uint32_t id, const char *s, size_t len) {
   return w->strings.oom ? PROF_ENOMEM : 0;
 }
 
-static void put_event(prof__buf *b, const prof__event *e, uint64_t prev) {
-  uint8_t flags = (e->cat ? PROF_EVF_CAT : 0) | (e->a ? PROF_EVF_A : 0) |
-                  (e->b ? PROF_EVF_B : 0) | (e->aux ? PROF_EVF_AUX : 0);
-  prof__buf_u8(b, e->type);
-  prof__buf_u8(b, flags);
-  if (e->cat) prof__buf_u8(b, e->cat);
-  prof__buf_varint(b, e->name);
-  prof__buf_svarint(b, (int64_t)(e->ts - prev));
-  if (e->a) prof__buf_varint(b, e->a);
-  if (e->b) prof__buf_varint(b, e->b);
-  if (e->aux) prof__buf_varint(b, e->aux);
+static inline uint8_t *put_varint(uint8_t *q, uint64_t v) {
+  while (v >= 0x80) {
+    *q++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *q++ = (uint8_t)v;
+  return q;
+}
+
+/* Encode events straight into the buffer: one capacity check per batch. */
+static void put_events(prof__buf *b, const prof__event *ev, size_t n) {
+  enum { MAX_EVENT = 2 + 1 + 5 + 10 + 10 + 10 + 3 };
+  if (!prof__buf_reserve(b, n * MAX_EVENT)) return;
+  uint8_t *q = b->p + b->len;
+  uint64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    const prof__event *e = &ev[i];
+    uint8_t flags = (e->cat ? PROF_EVF_CAT : 0) | (e->a ? PROF_EVF_A : 0) |
+                    (e->b ? PROF_EVF_B : 0) | (e->aux ? PROF_EVF_AUX : 0);
+    *q++ = e->type;
+    *q++ = flags;
+    if (e->cat) *q++ = e->cat;
+    q = put_varint(q, e->name);
+    int64_t d = (int64_t)(e->ts - prev);
+    q = put_varint(q, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+    if (e->a) q = put_varint(q, e->a);
+    if (e->b) q = put_varint(q, e->b);
+    if (e->aux) q = put_varint(q, e->aux);
+    prev = e->ts;
+  }
+  b->len = (size_t)(q - b->p);
 }
 
 int prof__tw_events(prof__tw *w, uint32_t tid, const prof__event *ev, size_t n) {
@@ -152,11 +172,7 @@ int prof__tw_events(prof__tw *w, uint32_t tid, const prof__event *ev, size_t n) 
   prof__buf *b = &w->events;
   prof__buf_varint(b, tid);
   prof__buf_varint(b, n);
-  uint64_t prev = 0;
-  for (size_t i = 0; i < n; i++) {
-    put_event(b, &ev[i], prev);
-    prev = ev[i].ts;
-  }
+  put_events(b, ev, n);
   return b->oom ? PROF_ENOMEM : 0;
 }
 
