@@ -50,7 +50,7 @@ typedef struct an_priv {
   size_t scap;            /* capacity of pub.steps */
   size_t rcap;            /* capacity of pub.ranges and rnext */
   uint32_t *rnext;        /* next range with the same name (other category) */
-  uint32_t *rhead;        /* dense: name id -> first range index (AN_NONE) */
+  uint32_t *rhead;        /* dense: name * PROF_CAT_COUNT + cat -> range index (AN_NONE) */
   uint32_t rhead_cap;
   an_map rhead_big;       /* the same for name ids >= AN_DENSE_IDS */
   an_map str_big;         /* string id >= AN_DENSE_IDS -> index in big_strs */

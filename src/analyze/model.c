@@ -170,20 +170,20 @@ static int bucket_of(int cat) {
   return cat >= 0 && cat < PROF_BD_OTHER_RANGE ? cat : PROF_BD_OTHER_RANGE;
 }
 
+/* Dense names are indexed by name * PROF_CAT_COUNT + cat; larger names go
+ * through the map to the first range of that name, chained by category. */
 static uint32_t range_head(an_priv *p, uint32_t name) {
-  if (name < AN_DENSE_IDS) return name < p->rhead_cap ? p->rhead[name] : AN_NONE;
   return prof__an_map_get(&p->rhead_big, name);
 }
 
-static int set_range_head(an_priv *p, uint32_t name, uint32_t idx) {
-  if (name >= AN_DENSE_IDS) return prof__an_map_put(&p->rhead_big, name, idx);
-  if (name >= p->rhead_cap) {
+static int set_dense(an_priv *p, uint32_t key, uint32_t idx) {
+  if (key >= p->rhead_cap) {
     size_t cap = p->rhead_cap, old = cap;
-    if (grow(p, (void **)&p->rhead, &cap, (size_t)name + 1, sizeof *p->rhead)) return -1;
+    if (grow(p, (void **)&p->rhead, &cap, (size_t)key + 1, sizeof *p->rhead)) return -1;
     for (size_t i = old; i < cap; i++) p->rhead[i] = AN_NONE;
     p->rhead_cap = (uint32_t)cap;
   }
-  p->rhead[name] = idx;
+  p->rhead[key] = idx;
   return 0;
 }
 
@@ -199,12 +199,22 @@ static uint32_t range_new(an_priv *p, uint32_t name, int cat, uint32_t next) {
   rs->cat = cat;
   rs->min_ns = UINT64_MAX;
   p->rnext[idx] = next;
-  if (set_range_head(p, name, idx)) return AN_NONE;
+  int rc = name < AN_DENSE_IDS ? set_dense(p, name * PROF_CAT_COUNT + (uint32_t)cat, idx)
+                               : prof__an_map_put(&p->rhead_big, name, idx);
+  if (rc) {
+    p->oom = 1;
+    return AN_NONE;
+  }
   an->nranges++;
   return idx;
 }
 
-static uint32_t range_index(an_priv *p, uint32_t name, int cat) {
+static inline uint32_t range_index(an_priv *p, uint32_t name, int cat) {
+  if (name < AN_DENSE_IDS) {
+    uint32_t key = name * PROF_CAT_COUNT + (uint32_t)cat;
+    uint32_t i = key < p->rhead_cap ? p->rhead[key] : AN_NONE;
+    return i != AN_NONE ? i : range_new(p, name, cat, AN_NONE);
+  }
   uint32_t head = range_head(p, name);
   for (uint32_t i = head; i != AN_NONE; i = p->rnext[i])
     if (p->pub.ranges[i].cat == cat) return i;
@@ -447,7 +457,9 @@ void prof__model_finish(an_priv *p) {
     else an->steps[n++] = an->steps[i];
   }
   an->nsteps = n;
-  if (n) qsort(an->steps, n, sizeof *an->steps, cmp_step);
+  int sorted = 1; /* usually already in order: skip the sort */
+  for (size_t i = 1; i < n && sorted; i++) sorted = cmp_step(&an->steps[i - 1], &an->steps[i]) <= 0;
+  if (!sorted) qsort(an->steps, n, sizeof *an->steps, cmp_step);
   for (size_t i = 0; i < an->nranges; i++)
     if (!an->ranges[i].count) an->ranges[i].min_ns = 0;
   if (an->first_ns == UINT64_MAX) an->first_ns = 0;

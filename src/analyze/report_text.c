@@ -65,11 +65,22 @@ static void text_step_line(prof__an *an, FILE *out, const prof__step *s) {
   (void)an;
 }
 
-static const prof__an *slow_an;
-static int cmp_slow(const void *a, const void *b) {
-  const prof__step *x = &slow_an->steps[*(const size_t *)a], *y = &slow_an->steps[*(const size_t *)b];
-  uint64_t dx = x->end_ns - x->begin_ns, dy = y->end_ns - y->begin_ns;
-  return dx == dy ? 0 : dx > dy ? -1 : 1;
+static uint64_t dur_of(const prof__an *an, size_t i) { return an->steps[i].end_ns - an->steps[i].begin_ns; }
+
+/* The k slowest steps, slowest first, by insertion into a short list. */
+static size_t slowest(const prof__an *an, size_t *top, size_t k) {
+  size_t n = 0;
+  for (size_t i = 0; i < an->nsteps; i++) {
+    uint64_t d = dur_of(an, i);
+    if (n == k && d <= dur_of(an, top[n - 1])) continue;
+    size_t j = n < k ? n++ : k - 1;
+    while (j > 0 && dur_of(an, top[j - 1]) < d) {
+      top[j] = top[j - 1];
+      j--;
+    }
+    top[j] = i;
+  }
+  return n;
 }
 
 static void text_step_list(prof__an *an, FILE *out) {
@@ -78,15 +89,10 @@ static void text_step_list(prof__an *an, FILE *out) {
     for (size_t i = 0; i < an->nsteps; i++) text_step_line(an, out, &an->steps[i]);
     return;
   }
-  size_t *idx = malloc(an->nsteps * sizeof *idx);
-  if (!idx) return;
-  for (size_t i = 0; i < an->nsteps; i++) idx[i] = i;
-  slow_an = an;
-  qsort(idx, an->nsteps, sizeof *idx, cmp_slow);
-  slow_an = NULL;
-  fprintf(out, "  slowest %d of %zu steps (all are in the JSON report):\n", TEXT_MAX_STEPS / 2, an->nsteps);
-  for (size_t i = 0; i < TEXT_MAX_STEPS / 2; i++) text_step_line(an, out, &an->steps[idx[i]]);
-  free(idx);
+  size_t top[TEXT_MAX_STEPS / 2];
+  size_t n = slowest(an, top, TEXT_MAX_STEPS / 2);
+  fprintf(out, "  slowest %zu of %zu steps (all are in the JSON report):\n", n, an->nsteps);
+  for (size_t i = 0; i < n; i++) text_step_line(an, out, &an->steps[top[i]]);
 }
 
 static void text_steps(prof__an *an, FILE *out) {
