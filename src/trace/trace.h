@@ -30,6 +30,7 @@ enum {
   PROF_CHUNK_MODULES = 7, /* loaded modules: path, base, size, build id */
   PROF_CHUNK_GPU = 8,     /* GPU activity records */
   PROF_CHUNK_HIST = 9,    /* tensor histogram summaries */
+  PROF_CHUNK_RES = 10,    /* resource monitoring: busiest threads (docs/resources.md) */
   PROF_CHUNK_TYPE_MAX = 255
 };
 
