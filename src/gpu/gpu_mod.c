@@ -1,0 +1,217 @@
+/* gpu_mod.c — the GPU producer module: start/stop with the session, the
+ * queue of encoded activity payloads drained by the writer thread, the
+ * launch table (correlation id -> launching thread, range, API start), the
+ * dropped-record total, and the one-line failure report.
+ *
+ * Nothing here touches CUDA or CUPTI; cupti.c does (and is the only file
+ * that includes cupti.h). A build without CUPTI headers gets a backend
+ * that reports "not_built".
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/session.h"
+#include "gpu.h"
+
+/* ---- failure report ------------------------------------------------------ */
+
+static char status[32] = PROF_GPU_ST_OFF;
+
+const char *prof__gpu_status(void) { return status; }
+
+/* A machine without the NVIDIA driver (or a build without CUPTI) has no GPU
+ * to profile: that is said on stderr only when MLPROF_GPU=1 asked for GPU
+ * profiling; every other failure is always said. */
+static int quiet_failure(const char *st) {
+  const char *v = prof__env("GPU");
+  int asked = v && (strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "yes") == 0);
+  return !asked && (strcmp(st, PROF_GPU_ST_NO_DRIVER) == 0 || strcmp(st, PROF_GPU_ST_NOT_BUILT) == 0);
+}
+
+void prof__gpu_fail(const char *st, const char *cause, const char *fix) {
+  snprintf(status, sizeof status, "%s", st ? st : PROF_GPU_ST_ERROR);
+  if (!quiet_failure(status))
+    fprintf(stderr, "mlprof: GPU profiling off: %s; %s; CPU profiling continues\n", cause, fix);
+  prof__meta_add("gpu.status", status);
+  prof__meta_add("gpu.status_detail", cause);
+}
+
+static void gpu_ok(void) {
+  snprintf(status, sizeof status, "%s", PROF_GPU_ST_OK);
+  prof__meta_add("gpu.status", status);
+}
+
+/* ---- launch table -------------------------------------------------------- */
+
+#define LAUNCH_SLOTS (1u << 16)
+
+typedef struct launch_slot {
+  uint32_t corr; /* 0: empty or being written */
+  uint32_t tid, range;
+  uint64_t api_start;
+} launch_slot;
+
+static launch_slot launches[LAUNCH_SLOTS];
+
+void prof__gpu_launch_put(uint32_t corr, uint32_t tid, uint32_t range, uint64_t api_start) {
+  if (!corr) return;
+  launch_slot *s = &launches[corr & (LAUNCH_SLOTS - 1)];
+  uint32_t old = __atomic_load_n(&s->corr, __ATOMIC_ACQUIRE);
+  if (old == corr) { /* a second source for the same call fills the gaps only */
+    if (!__atomic_load_n(&s->tid, __ATOMIC_RELAXED)) __atomic_store_n(&s->tid, tid, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&s->range, __ATOMIC_RELAXED)) __atomic_store_n(&s->range, range, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&s->api_start, __ATOMIC_RELAXED))
+      __atomic_store_n(&s->api_start, api_start, __ATOMIC_RELAXED);
+    return;
+  }
+  __atomic_store_n(&s->corr, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&s->tid, tid, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->range, range, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->api_start, api_start, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->corr, corr, __ATOMIC_RELEASE);
+}
+
+int prof__gpu_launch_get(uint32_t corr, uint32_t *tid, uint32_t *range, uint64_t *api_start) {
+  if (!corr) return 0;
+  launch_slot *s = &launches[corr & (LAUNCH_SLOTS - 1)];
+  if (__atomic_load_n(&s->corr, __ATOMIC_ACQUIRE) != corr) return 0;
+  uint32_t t = __atomic_load_n(&s->tid, __ATOMIC_RELAXED), r = __atomic_load_n(&s->range, __ATOMIC_RELAXED);
+  uint64_t a = __atomic_load_n(&s->api_start, __ATOMIC_RELAXED);
+  if (__atomic_load_n(&s->corr, __ATOMIC_ACQUIRE) != corr) return 0; /* overwritten meanwhile */
+  *tid = t;
+  *range = r;
+  *api_start = a;
+  return 1;
+}
+
+void prof__gpu_launch_reset(void) { memset(launches, 0, sizeof launches); }
+
+/* ---- payload queue ------------------------------------------------------- */
+
+typedef struct qnode {
+  prof__buf b;
+  struct qnode *next;
+} qnode;
+
+static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
+static qnode *q_head, *q_tail;
+static size_t q_len;
+static uint64_t dropped_total, dropped_reported;
+
+void prof__gpu_queue_push(prof__buf *b) {
+  qnode *n = b && b->len && !b->oom ? malloc(sizeof *n) : NULL;
+  if (!n) {
+    if (b) prof__buf_free(b);
+    return;
+  }
+  n->b = *b;
+  n->next = NULL;
+  memset(b, 0, sizeof *b);
+  pthread_mutex_lock(&q_mu);
+  if (q_tail) q_tail->next = n;
+  else q_head = n;
+  q_tail = n;
+  q_len++;
+  pthread_mutex_unlock(&q_mu);
+}
+
+int prof__gpu_queue_pop(prof__buf *b) {
+  pthread_mutex_lock(&q_mu);
+  qnode *n = q_head;
+  if (n) {
+    q_head = n->next;
+    if (!q_head) q_tail = NULL;
+    q_len--;
+  }
+  pthread_mutex_unlock(&q_mu);
+  if (!n) return 0;
+  *b = n->b;
+  free(n);
+  return 1;
+}
+
+size_t prof__gpu_queue_len(void) {
+  pthread_mutex_lock(&q_mu);
+  size_t n = q_len;
+  pthread_mutex_unlock(&q_mu);
+  return n;
+}
+
+void prof__gpu_dropped_add(uint64_t n) { __atomic_fetch_add(&dropped_total, n, __ATOMIC_RELAXED); }
+uint64_t prof__gpu_dropped(void) { return __atomic_load_n(&dropped_total, __ATOMIC_RELAXED); }
+
+/* ---- writer hook --------------------------------------------------------- */
+
+/* Dropped records: a DROPPED record for the GPU section and the lost count
+ * of a pseudo thread, which the analyzer adds to the lost-events total. */
+static void report_dropped(prof__tw *tw) {
+  uint64_t d = prof__gpu_dropped();
+  if (d == dropped_reported) return;
+  dropped_reported = d;
+  prof__gpu_rec r = {.kind = PROF_GPU_DROPPED, .bytes = d, .start = prof__mono_ns()};
+  r.end = r.start;
+  prof__gpu_rec prev = {0};
+  prof__buf b = {0};
+  prof__gpu_encode(&b, &r, &prev);
+  if (!b.oom) prof__tw_chunk(tw, PROF_CHUNK_GPU, b.p, b.len);
+  prof__buf_free(&b);
+  prof__tw_thread(tw, PROF_GPU_PSEUDO_TID, "mlprof-cupti", d, 0);
+}
+
+static void writer_hook(prof__tw *tw, int final, void *arg) {
+  (void)arg;
+  if (!final) prof__cupti_tick(prof__mono_ns());
+  prof__buf b;
+  while (prof__gpu_queue_pop(&b)) {
+    if (tw) prof__tw_chunk(tw, PROF_CHUNK_GPU, b.p, b.len);
+    prof__buf_free(&b);
+  }
+  if (tw) report_dropped(tw);
+}
+
+/* ---- module -------------------------------------------------------------- */
+
+static int gpu_disabled(void) {
+  const char *v = prof__env("GPU");
+  return v && (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "no") == 0);
+}
+
+static size_t gpu_header(prof__kv *kv, size_t max) {
+  if (!max) return 0;
+#ifdef MLPROF_HAVE_CUPTI
+  kv[0] = (prof__kv){"gpu.capture", gpu_disabled() ? "off" : "cupti"};
+#else
+  kv[0] = (prof__kv){"gpu.capture", "off"};
+#endif
+  return 1;
+}
+
+int prof__gpu_try_start(void) {
+  if (gpu_disabled()) {
+    snprintf(status, sizeof status, "%s", PROF_GPU_ST_OFF);
+    prof__meta_add("gpu.status", status);
+    return PROF_EDISABLED;
+  }
+  int rc = prof__cupti_start();
+  if (rc == 0) gpu_ok();
+  return rc;
+}
+
+static int gpu_start(void) {
+  static int hooked;
+  int rc = prof__gpu_try_start();
+  if (rc == 0 && !hooked) hooked = prof__writer_hook_add(writer_hook, NULL) == 0;
+  return rc;
+}
+
+static void gpu_stop(void) { prof__cupti_stop(); }
+
+void prof__gpu_stop_for_test(void) {
+  prof__cupti_stop();
+  prof__buf b;
+  while (prof__gpu_queue_pop(&b)) prof__buf_free(&b);
+}
+
+const prof__module prof__mod_gpu = {"gpu", gpu_header, gpu_start, gpu_stop};
