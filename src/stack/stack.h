@@ -39,6 +39,10 @@ uint32_t prof__stack_intern(const uintptr_t *pcs, int depth);
  * map when it changed (dlopen). Returns 0 or a negative error. */
 int prof__stack_emit(prof__tw *tw);
 
+/* Addresses of an interned stack (innermost first): returns the depth and
+ * sets *pcs, or 0 for an unknown id. Lock-free; for tests and tools. */
+int prof__stack_get(uint32_t id, const uintptr_t **pcs);
+
 /* Stacks that could not be interned (table full). */
 uint64_t prof__stack_lost(void);
 

@@ -1,0 +1,154 @@
+/* modmap.c — the loaded-module map and the writer-side emission of stacks.
+ *
+ * The writer thread lists the loaded ELF modules with dl_iterate_phdr (path,
+ * load bias, address range of the PT_LOAD segments, GNU build id) and writes
+ * the whole map as PROF_CHUNK_MODULES whenever it changed (dlopen/dlclose),
+ * then writes the stacks interned since the last cycle as PROF_CHUNK_STACKS.
+ * The module prof__mod_stack registers that writer hook, so memory profiling
+ * and CPU sampling share one stack table in the trace.
+ */
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/session.h"
+#include "stack.h"
+
+int prof__stack_encode_new(prof__buf *b, uint32_t max_count);
+
+typedef struct scan {
+  prof__buf *b;
+  uint32_t count;
+  unsigned long long adds, subs;
+} scan;
+
+static unsigned long long seen_adds, seen_subs;
+static int map_written;
+
+static void put_build_id(prof__buf *b, const struct dl_phdr_info *info) {
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE) continue;
+    const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+    size_t left = ph->p_memsz;
+    while (left >= sizeof(ElfW(Nhdr))) {
+      const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+      size_t name_sz = (nh->n_namesz + 3u) & ~3u, desc_sz = (nh->n_descsz + 3u) & ~3u;
+      size_t total = sizeof *nh + name_sz + desc_sz;
+      if (total > left) break;
+      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+          memcmp(p + sizeof *nh, "GNU", 4) == 0) {
+        prof__buf_str(b, (const char *)p + sizeof *nh + name_sz, nh->n_descsz);
+        return;
+      }
+      p += total;
+      left -= total;
+    }
+  }
+  prof__buf_str(b, "", 0);
+}
+
+static int on_module(struct dl_phdr_info *info, size_t size, void *arg) {
+  scan *s = arg;
+  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+    s->adds = info->dlpi_adds;
+    s->subs = info->dlpi_subs;
+  }
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    if (ph->p_vaddr < lo) lo = ph->p_vaddr;
+    if (ph->p_vaddr + ph->p_memsz > hi) hi = ph->p_vaddr + ph->p_memsz;
+  }
+  if (hi <= lo) return 0;
+  char exe[4096];
+  const char *path = info->dlpi_name;
+  if (!path || !*path) { /* the main program */
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    path = exe;
+  }
+  prof__buf_str(s->b, path, strlen(path));
+  prof__buf_varint(s->b, (uint64_t)info->dlpi_addr);
+  prof__buf_varint(s->b, (uint64_t)(info->dlpi_addr + lo));
+  prof__buf_varint(s->b, (uint64_t)(hi - lo));
+  put_build_id(s->b, info);
+  s->count++;
+  return 0;
+}
+
+/* Write the module map if it changed since the last write. */
+static int emit_modules(prof__tw *tw) {
+  scan probe = {0};
+  prof__buf body = {0};
+  probe.b = &body;
+  dl_iterate_phdr(on_module, &probe);
+  int rc = 0;
+  if (!map_written || probe.adds != seen_adds || probe.subs != seen_subs) {
+    prof__buf out = {0};
+    prof__buf_varint(&out, probe.count);
+    prof__buf_put(&out, body.p, body.len);
+    if (out.oom || body.oom) rc = PROF_ENOMEM;
+    else rc = prof__tw_chunk(tw, PROF_CHUNK_MODULES, out.p, out.len);
+    if (!rc) {
+      map_written = 1;
+      seen_adds = probe.adds;
+      seen_subs = probe.subs;
+    }
+    prof__buf_free(&out);
+  }
+  prof__buf_free(&body);
+  return rc;
+}
+
+int prof__stack_emit(prof__tw *tw) {
+  if (!tw) return PROF_EINVAL;
+  int rc = emit_modules(tw);
+  for (int round = 0; !rc && round < 64; round++) {
+    prof__buf b = {0};
+    int n = prof__stack_encode_new(&b, 4096);
+    if (n > 0) rc = b.oom ? PROF_ENOMEM : prof__tw_chunk(tw, PROF_CHUNK_STACKS, b.p, b.len);
+    prof__buf_free(&b);
+    if (n <= 0) break;
+  }
+  return rc;
+}
+
+/* ---- the module: one writer hook for everyone's stacks -------------------- */
+
+static int hook_added;
+static uint64_t lost_reported;
+
+static void stack_hook(prof__tw *tw, int final, void *arg) {
+  (void)arg;
+  if (!tw) return;
+  prof__stack_emit(tw);
+  uint64_t lost = prof__stack_lost();
+  if (final && lost != lost_reported) {
+    char v[32];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)lost);
+    prof__meta_add("stacks.lost", v);
+    lost_reported = lost;
+  }
+}
+
+static int stack_start(void) {
+  if (!hook_added && prof__writer_hook_add(stack_hook, NULL) == 0) hook_added = 1;
+  return hook_added ? 0 : PROF_ENOMEM;
+}
+
+static size_t stack_header(prof__kv *kv, size_t max) {
+  if (max < 1) return 0;
+  kv[0].key = "stacks.unwinder";
+#if defined(MLPROF_HAVE_LIBUNWIND)
+  kv[0].value = "libunwind";
+#else
+  kv[0].value = "none";
+#endif
+  return 1;
+}
+
+const prof__module prof__mod_stack = {"stack", stack_header, stack_start, NULL};

@@ -1,0 +1,109 @@
+/* unwind.c — call-stack capture through libunwind (the only file that
+ * includes it).
+ *
+ * prof__stack_capture() walks the caller's own stack (allocation sites);
+ * prof__stack_capture_uc() walks the stack a signal interrupted (CPU
+ * samples). Both are async-signal-safe once the thread is prepared:
+ * libunwind's per-thread cache is selected at first use, and the fast
+ * unw_backtrace() path keeps its trace cache in memory it maps itself.
+ * Without libunwind both return 0 (no stacks; documented).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "stack.h"
+
+#if defined(MLPROF_HAVE_LIBUNWIND) && !defined(MLPROF_NO_UNWIND)
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#define SCRATCH (PROF_STACK_MAX_DEPTH + 16)
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int policy_set;
+static __thread int thread_ready __attribute__((tls_model("initial-exec")));
+
+static void set_policy(void) {
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  __atomic_store_n(&policy_set, 1, __ATOMIC_RELEASE);
+}
+
+void prof__stack_thread_init(void) {
+  if (thread_ready) return;
+  pthread_once(&once, set_policy);
+  void *warm[4];
+  unw_backtrace(warm, 4); /* creates this thread's trace cache outside signals */
+  thread_ready = 1;
+}
+
+int prof__stack_capture(uintptr_t *pcs, int max, int skip) {
+  if (!pcs || max <= 0) return 0;
+  if (skip < 0) skip = 0;
+  if (max > PROF_STACK_MAX_DEPTH) max = PROF_STACK_MAX_DEPTH;
+  void *buf[SCRATCH + PROF_STACK_MAX_DEPTH];
+  int want = max + skip + 1; /* +1: this function's own frame */
+  if (want > (int)(sizeof buf / sizeof buf[0])) want = (int)(sizeof buf / sizeof buf[0]);
+  int n = unw_backtrace(buf, want);
+  int first = skip + 1, d = 0;
+  for (int i = first; i < n && d < max; i++) pcs[d++] = (uintptr_t)buf[i];
+  return d;
+}
+
+/* Slow, exact walk from the interrupted context. */
+static int walk_uc(void *ucontext, uintptr_t *pcs, int max) {
+  unw_cursor_t cur;
+  if (unw_init_local2(&cur, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0) return 0;
+  int d = 0;
+  do {
+    unw_word_t ip = 0;
+    if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+    pcs[d++] = (uintptr_t)ip;
+  } while (d < max && unw_step(&cur) > 0);
+  return d;
+}
+
+static uintptr_t uc_ip(void *ucontext) {
+#if defined(__x86_64__)
+  return (uintptr_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+  return (uintptr_t)((ucontext_t *)ucontext)->uc_mcontext.pc;
+#else
+  (void)ucontext;
+  return 0;
+#endif
+}
+
+int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max) {
+  if (!ucontext || !pcs || max <= 0) return 0;
+  if (max > PROF_STACK_MAX_DEPTH) max = PROF_STACK_MAX_DEPTH;
+  uintptr_t ip = uc_ip(ucontext);
+  if (__atomic_load_n(&policy_set, __ATOMIC_ACQUIRE) && ip) {
+    /* Fast path: trace from here through the signal frame, then keep the
+     * part from the interrupted instruction on. */
+    void *buf[SCRATCH + PROF_STACK_MAX_DEPTH];
+    int n = unw_backtrace(buf, max + 16);
+    for (int i = 0; i < n && i < 16; i++) {
+      if ((uintptr_t)buf[i] != ip) continue;
+      int d = 0;
+      for (int k = i; k < n && d < max; k++) pcs[d++] = (uintptr_t)buf[k];
+      return d;
+    }
+  }
+  return walk_uc(ucontext, pcs, max);
+}
+
+#else /* no libunwind: no stacks */
+
+void prof__stack_thread_init(void) {}
+int prof__stack_capture(uintptr_t *pcs, int max, int skip) {
+  (void)pcs, (void)max, (void)skip;
+  return 0;
+}
+int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max) {
+  (void)ucontext, (void)pcs, (void)max;
+  return 0;
+}
+
+#endif
