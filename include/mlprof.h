@@ -167,6 +167,29 @@ PROF_API void prof_range_push_id(uint32_t name_id, int category);
 PROF_API void prof_mark_id(uint32_t name_id);
 PROF_API void prof_counter_id(uint32_t name_id, double value);
 
+/* What one communication call moved (a collective, a send or receive, a
+ * nonblocking start): `bytes` this process contributed or received,
+ * `comm_size` the ranks of its communicator (0: unknown) and `peer` the
+ * other rank of a point-to-point call (-1: none). Call it inside the call's
+ * range (prof_range_push_id(name_id, PROF_CAT_COMM)); reports sum calls and
+ * bytes per name and rank. An id of 0 or a call while the profiler is not
+ * running is ignored and counted. Never blocks, never allocates. */
+PROF_API void prof_comm_id(uint32_t name_id, uint64_t bytes, int comm_size, int peer);
+
+/* A nonblocking operation started under `name_id` (e.g. "MPI_Isend")
+ * completed after moving `bytes`; `hidden_ns` is the part of its flight
+ * during which the program did other work (from its start to the start of
+ * the call that completed it). Reports turn it into the overlap of
+ * communication with computation. Same rules as prof_comm_id(). */
+PROF_API void prof_comm_done_id(uint32_t name_id, uint64_t bytes, uint64_t hidden_ns);
+
+/* Record a fact about the run ("clock.offset_ns", "mpi.size", a
+ * hyper-parameter) as a key/value pair in the trace (a META record written
+ * on the next flush). Copies both strings. Returns 0, PROF_EINVAL (NULL
+ * argument), PROF_ESTATE (profiler not running) or PROF_ENOMEM. Any thread;
+ * may lock and allocate; not from a signal handler. */
+PROF_API int prof_meta(const char *key, const char *value);
+
 /* ---- Memory ------------------------------------------------------------- */
 
 /* Name a custom memory pool (a tensor arena, a caching allocator, a GPU
