@@ -1,0 +1,148 @@
+/* mem.h — memory profiling state shared by the allocator interposer
+ * (shared_malloc.c, shared library only), the pool API and the writer hook
+ * (mem.c, both libraries).
+ *
+ * Modes (MLPROF_MEM): off, counts (per-thread live/usable bytes and calls,
+ * no events), sampled (counts + Poisson byte sampling: one ALLOC event with
+ * its stack per MLPROF_MEM_SAMPLE_BYTES allocated on average, and the FREE
+ * of every sampled block), full (every ALLOC and FREE with its stack).
+ *
+ * The hot path lives here as inline functions so the interposer pays for no
+ * call beyond the real allocator; everything rare is out of line in mem.c.
+ */
+#ifndef PROF_MEM_H
+#define PROF_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/ring.h"
+
+enum { PROF_MEM_OFF = 0, PROF_MEM_COUNTS = 1, PROF_MEM_SAMPLED = 2, PROF_MEM_FULL = 3 };
+
+/* ALLOC event `cat` flag: the block was chosen by byte sampling (its weight
+ * is 1 / (1 - exp(-size / sample_bytes))). */
+#define PROF_MEM_CAT_SAMPLED 1
+
+#define PROF_MEM_IE __attribute__((tls_model("initial-exec")))
+
+/* Per-thread counters, read (relaxed) by the writer thread. */
+typedef struct prof__mem_tc {
+  int64_t live;       /* usable bytes allocated minus freed by this thread */
+  uint64_t allocs;    /* allocation calls */
+  uint64_t frees;     /* free calls (non-NULL) */
+  uint64_t bytes;     /* requested bytes allocated */
+  int64_t countdown;  /* sampled mode: bytes until the next sample */
+  uint64_t rng;       /* xorshift state for the exponential draws */
+  int used;           /* slot taken by a live thread */
+  int had_ring;       /* the thread had a profiler ring (to spot its exit) */
+  int stack_ready;    /* prof__stack_thread_init() done */
+} prof__mem_tc;
+
+/* Sentinels for prof__mem_self: NULL = not yet set up; DEAD = the thread
+ * exited (or no slot was free): counters go to the shared atomic totals. */
+#define PROF_MEM_TC_DEAD ((prof__mem_tc *)1)
+
+extern int prof__mem_mode;                /* PROF_MEM_*, fixed once resolved */
+extern int prof__mem_interposed;          /* 1 when malloc goes through us */
+extern uintptr_t prof__mem_text_lo, prof__mem_text_hi; /* the profiler's own code */
+extern __thread int prof__mem_guard PROF_MEM_IE;        /* > 0: inside the profiler */
+extern __thread prof__mem_tc *prof__mem_self PROF_MEM_IE;
+
+/* Read MLPROF_MEM / MLPROF_MEM_SAMPLE_BYTES once (no allocation). */
+void prof__mem_mode_resolve(void);
+const char *prof__mem_mode_name(int mode);
+/* Parse a mode name; -1 when unknown. */
+int prof__mem_mode_parse(const char *s);
+uint64_t prof__mem_sample_bytes(void);
+
+/* Slow paths (mem.c). */
+prof__mem_tc *prof__mem_tc_get(void);          /* set up the calling thread */
+void prof__mem_count_shared(int64_t live, uint64_t bytes, int is_alloc);
+void prof__mem_event_alloc(prof__mem_tc *tc, const void *p, size_t n, int sampled);
+void prof__mem_event_free(const void *p);
+void prof__mem_sample_free(const void *p);      /* bloom filter hit */
+void prof__mem_sample_draw(prof__mem_tc *tc);   /* next countdown */
+
+/* A pool event (prof_mem_alloc/free): always recorded while the session
+ * runs and the mode is not off. */
+void prof__mem_pool_event(int alloc, int pool, const void *p, size_t n);
+/* Sampled blocks not recorded because the table of live samples was full. */
+uint64_t prof__mem_table_full(void);
+
+/* Bloom filter over live sampled addresses (one bit per hash). */
+#define PROF_MEM_BLOOM_BITS (1u << 18)
+extern uint64_t prof__mem_bloom[PROF_MEM_BLOOM_BITS / 64];
+static inline uint32_t prof__mem_hash(const void *p) {
+  return (uint32_t)((((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull) >> 46) & (PROF_MEM_BLOOM_BITS - 1);
+}
+
+static inline int prof__mem_from_profiler(const void *ra) {
+  return (uintptr_t)ra - prof__mem_text_lo < prof__mem_text_hi - prof__mem_text_lo;
+}
+
+/* Mark the calling thread as "inside the profiler": its allocations are
+ * neither counted nor recorded. Nests. For the core's own allocating paths
+ * (writer thread, thread registration, name table) and for tests. */
+void prof__mem_internal_begin(void);
+void prof__mem_internal_end(void);
+
+/* Account one allocation of `req` requested / `usable` bytes at p, made by
+ * code returning to `ra`. */
+static inline void prof__mem_on_alloc(const void *p, size_t req, size_t usable, const void *ra) {
+  if (PROF_UNLIKELY(!prof__mem_mode)) return;
+  if (PROF_UNLIKELY(prof__mem_guard) || PROF_UNLIKELY(prof__mem_from_profiler(ra))) return;
+  prof__mem_tc *tc = prof__mem_self;
+  if (PROF_UNLIKELY((uintptr_t)tc <= 1)) {
+    tc = prof__mem_tc_get();
+    if (tc == PROF_MEM_TC_DEAD) {
+      prof__mem_count_shared((int64_t)usable, req, 1);
+      return;
+    }
+  }
+  __atomic_store_n(&tc->live, tc->live + (int64_t)usable, __ATOMIC_RELAXED);
+  __atomic_store_n(&tc->allocs, tc->allocs + 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&tc->bytes, tc->bytes + req, __ATOMIC_RELAXED);
+  if (prof__mem_mode == PROF_MEM_SAMPLED) {
+    tc->countdown -= (int64_t)req;
+    if (PROF_UNLIKELY(tc->countdown < 0)) prof__mem_event_alloc(tc, p, req, 1);
+  } else if (prof__mem_mode == PROF_MEM_FULL) {
+    prof__mem_event_alloc(tc, p, req, 0);
+  }
+}
+
+/* Account the free of a block of `usable` bytes (call before the real free). */
+static inline void prof__mem_on_free(const void *p, size_t usable, const void *ra) {
+  if (PROF_UNLIKELY(!prof__mem_mode)) return;
+  if (PROF_UNLIKELY(prof__mem_guard) || PROF_UNLIKELY(prof__mem_from_profiler(ra))) return;
+  prof__mem_tc *tc = prof__mem_self;
+  if (PROF_UNLIKELY((uintptr_t)tc <= 1)) {
+    tc = prof__mem_tc_get();
+    if (tc == PROF_MEM_TC_DEAD) {
+      prof__mem_count_shared(-(int64_t)usable, 0, 0);
+      goto events;
+    }
+  }
+  __atomic_store_n(&tc->live, tc->live - (int64_t)usable, __ATOMIC_RELAXED);
+  __atomic_store_n(&tc->frees, tc->frees + 1, __ATOMIC_RELAXED);
+events:
+  if (prof__mem_mode == PROF_MEM_SAMPLED) {
+    uint32_t h = prof__mem_hash(p);
+    if (PROF_UNLIKELY(__atomic_load_n(&prof__mem_bloom[h >> 6], __ATOMIC_RELAXED) >> (h & 63) & 1))
+      prof__mem_sample_free(p);
+  } else if (prof__mem_mode == PROF_MEM_FULL) {
+    prof__mem_event_free(p);
+  }
+}
+
+/* Totals over all threads (writer thread; approximate while threads run). */
+typedef struct prof__mem_totals {
+  int64_t live;
+  uint64_t allocs, frees, bytes;
+} prof__mem_totals;
+void prof__mem_totals_get(prof__mem_totals *t);
+
+/* Resident set size of the process in bytes (0 when unknown). No allocation. */
+uint64_t prof__mem_rss(void);
+
+#endif

@@ -1,0 +1,245 @@
+/* shared_malloc.c — the allocator interposer (shared library only).
+ *
+ * libmlprof.so defines malloc, free, calloc, realloc, reallocarray,
+ * posix_memalign, aligned_alloc, memalign, valloc, pvalloc and
+ * malloc_usable_size. Whether it is preloaded or linked, the program's
+ * calls land here; each forwards to the next definition (dlsym RTLD_NEXT,
+ * normally glibc) and is accounted by the inline hot path of mem.h.
+ *
+ * Traps handled:
+ *  - bootstrap: dlsym itself allocates (calloc for its error state) before
+ *    the real functions are known; those requests are served from a static
+ *    arena whose blocks are never freed for real (free ignores them,
+ *    realloc copies them out, malloc_usable_size reads their header).
+ *  - re-entrancy: the profiler's own allocations (rings, names, stacks,
+ *    libunwind, the writer thread) are skipped by a thread-local guard and
+ *    by the caller's address (code inside libmlprof is never counted).
+ *  - fork, thread exit, exit-time frees: the hot path needs no set-up and
+ *    keeps forwarding and counting in every state; events are written only
+ *    while the session runs (a forked child's session is off).
+ * Blocks are not changed: the pointers, alignment and malloc_usable_size
+ * are the real allocator's.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/session.h"
+#include "mem/mem.h"
+
+#define RA() __builtin_return_address(0)
+#define BOOT_BYTES (256u * 1024u)
+
+typedef struct real_fns {
+  void *(*malloc)(size_t);
+  void (*free)(void *);
+  void *(*calloc)(size_t, size_t);
+  void *(*realloc)(void *, size_t);
+  void *(*memalign)(size_t, size_t);
+  int (*posix_memalign)(void **, size_t, size_t);
+  void *(*aligned_alloc)(size_t, size_t);
+  void *(*valloc)(size_t);
+  void *(*pvalloc)(size_t);
+  size_t (*usable)(void *);
+} real_fns;
+
+/* glibc's own entry points: the fallback when dlsym finds nothing. */
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
+
+/* This library's own code: [ELF header, end of text). */
+extern char __ehdr_start[] __attribute__((visibility("hidden")));
+extern char etext[] __attribute__((visibility("hidden")));
+
+static real_fns real;
+static int ready;
+static __thread int resolving PROF_MEM_IE;
+
+static _Alignas(64) unsigned char boot[BOOT_BYTES];
+static size_t boot_used;
+
+/* ---- bootstrap arena ----------------------------------------------------- */
+
+static int is_boot(const void *p) {
+  return (const unsigned char *)p >= boot && (const unsigned char *)p < boot + BOOT_BYTES;
+}
+
+static void *boot_alloc(size_t n, size_t align) {
+  if (align < 16) align = 16;
+  size_t old = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), off, end;
+  do {
+    off = (old + sizeof(size_t) + align - 1) & ~(align - 1);
+    end = off + n;
+    if (end > BOOT_BYTES || end < off) {
+      errno = ENOMEM;
+      return NULL;
+    }
+  } while (!__atomic_compare_exchange_n(&boot_used, &old, end, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  memcpy(boot + off - sizeof(size_t), &n, sizeof n);
+  return boot + off;
+}
+
+static size_t boot_size(const void *p) {
+  size_t n;
+  memcpy(&n, (const unsigned char *)p - sizeof n, sizeof n);
+  return n;
+}
+
+/* ---- resolving the real allocator ---------------------------------------- */
+
+#define LOOKUP(field, name, fallback)                 \
+  do {                                                \
+    void *s_ = dlsym(RTLD_NEXT, name);                \
+    r.field = s_ ? (__typeof__(r.field))s_ : fallback; \
+  } while (0)
+
+static int posix_memalign_fallback(void **out, size_t align, size_t n) {
+  void *p = __libc_memalign(align, n);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+static void *aligned_alloc_fallback(size_t align, size_t n) { return __libc_memalign(align, n); }
+
+/* Returns 1 once the real functions are known; 0 while resolving (the
+ * caller serves the request from the arena). */
+static int resolve(void) {
+  if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) return 1;
+  if (resolving) return 0;
+  resolving = 1;
+  real_fns r;
+  LOOKUP(malloc, "malloc", __libc_malloc);
+  LOOKUP(free, "free", __libc_free);
+  LOOKUP(calloc, "calloc", __libc_calloc);
+  LOOKUP(realloc, "realloc", __libc_realloc);
+  LOOKUP(memalign, "memalign", __libc_memalign);
+  LOOKUP(posix_memalign, "posix_memalign", posix_memalign_fallback);
+  LOOKUP(aligned_alloc, "aligned_alloc", aligned_alloc_fallback);
+  LOOKUP(valloc, "valloc", __libc_valloc);
+  LOOKUP(pvalloc, "pvalloc", __libc_pvalloc);
+  LOOKUP(usable, "malloc_usable_size", NULL);
+  resolving = 0;
+  if (!r.usable) return 0; /* cannot happen with glibc; stay on the arena */
+  real = r;
+  prof__mem_text_lo = (uintptr_t)__ehdr_start;
+  prof__mem_text_hi = (uintptr_t)etext;
+  prof__mem_mode_resolve();
+  prof__mem_interposed = 1;
+  __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+  return 1;
+}
+
+/* ---- the interposed functions -------------------------------------------- */
+
+static inline void *account(void *p, size_t n, const void *ra) {
+  if (PROF_LIKELY(p != NULL) && prof__mem_mode) prof__mem_on_alloc(p, n, real.usable(p), ra);
+  return p;
+}
+
+PROF_API void *malloc(size_t n) {
+  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, 16);
+  return account(real.malloc(n), n, RA());
+}
+
+PROF_API void free(void *p) {
+  if (!p || is_boot(p)) return;
+  if (PROF_UNLIKELY(!ready) && !resolve()) return; /* not ours to free yet */
+  if (prof__mem_mode) prof__mem_on_free(p, real.usable(p), RA());
+  real.free(p);
+}
+
+PROF_API void *calloc(size_t m, size_t n) {
+  size_t total;
+  if (__builtin_mul_overflow(m, n, &total)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(total, 16); /* arena is zeroed */
+  return account(real.calloc(m, n), total, RA());
+}
+
+static void *realloc_from_boot(void *p, size_t n, const void *ra) {
+  if (n == 0) return NULL;
+  void *q = resolve() ? account(real.malloc(n), n, ra) : boot_alloc(n, 16);
+  if (q) {
+    size_t old = boot_size(p);
+    memcpy(q, p, old < n ? old : n);
+  }
+  return q;
+}
+
+static void *realloc_impl(void *p, size_t n, const void *ra) {
+  if (!p) {
+    if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, 16);
+    return account(real.malloc(n), n, ra);
+  }
+  if (is_boot(p)) return realloc_from_boot(p, n, ra);
+  if (PROF_UNLIKELY(!ready) && !resolve()) return NULL;
+  if (!prof__mem_mode) return real.realloc(p, n);
+  size_t old_usable = real.usable(p);
+  /* The FREE goes out before the block can be reused by another thread. */
+  prof__mem_on_free(p, old_usable, ra);
+  void *q = real.realloc(p, n);
+  if (q) return account(q, n, ra);
+  if (n != 0) prof__mem_on_alloc(p, old_usable, old_usable, ra); /* failed: p lives on */
+  return NULL;
+}
+
+PROF_API void *realloc(void *p, size_t n) { return realloc_impl(p, n, RA()); }
+
+PROF_API void *reallocarray(void *p, size_t m, size_t n) {
+  size_t total;
+  if (__builtin_mul_overflow(m, n, &total)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return realloc_impl(p, total, RA());
+}
+
+PROF_API int posix_memalign(void **out, size_t align, size_t n) {
+  if (PROF_UNLIKELY(!ready) && !resolve()) {
+    if (align < sizeof(void *) || (align & (align - 1))) return EINVAL;
+    void *p = boot_alloc(n, align);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+  }
+  int rc = real.posix_memalign(out, align, n);
+  if (rc == 0) account(*out, n, RA());
+  return rc;
+}
+
+PROF_API void *aligned_alloc(size_t align, size_t n) {
+  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, align);
+  return account(real.aligned_alloc(align, n), n, RA());
+}
+
+PROF_API void *memalign(size_t align, size_t n) {
+  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, align);
+  return account(real.memalign(align, n), n, RA());
+}
+
+PROF_API void *valloc(size_t n) {
+  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, 4096);
+  return account(real.valloc(n), n, RA());
+}
+
+PROF_API void *pvalloc(size_t n) {
+  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc((n + 4095) & ~(size_t)4095, 4096);
+  return account(real.pvalloc(n), n, RA());
+}
+
+PROF_API size_t malloc_usable_size(void *p) {
+  if (!p) return 0;
+  if (is_boot(p)) return boot_size(p);
+  if (PROF_UNLIKELY(!ready) && !resolve()) return 0;
+  return real.usable(p);
+}

@@ -1,0 +1,79 @@
+/* shared_preload.c — start profiling when libmlprof.so is preloaded into a
+ * program that knows nothing of it (shared library only).
+ *
+ * With MLPROF_PRELOAD=1 (set by `mlprof run`) a constructor calls
+ * prof_init() as the library loads, so the whole run is one recording
+ * window; prof_shutdown() runs at exit as usual. Children that exec inherit
+ * LD_PRELOAD and MLPROF_PRELOAD and profile themselves, each into its own
+ * trace: the launcher names the top process's trace in MLPROF_OUTPUT and
+ * its pid in MLPROF_RUN_PID; any other process writes
+ * "<program>.<pid>.mlpt" into the directory of that trace instead.
+ * MLPROF_RUN_CHILDREN=0 stops the inheritance (the top process removes the
+ * variables from its environment). A forked child without exec records
+ * nothing (the core turns its session off), but its allocator keeps working.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/session.h"
+#include "mem/mem.h"
+
+/* Remove "…libmlprof…" entries from LD_PRELOAD (children start clean). */
+static void drop_preload(void) {
+  const char *lp = getenv("LD_PRELOAD");
+  if (!lp) return;
+  char out[4096] = "", item[PATH_MAX];
+  const char *p = lp;
+  while (*p) {
+    size_t n = strcspn(p, ": ");
+    if (n && n < sizeof item) {
+      memcpy(item, p, n);
+      item[n] = 0;
+      if (!strstr(item, "libmlprof") && strlen(out) + n + 2 < sizeof out) {
+        if (*out) strcat(out, ":");
+        strcat(out, item);
+      }
+    }
+    p += n;
+    while (*p == ':' || *p == ' ') p++;
+  }
+  if (*out) setenv("LD_PRELOAD", out, 1);
+  else unsetenv("LD_PRELOAD");
+}
+
+/* A process other than the launcher's child: its own trace, same folder. */
+static void child_output(void) {
+  const char *run_pid = getenv("MLPROF_RUN_PID");
+  const char *out = getenv("MLPROF_OUTPUT");
+  if (!run_pid || atol(run_pid) == (long)getpid() || !out) return;
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", out);
+  char *slash = strrchr(dir, '/');
+  if (slash) {
+    if (slash == dir) slash[1] = 0;
+    else *slash = 0;
+  } else {
+    snprintf(dir, sizeof dir, ".");
+  }
+  setenv("MLPROF_OUTPUT", dir, 1);
+}
+
+__attribute__((constructor)) static void preload_start(void) {
+  prof__mem_mode_resolve();
+  const char *v = getenv("MLPROF_PRELOAD");
+  if (!v || strcmp(v, "1") != 0) return;
+  prof__mem_internal_begin();
+  child_output();
+  const char *ch = getenv("MLPROF_RUN_CHILDREN");
+  if (ch && strcmp(ch, "0") == 0) {
+    drop_preload();
+    unsetenv("MLPROF_PRELOAD");
+  }
+  int rc = prof_init(NULL);
+  if (rc && rc != PROF_EDISABLED)
+    fprintf(stderr, "mlprof: preloaded profiler could not start: %s\n", prof_strerror(rc));
+  prof__mem_internal_end();
+}
