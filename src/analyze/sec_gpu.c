@@ -1,0 +1,810 @@
+/* sec_gpu.c — the GPU section of the report (JSON key "gpu"): how busy the
+ * GPU was in each step, why it was idle, where the step time went with GPU
+ * categories, which kernels, ranges and copies cost most, and findings.
+ *
+ * Pass 1 keeps compact intervals of kernels, copies, sets and runtime calls
+ * (24 bytes per kernel, 16 per other record), per-name aggregates, and the
+ * innermost range category of each step-running thread while inside a
+ * step. finish() sorts the intervals, merges them into unions and measures
+ * every step window against them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlprof.h"
+#include "sec_gpu.h"
+
+typedef struct iv {
+  uint64_t s, e;
+} iv;
+
+typedef struct kiv {
+  uint64_t s, e, launch;
+} kiv;
+
+typedef struct seg {
+  uint64_t s, e;
+  uint8_t bucket;
+} seg;
+
+typedef struct memev {
+  uint64_t ts;
+  uint64_t bytes;
+  uint32_t device;
+  int alloc;
+} memev;
+
+typedef struct vec {
+  void *p;
+  size_t n, cap;
+} vec;
+
+typedef struct cpu_thread {
+  uint32_t tid;
+  int in_step;
+  uint32_t depth, cap;
+  uint32_t *names;
+  uint8_t *cats;
+  uint64_t seg_start;
+  int seg_bucket;
+  vec segs; /* seg, time-ordered */
+} cpu_thread;
+
+typedef struct idmap { /* open addressing: key+1 -> index */
+  uint64_t *slots;
+  size_t cap, count;
+} idmap;
+
+typedef struct gpu_state {
+  gpu_summary sum;
+  int inited, capture, oom;
+  vec k, c, s, r, sync, mem; /* kiv, iv, iv, iv, iv, memev */
+  vec kst, rst;              /* gpu_kstat, gpu_rstat */
+  idmap kmap, rmap;
+  cpu_thread *th;
+  size_t nth;
+  uint64_t first, last;      /* GPU record span */
+} gpu_state;
+
+static void *vec_push(gpu_state *g, vec *v, size_t sz) {
+  if (v->n == v->cap) {
+    size_t cap = v->cap ? v->cap * 2 : 256;
+    void *p = realloc(v->p, cap * sz);
+    if (!p) {
+      g->oom = 1;
+      return NULL;
+    }
+    v->p = p;
+    v->cap = cap;
+  }
+  return (char *)v->p + sz * v->n++;
+}
+
+/* ---- id map -------------------------------------------------------------- */
+
+static uint32_t idmap_get(const idmap *m, uint32_t key) {
+  if (!m->cap) return UINT32_MAX;
+  size_t i = (key * 0x9E3779B1u) & (m->cap - 1);
+  for (;; i = (i + 1) & (m->cap - 1)) {
+    uint64_t s = m->slots[i];
+    if (!s) return UINT32_MAX;
+    if ((uint32_t)(s >> 32) == key + 1u) return (uint32_t)s;
+  }
+}
+
+static int idmap_put(idmap *m, uint32_t key, uint32_t val) {
+  if ((m->count + 1) * 2 > m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    uint64_t *ns = calloc(cap, sizeof *ns);
+    if (!ns) return -1;
+    for (size_t i = 0; i < m->cap; i++) {
+      uint64_t s = m->slots[i];
+      if (!s) continue;
+      size_t j = ((uint32_t)(s >> 32) - 1u) * 0x9E3779B1u & (cap - 1);
+      while (ns[j]) j = (j + 1) & (cap - 1);
+      ns[j] = s;
+    }
+    free(m->slots);
+    m->slots = ns;
+    m->cap = cap;
+  }
+  size_t i = (key * 0x9E3779B1u) & (m->cap - 1);
+  while (m->slots[i]) i = (i + 1) & (m->cap - 1);
+  m->slots[i] = ((uint64_t)(key + 1u) << 32) | val;
+  m->count++;
+  return 0;
+}
+
+/* ---- pass 1: GPU records ------------------------------------------------- */
+
+static gpu_kstat *kstat_of(gpu_state *g, uint32_t name) {
+  uint32_t i = idmap_get(&g->kmap, name);
+  if (i != UINT32_MAX) return (gpu_kstat *)g->kst.p + i;
+  gpu_kstat *k = vec_push(g, &g->kst, sizeof *k);
+  if (!k) return NULL;
+  memset(k, 0, sizeof *k);
+  k->name = name;
+  k->min_ns = UINT64_MAX;
+  if (idmap_put(&g->kmap, name, (uint32_t)(g->kst.n - 1))) g->oom = 1;
+  return k;
+}
+
+static gpu_rstat *rstat_of(gpu_state *g, uint32_t range) {
+  uint32_t i = idmap_get(&g->rmap, range);
+  if (i != UINT32_MAX) return (gpu_rstat *)g->rst.p + i;
+  gpu_rstat *r = vec_push(g, &g->rst, sizeof *r);
+  if (!r) return NULL;
+  memset(r, 0, sizeof *r);
+  r->range = range;
+  if (idmap_put(&g->rmap, range, (uint32_t)(g->rst.n - 1))) g->oom = 1;
+  return r;
+}
+
+static void on_kernel(gpu_state *g, const prof__gpu_rec *r) {
+  uint64_t d = r->end - r->start;
+  kiv *x = vec_push(g, &g->k, sizeof *x);
+  if (x) *x = (kiv){r->start, r->end, r->launch};
+  g->sum.kernels++;
+  g->sum.kernel_ns += d;
+  gpu_kstat *k = kstat_of(g, r->name);
+  if (k) {
+    k->calls++;
+    k->total_ns += d;
+    if (d < k->min_ns) k->min_ns = d;
+    if (d >= k->max_ns) {
+      k->max_ns = d;
+      memcpy(k->grid, r->grid, sizeof k->grid);
+      memcpy(k->block, r->block, sizeof k->block);
+      k->regs = r->regs;
+      k->smem = r->smem_static + r->smem_dynamic;
+      k->device = r->device;
+    }
+  }
+  gpu_rstat *rs = rstat_of(g, r->range);
+  if (rs) {
+    rs->kernels++;
+    rs->kernel_ns += d;
+  }
+}
+
+static void on_copy(gpu_state *g, const prof__gpu_rec *r) {
+  iv *x = vec_push(g, r->kind == PROF_GPU_MEMCPY ? &g->c : &g->s, sizeof *x);
+  if (x) *x = (iv){r->start, r->end};
+  gpu_rstat *rs = rstat_of(g, r->range);
+  if (rs) {
+    rs->copies++;
+    rs->copy_ns += r->end - r->start;
+  }
+  if (r->kind == PROF_GPU_MEMSET) {
+    g->sum.sets++;
+    return;
+  }
+  g->sum.copies++;
+  gpu_copy *c = &g->sum.copy[r->sub < PROF_GPU_COPY_COUNT ? r->sub : 0];
+  c->count++;
+  c->bytes += r->bytes;
+  c->ns += r->end - r->start;
+  int host = r->sub == PROF_GPU_COPY_H2D ? r->src_mem : r->sub == PROF_GPU_COPY_D2H ? r->dst_mem : 0;
+  if (host == PROF_GPU_MEM_PAGEABLE) c->pageable++;
+  if (host == PROF_GPU_MEM_PINNED) c->pinned++;
+}
+
+static void on_device(gpu_state *g, const prof__gpu_rec *r) {
+  gpu_device *d = NULL;
+  for (size_t i = 0; i < g->sum.ndevices && !d; i++)
+    if (g->sum.devices[i].id == r->device) d = &g->sum.devices[i];
+  if (!d && g->sum.ndevices < 16) d = &g->sum.devices[g->sum.ndevices++];
+  if (!d) return;
+  *d = (gpu_device){r->device, r->name, r->cc_major, r->cc_minor, r->sm_count, r->max_threads_per_sm,
+                    r->max_warps_per_sm, r->max_blocks_per_sm, r->max_regs_per_sm, r->max_smem_per_sm,
+                    r->mem_bytes, 0};
+}
+
+static void on_gpu_rec(gpu_state *g, const prof__gpu_rec *r) {
+  g->sum.records++;
+  if (r->kind != PROF_GPU_DEVICE && r->kind != PROF_GPU_DROPPED && r->start) {
+    if (r->start < g->first) g->first = r->start;
+    if (r->end > g->last) g->last = r->end;
+  }
+  switch (r->kind) {
+  case PROF_GPU_KERNEL: on_kernel(g, r); break;
+  case PROF_GPU_MEMCPY:
+  case PROF_GPU_MEMSET: on_copy(g, r); break;
+  case PROF_GPU_SYNC: {
+    iv *x = vec_push(g, &g->sync, sizeof *x);
+    if (x) *x = (iv){r->start, r->end};
+    g->sum.syncs++;
+    g->sum.sync_by_type[r->sub < 5 ? r->sub : 0] += r->end - r->start;
+    break;
+  }
+  case PROF_GPU_API: {
+    g->sum.api_calls++;
+    g->sum.api_ns += r->end - r->start;
+    iv *x = r->sub == PROF_GPU_API_RUNTIME ? vec_push(g, &g->r, sizeof *x) : NULL;
+    if (x) *x = (iv){r->start, r->end};
+    break;
+  }
+  case PROF_GPU_MEMORY: {
+    memev *m = vec_push(g, &g->mem, sizeof *m);
+    if (m) *m = (memev){r->start, r->bytes, r->device, r->sub == PROF_GPU_MEMOP_ALLOC};
+    break;
+  }
+  case PROF_GPU_OVERHEAD:
+    g->sum.overheads++;
+    g->sum.overhead_ns += r->end - r->start;
+    break;
+  case PROF_GPU_DEVICE: on_device(g, r); break;
+  case PROF_GPU_DROPPED:
+    if (r->bytes > g->sum.dropped) g->sum.dropped = r->bytes;
+    break;
+  default: break;
+  }
+}
+
+static void on_chunk(gpu_state *g, const prof__rec *rec) {
+  prof__gpu_dec d;
+  prof__gpu_rec r;
+  int rc = prof__gpu_dec_init(&d, rec->data, rec->len);
+  while (rc == 0 && (rc = prof__gpu_dec_next(&d, &r)) == 1) {
+    on_gpu_rec(g, &r);
+    rc = 0;
+  }
+  if (rc < 0) g->sum.bad_chunks++;
+}
+
+/* ---- pass 1: CPU categories of step-running threads ----------------------- */
+
+static int cat_bucket(int cat) {
+  switch (cat) {
+  case PROF_CAT_COMPUTE: return GPU_BD_COMPUTE;
+  case PROF_CAT_DATA: return GPU_BD_DATA;
+  case PROF_CAT_COMM: return GPU_BD_COMM;
+  default: return GPU_BD_OTHER;
+  }
+}
+
+static cpu_thread *thread_of(gpu_state *g, uint32_t tid) {
+  for (size_t i = 0; i < g->nth; i++)
+    if (g->th[i].tid == tid) return &g->th[i];
+  cpu_thread *t = realloc(g->th, (g->nth + 1) * sizeof *t);
+  if (!t) {
+    g->oom = 1;
+    return NULL;
+  }
+  g->th = t;
+  t = &g->th[g->nth++];
+  memset(t, 0, sizeof *t);
+  t->tid = tid;
+  return t;
+}
+
+static int cur_bucket(const cpu_thread *t) {
+  return t->depth ? cat_bucket(t->cats[t->depth - 1]) : GPU_BD_OTHER;
+}
+
+static void seg_close(gpu_state *g, cpu_thread *t, uint64_t ts) {
+  if (!t->in_step || ts <= t->seg_start) return;
+  seg *s = vec_push(g, &t->segs, sizeof *s);
+  if (s) *s = (seg){t->seg_start, ts, (uint8_t)t->seg_bucket};
+}
+
+static void seg_switch(gpu_state *g, cpu_thread *t, uint64_t ts) {
+  int b = cur_bucket(t);
+  if (t->in_step && b == t->seg_bucket) return;
+  seg_close(g, t, ts);
+  t->seg_start = ts;
+  t->seg_bucket = b;
+}
+
+static void range_push(gpu_state *g, cpu_thread *t, const prof__event *ev) {
+  if (t->depth == t->cap) {
+    uint32_t cap = t->cap ? t->cap * 2 : 16;
+    uint32_t *n = cap <= 4096 ? realloc(t->names, cap * sizeof *n) : NULL;
+    uint8_t *c = n ? realloc(t->cats, cap) : NULL;
+    if (n) t->names = n;
+    if (!c) return;
+    t->cats = c;
+    t->cap = cap;
+  }
+  t->names[t->depth] = ev->name;
+  t->cats[t->depth++] = ev->cat;
+  seg_switch(g, t, ev->ts);
+}
+
+static void range_pop(gpu_state *g, cpu_thread *t, const prof__event *ev) {
+  uint32_t k = t->depth, stop = t->depth > 8 ? t->depth - 8 : 0;
+  while (k > stop && t->names[k - 1] != ev->name) k--;
+  if (k == stop) return;
+  t->depth = k - 1;
+  seg_switch(g, t, ev->ts);
+}
+
+static void on_event(gpu_state *g, uint32_t tid, const prof__event *ev) {
+  if (ev->type < PROF_EV_RANGE_BEGIN || ev->type > PROF_EV_STEP_END || ev->type == PROF_EV_MARK ||
+      ev->type == PROF_EV_COUNTER)
+    return;
+  cpu_thread *t = thread_of(g, tid);
+  if (!t) return;
+  switch (ev->type) {
+  case PROF_EV_RANGE_BEGIN: range_push(g, t, ev); break;
+  case PROF_EV_RANGE_END: range_pop(g, t, ev); break;
+  case PROF_EV_STEP_BEGIN:
+    seg_close(g, t, ev->ts);
+    t->in_step = 1;
+    t->seg_start = ev->ts;
+    t->seg_bucket = cur_bucket(t);
+    break;
+  case PROF_EV_STEP_END:
+    seg_close(g, t, ev->ts);
+    t->in_step = 0;
+    break;
+  default: break;
+  }
+}
+
+static void gpu_record(prof__an *an, void *st, const prof__rec *rec) {
+  gpu_state *g = st;
+  if (!g->inited) {
+    g->inited = 1;
+    const char *cap = prof__an_header(an, "gpu.capture");
+    g->capture = cap && strcmp(cap, "cupti") == 0;
+    g->first = UINT64_MAX;
+  }
+  if (rec->kind == PROF_REC_CHUNK && rec->chunk_type == PROF_CHUNK_GPU) {
+    g->capture = 1;
+    on_chunk(g, rec);
+  } else if (rec->kind == PROF_REC_EVENT && g->capture) {
+    on_event(g, rec->tid, &rec->ev);
+  }
+}
+
+/* ---- finish: unions ------------------------------------------------------ */
+
+static int cmp_iv(const void *a, const void *b) {
+  const iv *x = a, *y = b;
+  return x->s < y->s ? -1 : x->s > y->s ? 1 : 0;
+}
+
+static int cmp_kiv(const void *a, const void *b) {
+  const kiv *x = a, *y = b;
+  return x->s < y->s ? -1 : x->s > y->s ? 1 : 0;
+}
+
+/* Sort and merge in place into disjoint intervals; returns the count. */
+static size_t merge_iv(iv *v, size_t n) {
+  if (!n) return 0;
+  qsort(v, n, sizeof *v, cmp_iv);
+  size_t o = 0;
+  for (size_t i = 1; i < n; i++) {
+    if (v[i].s <= v[o].e) {
+      if (v[i].e > v[o].e) v[o].e = v[i].e;
+    } else {
+      v[++o] = v[i];
+    }
+  }
+  return o + 1;
+}
+
+/* Kernels (already sorted): the union keeps the launch time of each busy
+ * period's first kernel. */
+static size_t merge_kiv(kiv *v, size_t n) {
+  if (!n) return 0;
+  size_t o = 0;
+  for (size_t i = 1; i < n; i++) {
+    if (v[i].s <= v[o].e) {
+      if (v[i].e > v[o].e) v[o].e = v[i].e;
+    } else {
+      v[++o] = v[i];
+    }
+  }
+  return o + 1;
+}
+
+/* First interval of a sorted disjoint list ending after t. */
+static size_t first_after(const void *base, size_t n, size_t sz, uint64_t t) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const iv *x = (const iv *)((const char *)base + mid * sz); /* s, e lead every layout */
+    if (x->e <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The part of a disjoint list inside [b, e), appended to out (clipped). */
+static void slice(gpu_state *g, vec *out, const void *base, size_t n, size_t sz, uint64_t b, uint64_t e) {
+  out->n = 0;
+  for (size_t i = first_after(base, n, sz, b); i < n; i++) {
+    const iv *x = (const iv *)((const char *)base + i * sz);
+    if (x->s >= e) break;
+    iv *o = vec_push(g, out, sizeof *o);
+    if (o) *o = (iv){x->s > b ? x->s : b, x->e < e ? x->e : e};
+  }
+}
+
+static uint64_t measure(const iv *v, size_t n) {
+  uint64_t t = 0;
+  for (size_t i = 0; i < n; i++) t += v[i].e - v[i].s;
+  return t;
+}
+
+/* cover := cover ∪ add (both sorted disjoint); returns the newly covered time. */
+static uint64_t cover_add(gpu_state *g, vec *cover, vec *tmp, const iv *add, size_t n) {
+  const iv *a = cover->p;
+  size_t na = cover->n, i = 0, j = 0;
+  uint64_t before = measure(a, na);
+  tmp->n = 0;
+  while (i < na || j < n) {
+    iv x = (j >= n || (i < na && a[i].s <= add[j].s)) ? a[i++] : add[j++];
+    iv *last = tmp->n ? (iv *)tmp->p + tmp->n - 1 : NULL;
+    if (last && x.s <= last->e) {
+      if (x.e > last->e) last->e = x.e;
+    } else {
+      iv *o = vec_push(g, tmp, sizeof *o);
+      if (o) *o = x;
+    }
+  }
+  vec t = *cover;
+  *cover = *tmp;
+  *tmp = t;
+  uint64_t after = measure(cover->p, cover->n);
+  return after - before;
+}
+
+/* CPU segments of one bucket of a thread, inside [b, e). */
+static void cpu_slice(gpu_state *g, vec *out, const cpu_thread *t, int bucket, uint64_t b, uint64_t e) {
+  out->n = 0;
+  if (!t) return;
+  const seg *s = t->segs.p;
+  for (size_t i = first_after(s, t->segs.n, sizeof *s, b); i < t->segs.n && s[i].s < e; i++) {
+    if (s[i].bucket != bucket) continue;
+    iv *o = vec_push(g, out, sizeof *o);
+    if (o) *o = (iv){s[i].s > b ? s[i].s : b, s[i].e < e ? s[i].e : e};
+  }
+}
+
+static uint64_t count_starts(const kiv *k, size_t n, uint64_t b, uint64_t e);
+
+typedef struct unions {
+  kiv *k;
+  size_t nk;
+  iv *c, *s, *r;
+  size_t nc, ns, nr;
+} unions;
+
+typedef struct scratch {
+  vec a, cover, tmp;
+} scratch;
+
+/* Idle time of [b, e) outside kernel busy periods, split by whether the
+ * kernel that ended each gap was launched after the gap began (host wait). */
+static void idle_split(const unions *u, gpu_window *w) {
+  size_t i = first_after(u->k, u->nk, sizeof *u->k, w->begin);
+  uint64_t gap = w->begin;
+  uint64_t prev_end = i > 0 ? u->k[i - 1].e : 0;
+  for (;; i++) {
+    int have = i < u->nk && u->k[i].s < w->end;
+    uint64_t gap_end = have ? (u->k[i].s > w->begin ? u->k[i].s : w->begin) : w->end;
+    if (gap_end > gap) {
+      const kiv *next = i < u->nk ? &u->k[i] : NULL;
+      int host = next && next->launch && prev_end && next->launch >= prev_end;
+      if (host) w->idle_host_ns += gap_end - gap;
+      else w->idle_other_ns += gap_end - gap;
+    }
+    if (!have) break;
+    prev_end = u->k[i].e;
+    gap = u->k[i].e;
+    if (gap >= w->end) break;
+  }
+}
+
+static void window_breakdown(gpu_state *g, const unions *u, const cpu_thread *t, gpu_window *w, scratch *x) {
+  x->cover.n = 0;
+  uint64_t b = w->begin, e = w->end, sum = 0;
+  slice(g, &x->a, u->k, u->nk, sizeof *u->k, b, e);
+  w->busy_ns = measure(x->a.p, x->a.n);
+  sum += w->bd[GPU_BD_KERNEL] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+  slice(g, &x->a, u->c, u->nc, sizeof *u->c, b, e);
+  w->memcpy_ns = measure(x->a.p, x->a.n);
+  sum += w->bd[GPU_BD_MEMCPY] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+  slice(g, &x->a, u->s, u->ns, sizeof *u->s, b, e);
+  w->memset_ns = measure(x->a.p, x->a.n);
+  sum += w->bd[GPU_BD_MEMSET] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+  cpu_slice(g, &x->a, t, GPU_BD_COMM, b, e);
+  sum += w->bd[GPU_BD_COMM] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+  slice(g, &x->a, u->r, u->nr, sizeof *u->r, b, e);
+  sum += w->bd[GPU_BD_RUNTIME] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+  cpu_slice(g, &x->a, t, GPU_BD_DATA, b, e);
+  sum += w->bd[GPU_BD_DATA] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+  cpu_slice(g, &x->a, t, GPU_BD_COMPUTE, b, e);
+  sum += w->bd[GPU_BD_COMPUTE] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+  w->bd[GPU_BD_OTHER] = (e - b) - sum;
+}
+
+static void measure_windows(gpu_state *g, prof__an *an, const unions *u, const iv *sync, size_t nsync) {
+  scratch x = {{0}, {0}, {0}};
+  for (size_t i = 0; i < g->sum.nwindows; i++) {
+    gpu_window *w = &g->sum.windows[i];
+    const cpu_thread *t = NULL;
+    if (!g->sum.whole_trace)
+      for (size_t j = 0; j < g->nth && !t; j++)
+        if (g->th[j].tid == an->steps[i].tid) t = &g->th[j];
+    window_breakdown(g, u, t, w, &x);
+    idle_split(u, w);
+    size_t lo = 0, hi = nsync; /* sync is sorted by start */
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (sync[mid].s < w->begin) lo = mid + 1;
+      else hi = mid;
+    }
+    for (size_t s = lo; s < nsync && sync[s].s < w->end; s++) w->sync_ns += sync[s].e - sync[s].s;
+    gpu_window *tot = &g->sum.total;
+    tot->busy_ns += w->busy_ns, tot->memcpy_ns += w->memcpy_ns, tot->memset_ns += w->memset_ns;
+    tot->idle_host_ns += w->idle_host_ns, tot->idle_other_ns += w->idle_other_ns;
+    tot->sync_ns += w->sync_ns;
+    tot->end += w->end - w->begin; /* total.begin = 0: end holds the summed wall time */
+    for (int b = 0; b < GPU_BD_COUNT; b++) tot->bd[b] += w->bd[b];
+  }
+  free(x.a.p);
+  free(x.cover.p);
+  free(x.tmp.p);
+}
+
+/* Kernels starting in [b, e) of a list sorted by start. */
+static uint64_t count_starts(const kiv *k, size_t n, uint64_t b, uint64_t e) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (k[mid].s < b) lo = mid + 1;
+    else hi = mid;
+  }
+  uint64_t c = 0;
+  for (size_t i = lo; i < n && k[i].s < e; i++) c++;
+  return c;
+}
+
+/* ---- finish: aggregates -------------------------------------------------- */
+
+static int cmp_kstat(const void *a, const void *b) {
+  const gpu_kstat *x = a, *y = b;
+  return x->total_ns > y->total_ns ? -1 : x->total_ns < y->total_ns ? 1 : (x->name > y->name) - (x->name < y->name);
+}
+
+static int cmp_rstat(const void *a, const void *b) {
+  const gpu_rstat *x = a, *y = b;
+  uint64_t tx = x->kernel_ns + x->copy_ns, ty = y->kernel_ns + y->copy_ns;
+  return tx > ty ? -1 : tx < ty ? 1 : (x->range > y->range) - (x->range < y->range);
+}
+
+static int cmp_mem(const void *a, const void *b) {
+  const memev *x = a, *y = b;
+  return x->ts < y->ts ? -1 : x->ts > y->ts ? 1 : y->alloc - x->alloc;
+}
+
+static const gpu_device *device_by_id(const gpu_summary *s, uint32_t id) {
+  for (size_t i = 0; i < s->ndevices; i++)
+    if (s->devices[i].id == id) return &s->devices[i];
+  return NULL;
+}
+
+double prof__gpu_occupancy(const gpu_device *d, const int32_t block[3], uint32_t regs, uint32_t smem) {
+  if (!d || !d->max_warps_per_sm || block[0] <= 0 || block[1] <= 0 || block[2] <= 0) return -1;
+  uint64_t threads = (uint64_t)block[0] * (uint64_t)block[1] * (uint64_t)block[2];
+  uint64_t warps = (threads + 31) / 32;
+  uint64_t blocks = d->max_warps_per_sm / warps;
+  if (d->max_blocks_per_sm && d->max_blocks_per_sm < blocks) blocks = d->max_blocks_per_sm;
+  if (regs && d->max_regs_per_sm) {
+    uint64_t by_regs = d->max_regs_per_sm / (regs * 32ull * warps);
+    if (by_regs < blocks) blocks = by_regs;
+  }
+  if (smem && d->max_smem_per_sm && d->max_smem_per_sm / smem < blocks) blocks = d->max_smem_per_sm / smem;
+  return (double)(blocks * warps) / (double)d->max_warps_per_sm;
+}
+
+static void memory_peak(gpu_state *g) {
+  memev *m = g->mem.p;
+  qsort(m, g->mem.n, sizeof *m, cmp_mem);
+  for (size_t d = 0; d < g->sum.ndevices; d++) {
+    gpu_device *dev = &g->sum.devices[d];
+    int64_t cur = 0, peak = 0;
+    for (size_t i = 0; i < g->mem.n; i++) {
+      if (m[i].device != dev->id) continue;
+      cur += m[i].alloc ? (int64_t)m[i].bytes : -(int64_t)m[i].bytes;
+      if (cur > peak) peak = cur;
+    }
+    dev->mem_peak = (uint64_t)peak;
+  }
+}
+
+static int contains_ci(const char *s, const char *w) {
+  size_t n = strlen(w);
+  for (; *s; s++)
+    if (strncasecmp(s, w, n) == 0) return 1;
+  return 0;
+}
+
+int prof__gpu_fp32_matmul_name(const char *name) {
+  static const char *const fp32[] = {"sgemm", "gemm_f32", "gemmf32", "f32_gemm", "scudnn", "sconv",
+                                     "fp32_gemm", "gemm_fp32", "_f32f32_", "float_gemm"};
+  static const char *const tc[] = {"tensorop", "hmma", "xmma", "wmma", "mma_", "884", "1688", "16816",
+                                   "tf32", "f16", "bf16", "fp16", "half", "s8", "imma", "_h_"};
+  if (!name) return 0;
+  for (size_t i = 0; i < sizeof tc / sizeof tc[0]; i++)
+    if (contains_ci(name, tc[i])) return 0;
+  for (size_t i = 0; i < sizeof fp32 / sizeof fp32[0]; i++)
+    if (contains_ci(name, fp32[i])) return 1;
+  return 0;
+}
+
+static void kernel_stats(gpu_state *g, prof__an *an) {
+  gpu_summary *s = &g->sum;
+  s->kstats = g->kst.p;
+  s->nkstats = g->kst.n;
+  s->rstats = g->rst.p;
+  s->nrstats = g->rst.n;
+  qsort(s->kstats, s->nkstats, sizeof *s->kstats, cmp_kstat);
+  qsort(s->rstats, s->nrstats, sizeof *s->rstats, cmp_rstat);
+  uint64_t fp32 = 0;
+  int tc_capable = 0;
+  for (size_t i = 0; i < s->ndevices; i++) tc_capable |= s->devices[i].cc_major >= 7;
+  for (size_t i = 0; i < s->nkstats; i++) {
+    gpu_kstat *k = &s->kstats[i];
+    if (k->min_ns == UINT64_MAX) k->min_ns = 0;
+    k->occupancy = prof__gpu_occupancy(device_by_id(s, k->device), k->block, k->regs, k->smem);
+    if (prof__gpu_fp32_matmul_name(prof__an_str(an, k->name))) fp32 += k->total_ns;
+  }
+  s->fp32_share = tc_capable && s->kernel_ns ? (double)fp32 / (double)s->kernel_ns : 0.0;
+}
+
+/* ---- finish: findings ---------------------------------------------------- */
+
+#define FIND(id, sev, val, title, rec, ...)                      \
+  do {                                                           \
+    char m_[320];                                                \
+    snprintf(m_, sizeof m_, __VA_ARGS__);                        \
+    prof__an_finding(an, id, sev, val, title, m_, rec);          \
+  } while (0)
+
+static double share(uint64_t part, uint64_t whole) { return whole ? (double)part / (double)whole : 0.0; }
+
+static void findings_util(prof__an *an, const gpu_summary *s, uint64_t wall) {
+  double busy = share(s->total.busy_ns, wall), host = share(s->total.idle_host_ns, wall);
+  if (s->kernels && busy < GPU_LOW_UTIL_SHARE)
+    FIND("gpu_low_utilization", busy < 0.25 ? "high" : "medium", busy, "The GPU was idle most of the step time",
+         "Raise the work per launch (larger batch) and overlap data loading and copies with compute "
+         "(prefetching loaders, non_blocking copies, CUDA streams).",
+         "kernels ran %.1f%% of %.3f s of step time; idle %.1f%% waiting for the host, %.1f%% other",
+         100 * busy, wall / 1e9, 100 * host, 100 * share(s->total.idle_other_ns, wall));
+  double mean = s->kernels ? (double)s->kernel_ns / (double)s->kernels : 0;
+  if (s->kernels >= GPU_LAUNCH_MIN_KERNELS && mean < GPU_LAUNCH_MEAN_NS && host >= GPU_LAUNCH_HOST_WAIT)
+    FIND("gpu_launch_bound", "high", mean, "Launch-bound: many tiny kernels, the GPU waits for launches",
+         "Fuse small operations (torch.compile, fused optimizers), capture the step in a CUDA graph, "
+         "or give each kernel more work.",
+         "%llu kernels averaging %.1f us; GPU idle waiting for the host %.1f%% of step time",
+         (unsigned long long)s->kernels, mean / 1e3, 100 * host);
+}
+
+static uint64_t pageable_copies(const gpu_summary *s) {
+  return s->copy[PROF_GPU_COPY_H2D].pageable + s->copy[PROF_GPU_COPY_D2H].pageable;
+}
+
+static void findings_io(prof__an *an, const gpu_summary *s, uint64_t wall) {
+  double cp = share(s->total.bd[GPU_BD_MEMCPY], wall);
+  if (cp >= GPU_COPY_SHARE)
+    FIND("gpu_copy_heavy", cp >= 0.3 ? "high" : "medium", cp, "Copies between host and device take much of the step",
+         "Use pinned host memory (pin_memory=True) and asynchronous copies on a side stream, keep tensors on "
+         "the device between steps, and copy fewer, larger buffers.",
+         "copies not hidden under kernels: %.1f%% of step time; %llu copies, %llu from pageable memory",
+         100 * cp, (unsigned long long)s->copies, (unsigned long long)pageable_copies(s));
+  double host = share(s->total.idle_host_ns, wall), data = share(s->total.bd[GPU_BD_DATA], wall);
+  if (host >= GPU_INPUT_HOST_WAIT && data >= GPU_INPUT_DATA_SHARE)
+    FIND("gpu_host_input_bound", "high", host, "The GPU waits for the host's input pipeline",
+         "Load and augment data in parallel workers ahead of time (num_workers, prefetch), move decoding "
+         "or augmentation to the GPU, and copy batches with non_blocking transfers.",
+         "GPU idle waiting for the host %.1f%% of step time while data loading ran %.1f%%", 100 * host, 100 * data);
+  double sy = share(s->total.sync_ns, wall);
+  if (sy >= GPU_SYNC_SHARE)
+    FIND("gpu_sync_heavy", sy >= 0.4 ? "high" : "medium", sy, "The host blocks on GPU synchronisation",
+         "Remove implicit synchronisation (.item(), .cpu(), printing tensors, cudaDeviceSynchronize) from the "
+         "step; read metrics every N steps and use events for timing.",
+         "%llu synchronisations took %.1f%% of step time", (unsigned long long)s->syncs, 100 * sy);
+}
+
+static void findings_precision(prof__an *an, const gpu_summary *s) {
+  if (s->fp32_share < GPU_FP32_SHARE) return;
+  FIND("gpu_fp32_matmul", "medium", s->fp32_share, "Matrix math runs in fp32 on a GPU with tensor cores",
+       "Enable mixed precision (torch.autocast with bf16/fp16, or TF32 via "
+       "torch.backends.cuda.matmul.allow_tf32) so matmuls and convolutions use tensor cores.",
+       "fp32 matmul/convolution kernels took %.1f%% of kernel time on compute capability >= 7.0",
+       100 * s->fp32_share);
+}
+
+/* ---- finish -------------------------------------------------------------- */
+
+static void meta_status(gpu_state *g, prof__an *an) {
+  for (size_t i = 0; i < an->meta_count; i++) {
+    if (strcmp(an->meta[i].key, "gpu.status") == 0) g->sum.status = an->meta[i].value;
+    if (strcmp(an->meta[i].key, "gpu.status_detail") == 0) g->sum.status_detail = an->meta[i].value;
+  }
+}
+
+static int make_windows(gpu_state *g, prof__an *an) {
+  gpu_summary *s = &g->sum;
+  s->whole_trace = an->nsteps == 0;
+  s->nwindows = s->whole_trace ? 1 : an->nsteps;
+  s->windows = calloc(s->nwindows, sizeof *s->windows);
+  if (!s->windows) return -1;
+  if (s->whole_trace) {
+    uint64_t b = an->first_ns < g->first ? an->first_ns : g->first;
+    uint64_t e = an->last_ns > g->last ? an->last_ns : g->last;
+    s->windows[0].begin = b;
+    s->windows[0].end = e > b ? e : b;
+    return 0;
+  }
+  for (size_t i = 0; i < an->nsteps; i++) {
+    s->windows[i].number = an->steps[i].number;
+    s->windows[i].begin = an->steps[i].begin_ns;
+    s->windows[i].end = an->steps[i].end_ns;
+  }
+  return 0;
+}
+
+static void gpu_finish(prof__an *an, void *st) {
+  gpu_state *g = st;
+  meta_status(g, an);
+  gpu_summary *s = &g->sum;
+  s->have_data = s->records > 0 || s->status != NULL;
+  if (!s->records) return;
+  kernel_stats(g, an);
+  memory_peak(g);
+  if (make_windows(g, an)) {
+    g->oom = 1;
+    return;
+  }
+  /* Count kernel starts per window on the sorted list before merging it. */
+  if (g->k.n) qsort(g->k.p, g->k.n, sizeof(kiv), cmp_kiv);
+  for (size_t i = 0; i < s->nwindows; i++) {
+    s->windows[i].kernels = count_starts(g->k.p, g->k.n, s->windows[i].begin, s->windows[i].end);
+    s->total.kernels += s->windows[i].kernels;
+  }
+  unions u = {g->k.p, merge_kiv(g->k.p, g->k.n), g->c.p, g->s.p, g->r.p,
+              merge_iv(g->c.p, g->c.n), merge_iv(g->s.p, g->s.n), merge_iv(g->r.p, g->r.n)};
+  if (g->sync.n) qsort(g->sync.p, g->sync.n, sizeof(iv), cmp_iv);
+  measure_windows(g, an, &u, g->sync.p, g->sync.n);
+  uint64_t wall = s->total.end;
+  findings_util(an, s, wall);
+  findings_io(an, s, wall);
+  findings_precision(an, s);
+}
+
+static void gpu_destroy(prof__an *an, void *st) {
+  (void)an;
+  gpu_state *g = st;
+  free(g->k.p), free(g->c.p), free(g->s.p), free(g->r.p), free(g->sync.p), free(g->mem.p);
+  free(g->kst.p), free(g->rst.p), free(g->kmap.slots), free(g->rmap.slots);
+  for (size_t i = 0; i < g->nth; i++) free(g->th[i].names), free(g->th[i].cats), free(g->th[i].segs.p);
+  free(g->th);
+  free(g->sum.windows);
+}
+
+const gpu_summary *prof__gpu_summary(prof__an *an) {
+  gpu_state *g = prof__an_section(an, "gpu");
+  return g ? &g->sum : NULL;
+}
+
+const char *prof__gpu_bd_name(int b) {
+  static const char *const n[GPU_BD_COUNT] = {"kernel", "memcpy", "memset", "communication",
+                                              "runtime_api", "data_loading", "cpu_compute", "other"};
+  return b >= 0 && b < GPU_BD_COUNT ? n[b] : "?";
+}
+
+const prof__section prof__sec_gpu = {
+    .name = "gpu",
+    .state_size = sizeof(gpu_state),
+    .record = gpu_record,
+    .finish = gpu_finish,
+    .text = prof__gpu_text,
+    .json = prof__gpu_json,
+    .destroy = gpu_destroy,
+};

@@ -1,0 +1,516 @@
+/* test_gpu_analyze.c — the GPU report section on hand-built traces: busy %,
+ * idle split, priority breakdown, kernels, ranges, copies, memory peak,
+ * dropped records, every finding (triggered and not), the GPU chunk codec
+ * against malformed payloads, the JSON key and the Chrome events.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analyze/jsonparse.h"
+#include "analyze/sec_gpu.h"
+#include "helpers.h"
+#include "mlprof.h"
+
+/* ---- trace builder ------------------------------------------------------- */
+
+typedef struct gtb {
+  prof__tw *w;
+  const char *path;
+  prof__buf b;
+  prof__gpu_rec prev;
+} gtb;
+
+static gtb gtb_open(const char *stem) {
+  gtb t;
+  memset(&t, 0, sizeof t);
+  char err[256];
+  t.path = th_tmp_path(stem, ".mlpt");
+  prof__kv hdr[] = {{"program", "gpu-train"}, {"pid", "77"}, {"gpu.capture", "cupti"}};
+  t.w = prof__tw_open(t.path, hdr, 3, err);
+  if (!t.w) fail_msg("%s", err);
+  return t;
+}
+
+static void ev(gtb *t, uint32_t tid, uint64_t ts, int type, uint32_t name, int cat, uint64_t a) {
+  prof__event e;
+  memset(&e, 0, sizeof e);
+  e.ts = ts;
+  e.type = (uint8_t)type;
+  e.name = name;
+  e.cat = (uint8_t)cat;
+  e.a = a;
+  assert_int_equal(prof__tw_events(t->w, tid, &e, 1), 0);
+}
+
+static void str(gtb *t, uint32_t id, const char *s) { assert_int_equal(prof__tw_string(t->w, id, s, strlen(s)), 0); }
+
+static void rec(gtb *t, prof__gpu_rec r) { prof__gpu_encode(&t->b, &r, &t->prev); }
+
+/* Close the current GPU payload as one chunk. */
+static void chunk(gtb *t) {
+  if (!t->b.len) return;
+  assert_int_equal(prof__tw_chunk(t->w, PROF_CHUNK_GPU, t->b.p, t->b.len), 0);
+  prof__buf_free(&t->b);
+  memset(&t->prev, 0, sizeof t->prev);
+}
+
+static const char *gtb_close(gtb *t) {
+  chunk(t);
+  prof__kv f[] = {{"events_lost", "0"}};
+  assert_int_equal(prof__tw_close(t->w, f, 1), 0);
+  return t->path;
+}
+
+static prof__gpu_rec kernel(uint64_t s, uint64_t e, uint64_t launch, uint32_t name, uint32_t range) {
+  prof__gpu_rec r = {.kind = PROF_GPU_KERNEL, .start = s, .end = e, .launch = launch, .name = name,
+                     .range = range, .stream = 7, .tid = 100, .corr = (uint32_t)(s & 0xffffff) + 1};
+  r.grid[0] = 64, r.grid[1] = r.grid[2] = 1;
+  r.block[0] = 256, r.block[1] = r.block[2] = 1;
+  r.regs = 64;
+  return r;
+}
+
+static prof__gpu_rec device(uint32_t cc_major, uint32_t name) {
+  return (prof__gpu_rec){.kind = PROF_GPU_DEVICE, .name = name, .cc_major = cc_major, .cc_minor = 0,
+                         .sm_count = 100, .max_threads_per_sm = 2048, .max_warps_per_sm = 64,
+                         .max_blocks_per_sm = 32, .max_regs_per_sm = 65536, .max_smem_per_sm = 102400,
+                         .mem_bytes = 16ull << 30};
+}
+
+static prof__an *analyze(const char *path) {
+  prof__an *an = NULL;
+  char err[256];
+  int rc = prof__an_run_opts(&an, path, 1, err);
+  if (rc) fail_msg("analyze: %s", err);
+  return an;
+}
+
+static int has_finding(const prof__an *an, const char *id) {
+  for (size_t i = 0; i < an->nfindings; i++)
+    if (strcmp(an->findings[i].id, id) == 0) return 1;
+  return 0;
+}
+
+/* ---- the reference trace -------------------------------------------------
+ * One step [T0, T0+1000) on thread 100: data "load" [0,200), compute
+ * "forward" [200,900), comm "allreduce" [920,1000) (times relative to T0).
+ * GPU: kernels [300,500) and [450,600) launched at 250/260 (busy period
+ * [300,600)), kernel [800,850) launched at 700 (after 600: host wait);
+ * memcpy H2D [100,350) pageable 1e6 bytes, memset [550,700), runtime calls
+ * [240,270) and [690,720), sync [860,880). Worked out by hand:
+ *   busy 350, idle host 200 ([600,800)), idle other 450 ([0,300), [850,1000))
+ *   kernel 350, memcpy 200, memset 100, comm 80, runtime 20, data 100,
+ *   compute 130, other 20. */
+#define T0 1000000ull
+
+static const char *reference_trace(void) {
+  gtb t = gtb_open("gpuref");
+  str(&t, 1, "forward");
+  str(&t, 2, "load");
+  str(&t, 3, "allreduce");
+  str(&t, 4, "gemm_kernel");
+  str(&t, 5, "cudaLaunchKernel");
+  str(&t, 6, "relu_kernel");
+  str(&t, 7, "Test GPU");
+  ev(&t, 100, T0, PROF_EV_STEP_BEGIN, 0, 0, 0);
+  ev(&t, 100, T0, PROF_EV_RANGE_BEGIN, 2, PROF_CAT_DATA, 0);
+  ev(&t, 100, T0 + 200, PROF_EV_RANGE_END, 2, 0, 0);
+  ev(&t, 100, T0 + 200, PROF_EV_RANGE_BEGIN, 1, PROF_CAT_COMPUTE, 0);
+  ev(&t, 100, T0 + 900, PROF_EV_RANGE_END, 1, 0, 0);
+  ev(&t, 100, T0 + 920, PROF_EV_RANGE_BEGIN, 3, PROF_CAT_COMM, 0);
+  ev(&t, 100, T0 + 1000, PROF_EV_RANGE_END, 3, 0, 0);
+  ev(&t, 100, T0 + 1000, PROF_EV_STEP_END, 0, 0, 0);
+  rec(&t, device(8, 7));
+  rec(&t, kernel(T0 + 800, T0 + 850, T0 + 700, 6, 0)); /* out of order on purpose */
+  rec(&t, kernel(T0 + 300, T0 + 500, T0 + 250, 4, 1));
+  chunk(&t);
+  prof__gpu_rec k2 = kernel(T0 + 450, T0 + 600, T0 + 260, 4, 1);
+  k2.regs = 32; /* shorter call: its launch configuration is not the one reported */
+  rec(&t, k2);
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_MEMCPY, .sub = PROF_GPU_COPY_H2D, .src_mem = PROF_GPU_MEM_PAGEABLE,
+                          .dst_mem = PROF_GPU_MEM_DEVICE, .bytes = 1000000, .start = T0 + 100, .end = T0 + 350,
+                          .range = 2, .tid = 100, .corr = 9, .launch = T0 + 90, .stream = 7});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_MEMSET, .src_mem = PROF_GPU_MEM_DEVICE, .bytes = 4096,
+                          .start = T0 + 550, .end = T0 + 700, .stream = 8});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_API, .sub = PROF_GPU_API_RUNTIME, .name = 5, .tid = 100,
+                          .start = T0 + 240, .end = T0 + 270, .corr = 11});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_API, .sub = PROF_GPU_API_RUNTIME, .name = 5, .tid = 100,
+                          .start = T0 + 690, .end = T0 + 720, .corr = 12});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_SYNC, .sub = 3, .start = T0 + 860, .end = T0 + 880, .tid = 100});
+  const uint64_t mem[][3] = {{10, 1000, PROF_GPU_MEMOP_ALLOC}, {20, 500, PROF_GPU_MEMOP_ALLOC},
+                             {30, 1000, PROF_GPU_MEMOP_FREE}, {40, 2000, PROF_GPU_MEMOP_ALLOC}};
+  for (int i = 3; i >= 0; i--) /* reversed: the analyzer sorts by time */
+    rec(&t, (prof__gpu_rec){.kind = PROF_GPU_MEMORY, .sub = (uint8_t)mem[i][2], .bytes = mem[i][1],
+                            .start = T0 + mem[i][0], .end = T0 + mem[i][0], .addr = 0x1000u * (unsigned)i});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_DROPPED, .bytes = 7});
+  assert_int_equal(prof__tw_thread(t.w, PROF_GPU_PSEUDO_TID, "mlprof-cupti", 7, 0), 0);
+  return gtb_close(&t);
+}
+
+static void busy_idle_and_breakdown_match_hand_computation(void **state) {
+  (void)state;
+  prof__an *an = analyze(reference_trace());
+  const gpu_summary *s = prof__gpu_summary(an);
+  assert_non_null(s);
+  assert_int_equal(s->nwindows, 1);
+  const gpu_window *w = &s->windows[0];
+  assert_int_equal(w->end - w->begin, 1000);
+  assert_int_equal(w->busy_ns, 350);
+  assert_int_equal(w->idle_host_ns, 200);
+  assert_int_equal(w->idle_other_ns, 450);
+  assert_int_equal(w->memcpy_ns, 250);
+  assert_int_equal(w->memset_ns, 150);
+  assert_int_equal(w->sync_ns, 20);
+  assert_int_equal(w->kernels, 3);
+  const uint64_t want[GPU_BD_COUNT] = {350, 200, 100, 80, 20, 100, 130, 20};
+  uint64_t sum = 0;
+  for (int b = 0; b < GPU_BD_COUNT; b++) {
+    assert_int_equal(w->bd[b], want[b]);
+    sum += w->bd[b];
+  }
+  assert_int_equal(sum, 1000);
+  assert_int_equal(s->total.busy_ns, 350);
+  assert_int_equal(s->total.end, 1000);
+  prof__an_free(an);
+}
+
+static void kernels_ranges_copies_memory_and_drops(void **state) {
+  (void)state;
+  prof__an *an = analyze(reference_trace());
+  const gpu_summary *s = prof__gpu_summary(an);
+  assert_int_equal(s->kernels, 3);
+  assert_int_equal(s->nkstats, 2);
+  assert_string_equal(prof__an_str(an, s->kstats[0].name), "gemm_kernel");
+  assert_int_equal(s->kstats[0].calls, 2);
+  assert_int_equal(s->kstats[0].total_ns, 350);
+  assert_int_equal(s->kstats[0].min_ns, 150);
+  assert_int_equal(s->kstats[0].max_ns, 200);
+  assert_int_equal(s->kstats[0].regs, 64); /* the longest call's configuration */
+  /* 256 threads = 8 warps; 65536 / (64 regs * 32 * 8) = 4 blocks = 32 of 64 warps */
+  assert_true(s->kstats[0].occupancy > 0.499 && s->kstats[0].occupancy < 0.501);
+  /* ranges: forward 350 of kernels; load 250 of copies; none: 50 + 150 */
+  assert_int_equal(s->nrstats, 3);
+  assert_string_equal(prof__an_str(an, s->rstats[0].range), "forward");
+  assert_int_equal(s->rstats[0].kernels, 2);
+  assert_int_equal(s->rstats[0].kernel_ns, 350);
+  assert_string_equal(prof__an_str(an, s->rstats[1].range), "load");
+  assert_int_equal(s->rstats[1].copy_ns, 250);
+  assert_int_equal(s->rstats[2].range, 0);
+  const gpu_copy *h2d = &s->copy[PROF_GPU_COPY_H2D];
+  assert_int_equal(h2d->count, 1);
+  assert_int_equal(h2d->bytes, 1000000);
+  assert_int_equal(h2d->ns, 250);
+  assert_int_equal(h2d->pageable, 1);
+  assert_int_equal(s->ndevices, 1);
+  assert_int_equal(s->devices[0].mem_peak, 2500);
+  assert_int_equal(s->dropped, 7);
+  assert_true(an->lost_events >= 7); /* the pseudo thread's lost count */
+  prof__an_free(an);
+}
+
+static char *report_json(prof__an *an, size_t *len) {
+  char *buf = NULL;
+  FILE *f = open_memstream(&buf, len);
+  assert_non_null(f);
+  assert_int_equal(prof__report_write(an, "json", f), 0);
+  fclose(f);
+  return buf;
+}
+
+static void json_report_has_the_gpu_key(void **state) {
+  (void)state;
+  prof__an *an = analyze(reference_trace());
+  size_t len;
+  char *text = report_json(an, &len);
+  char err[128];
+  prof__jv *v = prof__jv_parse(text, len, err);
+  if (!v) fail_msg("bad JSON: %s", err);
+  const prof__jv *busy = prof__jv_path(v, "gpu.total.busy_ns");
+  assert_non_null(busy);
+  assert_true(busy->num == 350);
+  const prof__jv *bd = prof__jv_path(v, "gpu.total.breakdown_ns.runtime_api");
+  assert_non_null(bd);
+  assert_true(bd->num == 20);
+  const prof__jv *steps = prof__jv_path(v, "gpu.steps");
+  assert_non_null(steps);
+  assert_int_equal(steps->len, 1);
+  const prof__jv *k0 = prof__jv_at(prof__jv_path(v, "gpu.top_kernels"), 0);
+  assert_string_equal(prof__jv_get(k0, "name")->str, "gemm_kernel");
+  assert_true(prof__jv_path(v, "gpu.copies.h2d.bytes")->num == 1000000);
+  prof__jv_free(v);
+  free(text);
+  prof__an_free(an);
+}
+
+static void chrome_events_use_pytorch_categories(void **state) {
+  (void)state;
+  prof__an *an = analyze(reference_trace());
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  prof__json j;
+  prof__json_init(&j, f, 0);
+  prof__json_arr_begin(&j);
+  assert_int_equal(prof__gpu_chrome(an, &j, T0, 77), 0);
+  prof__json_arr_end(&j);
+  fclose(f);
+  char err[128];
+  prof__jv *v = prof__jv_parse(buf, len, err);
+  if (!v) fail_msg("bad JSON: %s", err);
+  int kernels = 0, copies = 0, sets = 0, runtime = 0, flow_s = 0, flow_f = 0;
+  for (size_t i = 0; i < v->len; i++) {
+    const prof__jv *e = prof__jv_at(v, i), *cat = prof__jv_get(e, "cat"), *ph = prof__jv_get(e, "ph");
+    if (cat && strcmp(cat->str, "kernel") == 0) kernels++;
+    if (cat && strcmp(cat->str, "gpu_memcpy") == 0) copies++;
+    if (cat && strcmp(cat->str, "gpu_memset") == 0) sets++;
+    if (cat && strcmp(cat->str, "cuda_runtime") == 0) runtime++;
+    if (strcmp(ph->str, "s") == 0) flow_s++;
+    if (strcmp(ph->str, "f") == 0) flow_f++;
+    if (cat && strcmp(cat->str, "kernel") == 0) {
+      assert_true(prof__jv_get(e, "pid")->num == 1000000000.0);
+      assert_true(prof__jv_get(e, "tid")->num == 7);
+      assert_non_null(prof__jv_path(e, "args.grid"));
+    }
+  }
+  assert_int_equal(kernels, 3);
+  assert_int_equal(copies, 1);
+  assert_int_equal(sets, 1);
+  assert_int_equal(runtime, 2);
+  assert_int_equal(flow_s, 4); /* 3 kernels + 1 copy carry a launch; the memset does not */
+  assert_int_equal(flow_f, 4);
+  prof__jv_free(v);
+  free(buf);
+  prof__an_free(an);
+}
+
+/* ---- findings ------------------------------------------------------------ */
+
+typedef struct shape {
+  int steps;
+  uint64_t step_ns, data_ns, copy_ns, sync_ns;
+  int kernels;            /* per step */
+  uint64_t kernel_ns, gap_ns;
+  int launch_after;       /* launches come after the previous kernel ended */
+  const char *kname;
+  uint32_t cc_major;
+  int pinned;
+} shape;
+
+static const shape healthy = {10, 10000000, 0, 100000, 0, 2, 4850000, 10000, 0,
+                              "ampere_fp16_s16816gemm_tensorop", 8, 1};
+
+static const char *shaped_trace(const shape *sh) {
+  gtb t = gtb_open("gpushape");
+  str(&t, 1, "step_body");
+  str(&t, 2, "load_batch");
+  str(&t, 3, sh->kname);
+  str(&t, 4, "GPU X");
+  rec(&t, device(sh->cc_major, 4));
+  uint64_t prev_start = 0, prev_end = 0;
+  uint32_t corr = 1;
+  for (int s = 0; s < sh->steps; s++) {
+    uint64_t t0 = 1000000000ull + (uint64_t)s * sh->step_ns, c = t0 + sh->data_ns;
+    ev(&t, 100, t0, PROF_EV_STEP_BEGIN, 0, 0, (uint64_t)s);
+    if (sh->data_ns) {
+      ev(&t, 100, t0, PROF_EV_RANGE_BEGIN, 2, PROF_CAT_DATA, 0);
+      ev(&t, 100, c, PROF_EV_RANGE_END, 2, 0, 0);
+    }
+    ev(&t, 100, c, PROF_EV_RANGE_BEGIN, 1, PROF_CAT_COMPUTE, 0);
+    if (sh->copy_ns) {
+      rec(&t, (prof__gpu_rec){.kind = PROF_GPU_MEMCPY, .sub = PROF_GPU_COPY_H2D, .bytes = 1 << 20,
+                              .src_mem = sh->pinned ? PROF_GPU_MEM_PINNED : PROF_GPU_MEM_PAGEABLE,
+                              .start = c, .end = c + sh->copy_ns, .corr = corr++});
+      c += sh->copy_ns;
+    }
+    for (int k = 0; k < sh->kernels; k++) {
+      uint64_t launch = sh->launch_after ? (prev_end > c - sh->gap_ns / 2 ? prev_end : c - sh->gap_ns / 2)
+                                         : (prev_start ? prev_start : c - 1);
+      prof__gpu_rec r = kernel(c, c + sh->kernel_ns, launch, 3, 1);
+      r.corr = corr++;
+      rec(&t, r);
+      prev_start = c;
+      prev_end = c + sh->kernel_ns;
+      c += sh->kernel_ns + sh->gap_ns;
+    }
+    if (sh->sync_ns) rec(&t, (prof__gpu_rec){.kind = PROF_GPU_SYNC, .start = c, .end = c + sh->sync_ns});
+    uint64_t e = t0 + sh->step_ns;
+    assert_true(c + sh->sync_ns <= e);
+    ev(&t, 100, e, PROF_EV_RANGE_END, 1, 0, 0);
+    ev(&t, 100, e, PROF_EV_STEP_END, 0, 0, (uint64_t)s);
+    chunk(&t);
+  }
+  return gtb_close(&t);
+}
+
+static const char *const gpu_ids[] = {"gpu_low_utilization", "gpu_launch_bound", "gpu_copy_heavy",
+                                      "gpu_host_input_bound", "gpu_sync_heavy", "gpu_fp32_matmul"};
+
+/* Analyze a shape; assert that exactly the findings named in `want` fire. */
+static void expect_findings(const shape *sh, const char *want) {
+  prof__an *an = analyze(shaped_trace(sh));
+  for (size_t i = 0; i < sizeof gpu_ids / sizeof gpu_ids[0]; i++) {
+    int expected = strstr(want, gpu_ids[i]) != NULL;
+    if (has_finding(an, gpu_ids[i]) != expected)
+      fail_msg("finding %s: expected %s (busy %llu of %llu)", gpu_ids[i], expected ? "present" : "absent",
+               (unsigned long long)prof__gpu_summary(an)->total.busy_ns,
+               (unsigned long long)prof__gpu_summary(an)->total.end);
+  }
+  prof__an_free(an);
+}
+
+static void healthy_trace_has_no_gpu_findings(void **state) {
+  (void)state;
+  expect_findings(&healthy, "");
+}
+
+static void low_utilization_fires_below_half_busy(void **state) {
+  (void)state;
+  shape sh = healthy;
+  sh.kernel_ns = 1000000; /* 2 x 1 ms of 10 ms */
+  expect_findings(&sh, "gpu_low_utilization");
+}
+
+static void many_tiny_late_launches_are_launch_bound(void **state) {
+  (void)state;
+  shape sh = healthy;
+  sh.kernels = 200;
+  sh.kernel_ns = 5000;
+  sh.gap_ns = 20000;
+  sh.launch_after = 1;
+  sh.step_ns = 5200000;
+  expect_findings(&sh, "gpu_low_utilization gpu_launch_bound");
+}
+
+static void unhidden_copies_are_copy_heavy(void **state) {
+  (void)state;
+  shape sh = healthy;
+  sh.copy_ns = 3000000;
+  sh.kernel_ns = 3000000;
+  sh.pinned = 0;
+  expect_findings(&sh, "gpu_copy_heavy");
+}
+
+static void gpu_waiting_on_data_loading_is_input_bound(void **state) {
+  (void)state;
+  shape sh = healthy;
+  sh.data_ns = 4000000;
+  sh.kernel_ns = 2900000;
+  sh.launch_after = 1;
+  expect_findings(&sh, "gpu_host_input_bound");
+}
+
+static void long_synchronisations_are_sync_heavy(void **state) {
+  (void)state;
+  shape sh = healthy;
+  sh.kernel_ns = 3000000;
+  sh.sync_ns = 3500000;
+  expect_findings(&sh, "gpu_sync_heavy");
+}
+
+static void fp32_gemm_on_tensor_core_gpu_is_flagged_only_there(void **state) {
+  (void)state;
+  shape sh = healthy;
+  sh.kname = "volta_sgemm_128x64_nn";
+  sh.cc_major = 7;
+  expect_findings(&sh, "gpu_fp32_matmul");
+  sh.cc_major = 6; /* no tensor cores */
+  expect_findings(&sh, "");
+  assert_true(prof__gpu_fp32_matmul_name("ampere_sgemm_64x32_tn"));
+  assert_false(prof__gpu_fp32_matmul_name("ampere_tf32_s1688gemm_tn"));
+  assert_false(prof__gpu_fp32_matmul_name("elementwise_kernel"));
+}
+
+/* ---- codec --------------------------------------------------------------- */
+
+static void codec_round_trips_every_kind(void **state) {
+  (void)state;
+  prof__gpu_rec in[9];
+  memset(in, 0, sizeof in);
+  for (int i = 0; i < 9; i++) {
+    in[i].kind = (uint8_t)(i + 1);
+    in[i].start = 5000000000ull - (uint64_t)i * 1000; /* decreasing: negative deltas */
+    in[i].end = in[i].start + (uint64_t)i * 10;
+  }
+  in[0].name = 3, in[0].grid[0] = -1, in[0].block[2] = 1024, in[0].regs = 255, in[0].launch = in[0].start - 99;
+  in[0].tid = 42, in[0].range = 9, in[0].smem_dynamic = 49152;
+  in[1].sub = PROF_GPU_COPY_D2H, in[1].bytes = 1ull << 40, in[1].src_mem = 3, in[1].dst_mem = 2;
+  in[3].addr = 0xdeadbeef000ull, in[3].bytes = 77, in[3].sub = PROF_GPU_MEMOP_FREE;
+  in[7].cc_major = 9, in[7].mem_bytes = 80ull << 30, in[7].max_smem_per_sm = 233472;
+  in[8].bytes = 12345;
+  prof__buf b = {0};
+  prof__gpu_rec prev = {0}, out;
+  for (int i = 0; i < 9; i++) prof__gpu_encode(&b, &in[i], &prev);
+  prof__gpu_dec d;
+  assert_int_equal(prof__gpu_dec_init(&d, b.p, b.len), 0);
+  for (int i = 0; i < 9; i++) {
+    assert_int_equal(prof__gpu_dec_next(&d, &out), 1);
+    assert_memory_equal(&out, &in[i], sizeof out);
+  }
+  assert_int_equal(prof__gpu_dec_next(&d, &out), 0);
+  /* every truncation and a flipped byte decode without crashing */
+  for (size_t cut = 0; cut < b.len; cut++) {
+    int rc = prof__gpu_dec_init(&d, b.p, cut), n = 0;
+    while (rc == 0 && (rc = prof__gpu_dec_next(&d, &out)) == 1) rc = 0 * ++n;
+    assert_true(n < 9);
+  }
+  b.p[0] = 99;
+  assert_int_equal(prof__gpu_dec_init(&d, b.p, b.len), PROF_EVERSION);
+  prof__buf_free(&b);
+}
+
+static void corrupt_gpu_chunk_is_counted_not_fatal(void **state) {
+  (void)state;
+  gtb t = gtb_open("gpubad");
+  ev(&t, 100, 10, PROF_EV_STEP_BEGIN, 0, 0, 0);
+  ev(&t, 100, 1010, PROF_EV_STEP_END, 0, 0, 0);
+  const uint8_t junk[] = {PROF_GPU_FORMAT, 1, 0, 0, 0x80}; /* kernel cut inside a varint */
+  assert_int_equal(prof__tw_chunk(t.w, PROF_CHUNK_GPU, junk, sizeof junk), 0);
+  rec(&t, kernel(100, 600, 50, 0, 0));
+  prof__an *an = analyze(gtb_close(&t));
+  const gpu_summary *s = prof__gpu_summary(an);
+  assert_int_equal(s->bad_chunks, 1);
+  assert_int_equal(s->kernels, 1);
+  assert_int_equal(s->windows[0].busy_ns, 500);
+  prof__an_free(an);
+}
+
+static void trace_without_gpu_has_no_section(void **state) {
+  (void)state;
+  gtb t = gtb_open("gpunone");
+  ev(&t, 100, 10, PROF_EV_STEP_BEGIN, 0, 0, 0);
+  ev(&t, 100, 1010, PROF_EV_STEP_END, 0, 0, 0);
+  prof__an *an = analyze(gtb_close(&t));
+  assert_false(prof__gpu_summary(an)->have_data);
+  size_t len;
+  char *text = report_json(an, &len);
+  assert_null(strstr(text, "\"gpu\""));
+  free(text);
+  prof__an_free(an);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(busy_idle_and_breakdown_match_hand_computation),
+      cmocka_unit_test(kernels_ranges_copies_memory_and_drops),
+      cmocka_unit_test(json_report_has_the_gpu_key),
+      cmocka_unit_test(chrome_events_use_pytorch_categories),
+      cmocka_unit_test(healthy_trace_has_no_gpu_findings),
+      cmocka_unit_test(low_utilization_fires_below_half_busy),
+      cmocka_unit_test(many_tiny_late_launches_are_launch_bound),
+      cmocka_unit_test(unhidden_copies_are_copy_heavy),
+      cmocka_unit_test(gpu_waiting_on_data_loading_is_input_bound),
+      cmocka_unit_test(long_synchronisations_are_sync_heavy),
+      cmocka_unit_test(fp32_gemm_on_tensor_core_gpu_is_flagged_only_there),
+      cmocka_unit_test(codec_round_trips_every_kind),
+      cmocka_unit_test(corrupt_gpu_chunk_is_counted_not_fatal),
+      cmocka_unit_test(trace_without_gpu_has_no_section),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
