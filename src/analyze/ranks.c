@@ -52,7 +52,7 @@ static int add_dir(char ***v, size_t *n, size_t *cap, const char *dir) {
     }
   }
   closedir(d);
-  if (!rc) qsort(*v + first, *n - first, sizeof **v, cmp_str);
+  if (!rc && *n > first) qsort(*v + first, *n - first, sizeof **v, cmp_str);
   return rc;
 }
 
