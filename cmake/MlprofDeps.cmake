@@ -110,6 +110,16 @@ if(MPI_C_FOUND)
 endif()
 _mlprof_result(MPI ${_found} AUTO "MPI for C")
 
+# ---- zlib (gzip output of exports, .json.gz) -------------------------------
+# No option of its own: used when found.
+find_package(ZLIB QUIET)
+if(ZLIB_FOUND)
+  set(_found ON)
+else()
+  set(_found OFF)
+endif()
+_mlprof_result(ZLIB ${_found} AUTO "zlib (gzip output)")
+
 # ---- What the final libraries link -----------------------------------------
 # A dependency is linked when it was found and some source of the library
 # includes its header (the one file behind its door), so a build without the
@@ -135,6 +145,7 @@ set(MLPROF_EXTRA_PC_LIBS "") # -l flags for mlprof.pc (Libs.private)
 _mlprof_sources_include("libunwind[a-z_-]*\\.h" _uses_unwind)
 _mlprof_sources_include("papi\\.h" _uses_papi)
 _mlprof_sources_include("elfutils/|dwarf\\.h" _uses_dw)
+_mlprof_sources_include("zlib\\.h" _uses_zlib)
 if(MLPROF_HAVE_LIBUNWIND AND _uses_unwind)
   list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_UNWIND_LINK_LIBRARIES})
   list(APPEND MLPROF_EXTRA_PC_LIBS ${MLPROF_UNWIND_LDFLAGS})
@@ -147,6 +158,10 @@ if(MLPROF_HAVE_LIBDW AND _uses_dw)
   list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_DW_LINK_LIBRARIES})
   list(APPEND MLPROF_EXTRA_PC_LIBS ${MLPROF_DW_LDFLAGS})
 endif()
+if(MLPROF_HAVE_ZLIB AND _uses_zlib)
+  list(APPEND MLPROF_EXTRA_LIBS ${ZLIB_LIBRARIES})
+  list(APPEND MLPROF_EXTRA_PC_LIBS -lz)
+endif()
 list(REMOVE_DUPLICATES MLPROF_EXTRA_LIBS)
 list(REMOVE_DUPLICATES MLPROF_EXTRA_PC_LIBS)
 
@@ -157,7 +172,7 @@ list(REMOVE_DUPLICATES MLPROF_EXTRA_PC_LIBS)
 # headers to the mpi module only. Also usable on a final library target
 # (module "shared") for sources compiled straight into it.
 function(mlprof_module_deps target module)
-  foreach(f LIBUNWIND PAPI LIBDW CUPTI MPI)
+  foreach(f LIBUNWIND PAPI LIBDW CUPTI MPI ZLIB)
     if(MLPROF_HAVE_${f})
       target_compile_definitions(${target} PRIVATE MLPROF_HAVE_${f}=1)
     endif()
@@ -195,3 +210,16 @@ if(MLPROF_EXTRA_PC_LIBS)
   string(APPEND _mlprof_summary " (links ${_mlprof_links})")
 endif()
 message(STATUS "mlprof features:${_mlprof_summary}")
+
+# ---- CUPTI headers for the GPU tests -----------------------------------------
+# tests/test_gpu_cupti.c builds real CUPTI activity structs: once tests/ has
+# defined its targets, give that one the CUPTI include directories.
+if(MLPROF_HAVE_CUPTI)
+  function(_mlprof_cupti_test_includes)
+    if(TARGET test_gpu_cupti)
+      target_include_directories(test_gpu_cupti SYSTEM PRIVATE ${MLPROF_CUPTI_INCLUDE_DIRS})
+      target_compile_definitions(test_gpu_cupti PRIVATE MLPROF_HAVE_CUPTI=1)
+    endif()
+  endfunction()
+  cmake_language(DEFER CALL _mlprof_cupti_test_includes)
+endif()

@@ -538,6 +538,7 @@ static int start_activity(void) {
 
 int prof__cupti_start(void) {
   if (running) return 0;
+  clock_offset = 0;
   int rc = check_driver();
   if (!rc) rc = load_cupti();
   if (!rc) rc = subscribe();
