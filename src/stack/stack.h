@@ -27,6 +27,9 @@ int prof__stack_capture(uintptr_t *pcs, int max, int skip);
  * Async-signal-safe. Returns the depth. */
 int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max);
 
+/* 1 when this build can capture stacks (libunwind), else 0. */
+int prof__stack_capture_available(void);
+
 /* Prepare the calling thread for capture (libunwind's per-thread caches)
  * outside of any signal handler. Idempotent, cheap after the first call. */
 void prof__stack_thread_init(void);

@@ -30,6 +30,8 @@ static void set_policy(void) {
   __atomic_store_n(&policy_set, 1, __ATOMIC_RELEASE);
 }
 
+int prof__stack_capture_available(void) { return 1; }
+
 void prof__stack_thread_init(void) {
   if (thread_ready) return;
   pthread_once(&once, set_policy);
@@ -96,6 +98,7 @@ int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max) {
 
 #else /* no libunwind: no stacks */
 
+int prof__stack_capture_available(void) { return 0; }
 void prof__stack_thread_init(void) {}
 int prof__stack_capture(uintptr_t *pcs, int max, int skip) {
   (void)pcs, (void)max, (void)skip;

@@ -1,0 +1,174 @@
+/* counters.c — per-thread counters read by the writer thread every cycle.
+ *
+ * For every thread that records events, the writer reads cumulative
+ * counters and writes them as COUNTER events named "cpuctr/<counter>" on
+ * that thread, so the analysis can take differences over any step or range
+ * (interpolating between readings, one flush period apart). Hardware
+ * counters come from PAPI (MLPROF_PAPI_EVENTS, default cycles,
+ * instructions, last-level cache misses); when PAPI has no usable counters
+ * the module says so once with PAPI's reason and records software counters
+ * instead: thread CPU time, page faults and context switches (from the
+ * thread's CPU clock and /proc/self/task/<tid>). Software counters are
+ * recorded in both cases.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/session.h"
+#include "cpu.h"
+
+#define MAX_CTR_THREADS 512
+
+typedef struct ctr {
+  int tid;
+  int papi_n;
+  uint64_t seen;
+  uint64_t last_cpu;
+  prof__papi_set set;
+} ctr;
+
+static struct {
+  int started, probed, papi_ok, off;
+  const char *events;
+  uint64_t cycle;
+  ctr *thr[MAX_CTR_THREADS];
+  uint32_t id_cpu, id_faults, id_cs;
+  uint32_t id_papi[PROF_PAPI_MAX];
+} C;
+
+void prof__counters_start(void) {
+  const char *ev = prof__env("PAPI_EVENTS");
+  C.events = ev;
+  C.off = ev && (strcmp(ev, "none") == 0 || strcmp(ev, "off") == 0);
+  C.started = 1;
+}
+
+static void probe(void) {
+  char why[512] = "";
+  C.probed = 1;
+  C.papi_ok = !C.off && prof__papi_init(why, sizeof why);
+  if (C.off) snprintf(why, sizeof why, "disabled by MLPROF_PAPI_EVENTS=%s", C.events);
+  if (!C.papi_ok) {
+    fprintf(stderr,
+            "mlprof: no hardware counters (%s); recording software counters instead "
+            "(thread CPU time, page faults, context switches)\n",
+            why);
+    prof__meta_add("counters.papi_reason", why);
+  }
+  prof__meta_add("counters.source", C.papi_ok ? "papi+software" : "software");
+  C.id_cpu = prof__intern(PROF_CPUCTR_PREFIX "cpu_ns");
+  C.id_faults = prof__intern(PROF_CPUCTR_PREFIX "page_faults");
+  C.id_cs = prof__intern(PROF_CPUCTR_PREFIX "ctx_switches");
+}
+
+/* PAPI event set of a newly seen thread; the first failure turns PAPI off. */
+static void open_papi(ctr *c) {
+  char why[512] = "";
+  c->papi_n = prof__papi_open(&c->set, c->tid, C.events, why, sizeof why);
+  if (c->papi_n == 0) {
+    C.papi_ok = 0;
+    fprintf(stderr, "mlprof: PAPI counters unusable (%s); recording software counters only\n", why);
+    prof__meta_add("counters.papi_reason", why);
+    prof__meta_add("counters.source", "software");
+    return;
+  }
+  if (why[0]) prof__meta_add("counters.papi_missing", why);
+  for (int i = 0; i < c->papi_n; i++) {
+    char name[64];
+    snprintf(name, sizeof name, PROF_CPUCTR_PREFIX "%s", c->set.names[i]);
+    C.id_papi[i] = prof__intern(name);
+  }
+}
+
+/* Minor+major faults and context switches of a thread, from /proc. */
+static void read_proc(int tid, uint64_t *faults, uint64_t *cs) {
+  char path[64], buf[2048];
+  *faults = *cs = 0;
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+  FILE *f = fopen(path, "r");
+  if (f) {
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    char *p = strrchr(buf, ')');
+    unsigned long long minflt = 0, majflt = 0;
+    if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &minflt, &majflt) == 2)
+      *faults = minflt + majflt;
+  }
+  snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
+  f = fopen(path, "r");
+  if (!f) return;
+  while (fgets(buf, sizeof buf, f)) {
+    unsigned long long v;
+    if (sscanf(buf, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+        sscanf(buf, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+      *cs += v;
+  }
+  fclose(f);
+}
+
+static void put(prof__event *ev, size_t *n, uint64_t ts, uint32_t id, double v) {
+  memset(&ev[*n], 0, sizeof ev[*n]);
+  ev[*n].ts = ts;
+  ev[*n].type = PROF_EV_COUNTER;
+  ev[*n].name = id;
+  ev[*n].a = prof__f64_bits(v);
+  (*n)++;
+}
+
+static void read_thread(prof__tw *tw, ctr *c, int final) {
+  struct timespec ts;
+  if (clock_gettime((clockid_t)prof__thread_cpu_clock(c->tid), &ts) != 0) return;
+  uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  if (cpu == c->last_cpu && !final) return; /* idle since the last reading */
+  c->last_cpu = cpu;
+  uint64_t now = prof__mono_ns(), faults, cs;
+  read_proc(c->tid, &faults, &cs);
+  prof__event ev[3 + PROF_PAPI_MAX];
+  size_t n = 0;
+  put(ev, &n, now, C.id_cpu, (double)cpu);
+  put(ev, &n, now, C.id_faults, (double)faults);
+  put(ev, &n, now, C.id_cs, (double)cs);
+  long long vals[PROF_PAPI_MAX];
+  if (c->papi_n > 0 && prof__papi_read(&c->set, vals) == 0)
+    for (int i = 0; i < c->papi_n; i++) put(ev, &n, now, C.id_papi[i], (double)vals[i]);
+  if (tw) prof__tw_events(tw, (uint32_t)c->tid, ev, n);
+}
+
+static ctr *find_or_add(int tid) {
+  int free_slot = -1;
+  for (int i = 0; i < MAX_CTR_THREADS; i++) {
+    if (C.thr[i] && C.thr[i]->tid == tid) return C.thr[i];
+    if (!C.thr[i] && free_slot < 0) free_slot = i;
+  }
+  if (free_slot < 0) return NULL;
+  ctr *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->tid = tid;
+  c->last_cpu = UINT64_MAX;
+  if (C.papi_ok) open_papi(c);
+  C.thr[free_slot] = c;
+  return c;
+}
+
+void prof__counters_cycle(prof__tw *tw, int final) {
+  if (!C.started) return;
+  if (!C.probed) probe();
+  C.cycle++;
+  for (prof__thread *t = prof__threads_head(); t; t = t->next) {
+    if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) continue;
+    ctr *c = find_or_add((int)t->tid);
+    if (!c) continue;
+    c->seen = C.cycle;
+    read_thread(tw, c, final);
+  }
+  for (int i = 0; i < MAX_CTR_THREADS; i++) {
+    ctr *c = C.thr[i];
+    if (!c || (c->seen == C.cycle && !final)) continue;
+    prof__papi_close(&c->set);
+    free(c);
+    C.thr[i] = NULL;
+  }
+}

@@ -1,0 +1,49 @@
+/* cpu.h — internal interface of the CPU module: the sampler (sampler.c),
+ * per-thread counters (counters.c) and the PAPI door (papi.c). */
+#ifndef PROF_CPU_H
+#define PROF_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/trace.h"
+
+#define PROF_SAMPLE_HZ_DEFAULT 99 /* see docs/cpu-sampling.md */
+enum { PROF_SAMPLE_CPU = 0, PROF_SAMPLE_WALL = 1 }; /* SAMPLE event aux */
+
+/* Counter events are PROF_EV_COUNTER with names "cpuctr/<counter>" and the
+ * cumulative per-thread value (a double in `a`), written by the writer. */
+#define PROF_CPUCTR_PREFIX "cpuctr/"
+
+unsigned prof__sampler_hz(void);
+
+/* The kernel's encoding of a thread's CPU-time clock (what
+ * pthread_getcpuclockid returns): ~tid << 3 | PERTHREAD | SCHED. */
+static inline int prof__thread_cpu_clock(int tid) { return (int)((~(unsigned)tid << 3) | 4u | 2u); }
+
+/* counters.c: set up (reads MLPROF_PAPI_EVENTS) and read every writer cycle. */
+void prof__counters_start(void);
+void prof__counters_cycle(prof__tw *tw, int final);
+
+/* ---- papi.c ---------------------------------------------------------------- */
+#define PROF_PAPI_MAX 8
+#define PROF_PAPI_DEFAULT_EVENTS "PAPI_TOT_CYC,PAPI_TOT_INS,PAPI_L3_TCM"
+
+typedef struct prof__papi_set {
+  int es;                              /* PAPI event set handle */
+  int n;                               /* events added */
+  char names[PROF_PAPI_MAX][40];
+} prof__papi_set;
+
+/* Initialise PAPI once. Returns 1 when hardware counters are usable, 0 when
+ * not, with PAPI's reason in `why`. */
+int prof__papi_init(char *why, size_t n);
+/* Build an event set of the comma-separated `events` attached to thread
+ * `tid` and start it. Events PAPI does not have are skipped (named in
+ * `why`). Returns the number of events counting (0: none; set unusable). */
+int prof__papi_open(prof__papi_set *set, int tid, const char *events, char *why, size_t n);
+/* Read the cumulative values (set->n of them). Returns 0 or -1. */
+int prof__papi_read(prof__papi_set *set, long long *vals);
+void prof__papi_close(prof__papi_set *set);
+
+#endif
