@@ -422,6 +422,68 @@ static void sampling_off_records_nothing(void **state) {
   prof__jv_free(r);
 }
 
+static int findings_of(const char *path, prof__jv **json);
+
+/* A stand-in NVML, built at test time: two GPUs at 30% utilisation, 1 GiB
+ * used, 100 W, 1500 MHz, 50 C. Exercises the loaded path without a GPU. */
+static const char fake_nvml_src[] =
+    "#include <stdio.h>\n"
+    "typedef struct { unsigned gpu, memory; } U;\n"
+    "typedef struct { unsigned long long total, free, used; } M;\n"
+    "int nvmlInit_v2(void) { return 0; }\n"
+    "int nvmlShutdown(void) { return 0; }\n"
+    "int nvmlDeviceGetCount_v2(unsigned *c) { *c = 2; return 0; }\n"
+    "int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d) { *d = (void *)(unsigned long)(i + 1); return 0; }\n"
+    "int nvmlDeviceGetUtilizationRates(void *d, U *u) { (void)d; u->gpu = 30; u->memory = 10; return 0; }\n"
+    "int nvmlDeviceGetMemoryInfo(void *d, M *m) { (void)d; m->total = 8ull << 30; m->used = 1ull << 30;"
+    " m->free = m->total - m->used; return 0; }\n"
+    "int nvmlDeviceGetPowerUsage(void *d, unsigned *p) { (void)d; *p = 100000; return 0; }\n"
+    "int nvmlDeviceGetClockInfo(void *d, int t, unsigned *c) { (void)d; (void)t; *c = 1500; return 0; }\n"
+    "int nvmlDeviceGetTemperature(void *d, int t, unsigned *c) { (void)d; (void)t; *c = 50; return 0; }\n"
+    "int nvmlDeviceGetName(void *d, char *b, unsigned n) { (void)d; snprintf(b, n, \"Fake GPU\"); return 0; }\n";
+
+static int scenario_gpu(const char *trace) {
+  (void)trace;
+  prof_start();
+  sleep_ms(150);
+  prof_stop();
+  return 0;
+}
+
+static void nvml_present_gpus_are_sampled(void **state) {
+  (void)state;
+  const char *src = th_tmp_path("fake-nvml", ".c");
+  char lib[4200], cmd[9000];
+  snprintf(lib, sizeof lib, "%s.so", src);
+  FILE *f = fopen(src, "w");
+  assert_non_null(f);
+  fputs(fake_nvml_src, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "cc -shared -fPIC -o '%s' '%s'", lib, src);
+  if (th_run(cmd, NULL) != 0) {
+    print_message("no C compiler at test time; the NVML-present path is not exercised\n");
+    skip();
+  }
+  const char *trace = th_tmp_path("res-gpu", ".mlpt");
+  setenv("MLPROF_RESOURCE_NVML", lib, 1);
+  int rc = in_child(scenario_gpu, trace, "20");
+  unsetenv("MLPROF_RESOURCE_NVML");
+  assert_int_equal(rc, 0);
+  prof__jv *r;
+  assert_int_equal(findings_of(trace, &r) & 8, 8); /* 30% utilisation, no CUPTI */
+  assert_non_null(r);
+  assert_string_equal(prof__jv_path(r, "resources.gpu_status")->str, "NVML, 2 GPUs");
+  const prof__jv *gpus = prof__jv_path(r, "resources.gpus");
+  assert_int_equal(gpus->len, 2);
+  assert_string_equal(prof__jv_get(&gpus->items[1], "name")->str, "Fake GPU");
+  assert_true(num_at(&gpus->items[0], "util_mean") == 30);
+  assert_true(num_at(&gpus->items[0], "mem_used_peak_bytes") == 1073741824.0);
+  assert_true(num_at(&gpus->items[0], "power_mean_w") == 100);
+  assert_true(num_at(&gpus->items[1], "temp_peak_c") == 50);
+  assert_true(fabs(num_at(r, "resources.in_steps.gpu_util_mean") - 30) < 1e-9);
+  prof__jv_free(r);
+}
+
 /* ---- findings on hand-built traces ---------------------------------------- */
 
 typedef struct shape {
@@ -557,6 +619,7 @@ int main(void) {
       cmocka_unit_test(loopback_transfer_is_seen),
       cmocka_unit_test(nvml_absent_run_has_one_clear_line),
       cmocka_unit_test(sampling_off_records_nothing),
+      cmocka_unit_test(nvml_present_gpus_are_sampled),
       cmocka_unit_test(saturated_cpus_while_steps_wait),
       cmocka_unit_test(one_busy_core_in_a_data_bound_job),
       cmocka_unit_test(heavy_reads_while_steps_wait),

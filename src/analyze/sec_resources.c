@@ -357,7 +357,9 @@ static int has_finding(const prof__an *an, const char *id) {
 }
 
 static void finding_gpu(prof__an *an, res_st *st) {
-  if (st->cupti || has_finding(an, "gpu_underused") || st->in_steps.gpu_w <= 0) return;
+  if (st->cupti || has_finding(an, "gpu_underused") || has_finding(an, "gpu_low_utilization") ||
+      st->in_steps.gpu_w <= 0)
+    return;
   double util = st->in_steps.gpu_sum / st->in_steps.gpu_w;
   if (util >= GPU_LOW) return;
   char title[160], m[320];
