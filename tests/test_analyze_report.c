@@ -124,12 +124,13 @@ static void json_report_has_the_documented_keys(void **state) {
   free(t);
 }
 
-static void html_is_not_faked_and_unknown_formats_fail(void **state) {
+static void html_is_a_page_and_unknown_formats_fail(void **state) {
   (void)state;
   int rc;
   char *t = report_string(report_trace(), "html", &rc);
-  assert_int_equal(rc, PROF_EUNSUPPORTED);
-  assert_int_equal(strlen(t), 0);
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(t, "<!DOCTYPE html>"));
+  assert_non_null(strstr(t, "</html>"));
   free(t);
   t = report_string(report_trace(), "yaml", &rc);
   assert_int_equal(rc, PROF_EINVAL);
@@ -154,6 +155,12 @@ static void report_files_are_written_beside_the_trace(void **state) {
   assert_non_null(v);
   prof__jv_free(v);
   free(t);
+  char html[600];
+  snprintf(html, sizeof html, "%s.report.html", path);
+  t = th_read_file(html, &len);
+  assert_non_null(t);
+  assert_non_null(strstr(t, "id=\"summary\""));
+  free(t);
   assert_int_equal(prof__report_files("/nonexistent/t.mlpt", err), PROF_ENOENT);
   assert_true(strlen(err) > 0);
 }
@@ -176,7 +183,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(text_report_names_the_facts),
     cmocka_unit_test(json_report_has_the_documented_keys),
-    cmocka_unit_test(html_is_not_faked_and_unknown_formats_fail),
+    cmocka_unit_test(html_is_a_page_and_unknown_formats_fail),
     cmocka_unit_test(report_files_are_written_beside_the_trace),
     cmocka_unit_test(truncated_trace_report_warns),
   };

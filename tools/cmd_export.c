@@ -1,58 +1,140 @@
-/* cmd_export.c — `mlprof export`: convert a trace for other viewers. */
+/* cmd_export.c — `mlprof export`: convert a trace for other viewers:
+ * Chrome Trace Event JSON (optionally gzip'ed, capped or windowed for big
+ * runs) and TensorBoard event files. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "analyze/gzfile.h"
+#include "cli_ranks.h" /* several traces: one process per rank */
 
-static int run(int argc, char **argv) {
-  const char *out_path = NULL, *trace = NULL;
-  int chrome = 0, quiet = 0, npos;
-  const cli_opt opts[] = {{"chrome", 0, NULL, &chrome}, {"output", 'o', &out_path, NULL},
-                          {"quiet", 'q', NULL, &quiet}, {NULL, 0, NULL, NULL}};
-  if (cli_parse("export", argc, argv, opts, &trace, 1, &npos)) return CLI_USAGE;
-  if (npos != 1 || !chrome) {
-    cli_error("export", npos != 1 ? "expected one trace file" : "choose a format: --chrome");
+typedef struct export_args {
+  const char *trace, *out_path, *tb_dir, *max_events, *window;
+  int chrome, quiet;
+  prof__chrome_opts co;
+} export_args;
+
+/* "A:B" in seconds since the first event; either side may be empty. */
+static int parse_window(const char *s, prof__chrome_opts *o) {
+  const char *colon = strchr(s, ':');
+  if (!colon) return -1;
+  char *end;
+  double b = colon == s ? 0 : strtod(s, &end);
+  if (colon != s && end != colon) return -1;
+  double e = colon[1] ? strtod(colon + 1, &end) : 0;
+  if (colon[1] && *end) return -1;
+  if (!(b >= 0 && e >= 0 && b <= 1e9 && e <= 1e9) || (colon[1] && e <= b)) return -1;
+  o->window_begin_ns = (uint64_t)(b * 1e9);
+  o->window_end_ns = (uint64_t)(e * 1e9);
+  return 0;
+}
+
+static int check_args(export_args *a, int npos) {
+  if (npos != 1 || (!a->chrome && !a->tb_dir) || (a->chrome && a->tb_dir)) {
+    cli_error("export", npos != 1 ? "expected one trace file" : "choose one format: --chrome or --tensorboard DIR");
     return CLI_USAGE;
   }
+  if (a->max_events) {
+    char *end;
+    unsigned long long v = strtoull(a->max_events, &end, 10);
+    if (*end || !*a->max_events || a->max_events[0] == '-' || v == 0) {
+      cli_error("export", "--max-events needs a positive number, got '%s'", a->max_events);
+      return CLI_USAGE;
+    }
+    a->co.max_events = v;
+  }
+  if (a->window && parse_window(a->window, &a->co)) {
+    cli_error("export", "--window needs BEGIN:END in seconds since the trace start, got '%s'", a->window);
+    return CLI_USAGE;
+  }
+  return CLI_OK;
+}
+
+static int do_tensorboard(export_args *a, prof__an *an) {
+  char err[256] = "", path[1024];
+  int rc = prof__export_tensorboard(an, a->tb_dir, path, sizeof path, err);
+  if (rc) {
+    cli_error("export", "%s", err[0] ? err : "cannot write the TensorBoard events");
+    return CLI_OUTPUT;
+  }
+  if (!a->quiet) fprintf(stderr, "mlprof export: wrote %s\n", path);
+  return CLI_OK;
+}
+
+static FILE *open_chrome_out(const char *path) {
+  if (!prof__gz_wanted(path)) return cli_open_out("export", path);
+  char err[256];
+  FILE *f = prof__gz_open(path, err);
+  if (!f) cli_error("export", "%s", err);
+  return f;
+}
+
+static int do_chrome(export_args *a, prof__an *an) {
+  FILE *out = open_chrome_out(a->out_path);
+  if (!out) return CLI_OUTPUT;
+  int wrc = prof__export_chrome_opts(an, out, &a->co);
+  if (wrc && !ferror(out)) { /* the trace itself failed on the second read */
+    cli_error("export", "cannot read trace '%s': %s", a->trace, prof__reader_error(an->reader));
+    if (out != stdout) {
+      fclose(out);
+      remove(a->out_path);
+    }
+    return CLI_BADTRACE;
+  }
+  int rc = cli_close_out("export", a->out_path, out, wrc);
+  if (rc == CLI_OK && out != stdout && !a->quiet) fprintf(stderr, "mlprof export: wrote %s\n", a->out_path);
+  return rc;
+}
+
+static int run(int argc, char **argv) {
+  export_args a = {0};
+  int npos;
+  const cli_opt opts[] = {{"chrome", 0, NULL, &a.chrome},     {"tensorboard", 0, &a.tb_dir, NULL},
+                          {"output", 'o', &a.out_path, NULL}, {"max-events", 0, &a.max_events, NULL},
+                          {"window", 0, &a.window, NULL},     {"quiet", 'q', NULL, &a.quiet},
+                          {NULL, 0, NULL, NULL}};
+  static const char *pos[CLI_RANKS_MAX_ARGS]; /* multi-rank: several traces or a directory */
+  if (cli_parse("export", argc, argv, opts, pos, CLI_RANKS_MAX_ARGS, &npos)) return CLI_USAGE;
+  a.trace = pos[0];
+  if (a.chrome && cli_ranks_wanted(pos, npos)) return cli_ranks_export("export", pos, npos, a.out_path, a.quiet);
+  if (check_args(&a, npos)) return CLI_USAGE;
   char *def = NULL;
-  if (!out_path) { /* default: beside the trace */
-    size_t n = strlen(trace) + 16;
+  if (a.chrome && !a.out_path) { /* default: beside the trace */
+    size_t n = strlen(a.trace) + 16;
     def = malloc(n);
     if (!def) return CLI_OUTPUT;
-    snprintf(def, n, "%s.chrome.json", trace);
-    out_path = def;
+    snprintf(def, n, "%s.chrome.json", a.trace);
+    a.out_path = def;
   }
-  prof__an *an;
-  int rc = cli_analyze("export", trace, quiet, &an);
-  FILE *out = rc ? NULL : cli_open_out("export", out_path);
-  if (!rc && !out) rc = CLI_OUTPUT;
-  if (out) {
-    int wrc = prof__export_chrome(an, out);
-    if (wrc && !ferror(out)) { /* the trace itself failed on the second read */
-      cli_error("export", "cannot read trace '%s': %s", trace, prof__reader_error(an->reader));
-      if (out != stdout) {
-        fclose(out);
-        remove(out_path);
-      }
-      rc = CLI_BADTRACE;
-    } else {
-      rc = cli_close_out("export", out_path, out, wrc);
-    }
-  }
-  if (rc == CLI_OK && out != stdout && !quiet) fprintf(stderr, "mlprof export: wrote %s\n", out_path);
-  prof__an_free(an);
+  prof__an *an = NULL;
+  int rc = cli_analyze("export", a.trace, a.quiet, &an);
+  if (rc == CLI_OK) rc = a.tb_dir ? do_tensorboard(&a, an) : do_chrome(&a, an);
+  if (an) prof__an_free(an);
   free(def);
   return rc;
 }
 
 const mlprof_cmd mlprof_cmd_export = {
-    "export", "convert a trace: --chrome for Perfetto / chrome://tracing",
-    "usage: mlprof export --chrome [-o FILE] [--quiet] TRACE\n\n"
+    "export", "convert a trace: --chrome (Perfetto), --tensorboard DIR",
+    "usage: mlprof export --chrome [-o FILE] [--max-events N] [--window A:B] [--quiet] TRACE...|DIR\n"
+    "       mlprof export --tensorboard DIR [--quiet] TRACE\n\n"
     "Write TRACE as Chrome Trace Event JSON, which ui.perfetto.dev and\n"
     "chrome://tracing open: ranges as complete events per thread, marks as\n"
     "instant events, counters as counter tracks, steps on a track of their own.\n"
-    "Timestamps are microseconds since the first event.\n\n"
-    "  --chrome         Chrome Trace Event format (the only format so far)\n"
+    "Timestamps are microseconds since the first event. Several traces, or a\n"
+    "directory, give one process per rank on a common time axis (default\n"
+    "output: merged.chrome.json).\n\n"
+    "An output name ending in .gz is written gzip-compressed (Perfetto opens it\n"
+    "as is). Report sections add their tracks (GPU streams, flow arrows from\n"
+    "launches to kernels).\n\n"
+    "--tensorboard DIR writes DIR/events.out.tfevents.* with per-step scalars\n"
+    "(step time, breakdown, peak memory, GPU utilisation, counters, metrics)\n"
+    "and tensor histograms; open it with 'tensorboard --logdir DIR'.\n\n"
+    "  --chrome         Chrome Trace Event format\n"
+    "  --tensorboard D  TensorBoard event file in directory D (created if missing)\n"
     "  -o, --output F   output file (default: TRACE.chrome.json; '-' for standard output)\n"
+    "  --max-events N   keep at most N timed events, so a big trace stays loadable\n"
+    "  --window A:B     keep events overlapping seconds A to B since the trace start\n"
+    "                   (either side may be empty: '10:' or ':2.5')\n"
     "  -q, --quiet      no progress display and no 'wrote' line\n",
     run};

@@ -3,23 +3,24 @@
 
 #include "mlprof.h"
 #include "cli.h"
+#include "cli_ranks.h" /* several traces: the merged multi-rank report */
 
 static int run(int argc, char **argv) {
   const char *format = "text", *out_path = NULL, *trace = NULL;
   int quiet = 0, npos;
   const cli_opt opts[] = {{"format", 'f', &format, NULL}, {"output", 'o', &out_path, NULL},
                           {"quiet", 'q', NULL, &quiet}, {NULL, 0, NULL, NULL}};
-  if (cli_parse("report", argc, argv, opts, &trace, 1, &npos)) return CLI_USAGE;
+  static const char *pos[CLI_RANKS_MAX_ARGS]; /* multi-rank: several traces or a directory */
+  if (cli_parse("report", argc, argv, opts, pos, CLI_RANKS_MAX_ARGS, &npos)) return CLI_USAGE;
+  trace = pos[0];
+  if (cli_ranks_wanted(pos, npos) && (!strcmp(format, "text") || !strcmp(format, "json")))
+    return cli_ranks_report("report", pos, npos, format, out_path);
   if (npos != 1) {
     cli_error("report", "expected one trace file (see 'mlprof report --help')");
     return CLI_USAGE;
   }
-  if (strcmp(format, "html") == 0) {
-    cli_error("report", "the html format is not available yet; use --format text or json");
-    return CLI_USAGE;
-  }
-  if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-    cli_error("report", "unknown format '%s' (text, json)", format);
+  if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0 && strcmp(format, "html") != 0) {
+    cli_error("report", "unknown format '%s' (text, json, html)", format);
     return CLI_USAGE;
   }
   prof__an *an;
@@ -34,11 +35,13 @@ static int run(int argc, char **argv) {
 
 const mlprof_cmd mlprof_cmd_report = {
     "report", "analyze a trace: steps, breakdown, ranges, findings",
-    "usage: mlprof report [--format text|json|html] [-o FILE] [--quiet] TRACE\n\n"
+    "usage: mlprof report [--format text|json|html] [-o FILE] [--quiet] TRACE...|DIR\n\n"
     "Analyze TRACE and print the bottleneck report: step statistics, the step-time\n"
     "breakdown by category, ranges ranked by self time and findings with advice.\n\n"
-    "  -f, --format F   text (default) or json (schema: docs/report-schema.md);\n"
-    "                   html is not available yet\n"
+    "Several traces, or a directory of them, give one merged report of the\n"
+    "ranks of a run (docs/multi-rank.md).\n\n"
+    "  -f, --format F   text (default), json (schema: docs/report-schema.md) or\n"
+    "                   html (one self-contained page with charts: docs/html-report.md)\n"
     "  -o, --output F   write to F instead of standard output\n"
     "  -q, --quiet      no progress display on a terminal\n",
     run};

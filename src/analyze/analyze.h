@@ -90,6 +90,13 @@ typedef struct prof__section {
   void (*json)(prof__an *an, void *st, prof__json *j);
   void (*html)(prof__an *an, void *st, FILE *out);
   void (*destroy)(prof__an *an, void *st);
+  /* ---- added after the first contract (append only) ---- */
+  /* Chrome export: write extra events (tracks, counters, flow arrows) as
+   * elements of the open "traceEvents" array, after the core events. Use
+   * prof__chrome_base_ns()/prof__chrome_pid() for time zero and the CPU
+   * process id, and prof__chrome_keep() to honour the window and event cap.
+   * The hook may rewind an->reader and read the trace again. */
+  void (*chrome)(prof__an *an, void *st, prof__json *j);
 } prof__section;
 
 /* The analysis of one trace. Sections may read every field. */
@@ -166,7 +173,8 @@ void prof__an_finding(prof__an *an, const char *id, const char *severity, double
 /* Report writers. format: "text", "json", "html". Return 0 or a negative
  * error. */
 int prof__report_write(prof__an *an, const char *format, FILE *out);
-/* Write `<trace>.report.txt` and `.report.json` (used at shutdown). */
+/* Write `<trace>.report.txt`, `.report.json` and `.report.html` (used at
+ * shutdown). */
 int prof__report_files(const char *trace_path, char *err);
 
 /* Exporters. */
@@ -185,5 +193,34 @@ const char *prof__an_bucket_name(int bucket);
 const char *prof__an_cat_name(int cat);
 /* Format a duration in ns for people ("12.3 ms") into buf. */
 const char *prof__an_fmt_ns(char *buf, size_t n, uint64_t ns);
+
+/* ---- visual reports and interop (append only) ---- */
+
+/* Options of the Chrome export. Zero means "no limit". The window is in ns
+ * relative to the first event of the trace. */
+typedef struct prof__chrome_opts {
+  uint64_t max_events;             /* stop adding timed events after this many */
+  uint64_t window_begin_ns, window_end_ns; /* keep events overlapping [begin, end); end 0: open */
+} prof__chrome_opts;
+
+/* prof__export_chrome() with options (NULL: none). */
+int prof__export_chrome_opts(prof__an *an, FILE *out, const prof__chrome_opts *o);
+/* For section chrome hooks during an export: time zero (ns) of the "ts"
+ * fields, the pid of the CPU threads, and whether an event spanning
+ * [begin_ns, end_ns] (absolute ns) is inside the window and within the event
+ * cap (a 1 counts it as written). Outside an export: first_ns, the header
+ * pid (1 when unknown), and always 1. */
+uint64_t prof__chrome_base_ns(const prof__an *an);
+long long prof__chrome_pid(const prof__an *an);
+int prof__chrome_keep(prof__an *an, uint64_t begin_ns, uint64_t end_ns);
+
+/* TensorBoard export: write DIR/events.out.tfevents.<time>.<host>.mlprof
+ * (DIR is created if missing). The path written goes to `path` (may be
+ * NULL). Returns 0 or a negative error with a message in err (>= 256). */
+int prof__export_tensorboard(prof__an *an, const char *dir, char *path, size_t path_len, char *err);
+
+/* Index of the step whose duration is the median (the lower middle for an
+ * even count), or -1 without steps. */
+long prof__an_median_step(const prof__an *an);
 
 #endif /* PROF_ANALYZE_H */

@@ -6,6 +6,12 @@
  * their own. Timestamps are microseconds since the first event of the trace
  * (written with three decimals, so nanoseconds survive). The trace is read
  * again from the start; only open ranges are held in memory.
+ *
+ * Tracks are ordered: the step track first, then the thread that ran the
+ * steps, then the other threads by id. Sections add their own events
+ * (GPU streams, flow arrows, ...) through their `chrome` hook. Big traces
+ * stay loadable with a cap on the number of timed events and/or a time
+ * window (prof__chrome_opts); what was left out is counted in otherData.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +37,40 @@ typedef struct cx {
   uint64_t base;
   long long pid;
   cx_thread *th; /* parallel to an->threads */
+  prof__chrome_opts o;
+  uint64_t written, dropped;
+  int capped;    /* the event cap was reached */
 } cx;
+
+/* The export in progress, for the section hooks (the analyzer is single
+ * threaded; NULL outside an export). */
+static cx *cur_cx;
+
+static int keep(cx *c, uint64_t b, uint64_t e) {
+  uint64_t rb = b > c->base ? b - c->base : 0, re = e > c->base ? e - c->base : 0;
+  if (re < c->o.window_begin_ns || (c->o.window_end_ns && rb >= c->o.window_end_ns)) return 0;
+  if (c->o.max_events && c->written >= c->o.max_events) {
+    c->capped = 1;
+    c->dropped++;
+    return 0;
+  }
+  c->written++;
+  return 1;
+}
+
+uint64_t prof__chrome_base_ns(const prof__an *an) {
+  return cur_cx && cur_cx->an == an ? cur_cx->base : an ? an->first_ns : 0;
+}
+
+long long prof__chrome_pid(const prof__an *an) {
+  if (cur_cx && cur_cx->an == an) return cur_cx->pid;
+  long long pid = an ? prof__an_pid(an) : -1;
+  return pid < 0 ? 1 : pid;
+}
+
+int prof__chrome_keep(prof__an *an, uint64_t begin_ns, uint64_t end_ns) {
+  return cur_cx && cur_cx->an == an ? keep(cur_cx, begin_ns, end_ns) : 1;
+}
 
 static void put_us(cx *c, const char *key, uint64_t ns) {
   char buf[40];
@@ -59,6 +98,7 @@ static void meta_event(cx *c, const char *what, uint64_t tid, const char *key, c
 }
 
 static void complete_event(cx *c, const char *name, const char *cat, uint64_t tid, uint64_t b, uint64_t e) {
+  if (!keep(c, b, e)) return;
   ev_head(c, name, "X", tid);
   prof__json_kstr(&c->j, "cat", cat);
   put_us(c, "ts", b - c->base);
@@ -75,11 +115,23 @@ static uint64_t step_track(const prof__an *an) {
   }
 }
 
+/* Sort position of thread i: the step thread first, then by thread id. */
+static long long thread_rank(const prof__an *an, size_t i) {
+  uint32_t step_tid = an->nsteps ? an->steps[0].tid : UINT32_MAX, tid = an->threads[i].tid;
+  if (tid == step_tid) return 0;
+  long long r = 1;
+  for (size_t k = 0; k < an->nthreads; k++)
+    if (an->threads[k].tid != step_tid && an->threads[k].tid < tid) r++;
+  return r;
+}
+
 static void write_metadata(cx *c, uint64_t steps_tid) {
   prof__an *an = c->an;
   const char *prog = prof__an_header(an, "program");
   meta_event(c, "process_name", 0, "name", prog && *prog ? prog : "mlprof trace", 0);
+  meta_event(c, "process_sort_index", 0, "sort_index", NULL, 0);
   for (size_t i = 0; i < an->nthreads; i++) {
+    if (an->nthreads <= 4096) meta_event(c, "thread_sort_index", an->threads[i].tid, "sort_index", NULL, thread_rank(an, i));
     char buf[64];
     const char *name = an->threads[i].name;
     if (!name) {
@@ -133,6 +185,7 @@ static void range_end(cx *c, cx_thread *t, uint32_t tid, uint32_t name, uint64_t
 }
 
 static void instant(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
+  if (!keep(c, ts, ts)) return;
   ev_head(c, prof__an_str(c->an, ev->name), "i", tid);
   prof__json_kstr(&c->j, "s", "t");
   put_us(c, "ts", ts - c->base);
@@ -142,6 +195,7 @@ static void instant(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
 static void counter(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
   double v = prof__bits_f64(ev->a);
   if (v != v || v - v != 0) return; /* viewers reject NaN and infinities */
+  if (!keep(c, ts, ts)) return;
   ev_head(c, prof__an_str(c->an, ev->name), "C", tid);
   put_us(c, "ts", ts - c->base);
   prof__json_key(&c->j, "args");
@@ -170,8 +224,9 @@ static void on_event(cx *c, uint32_t tid, const prof__event *ev) {
 static int stream_events(cx *c) {
   prof__rec rec;
   int rc;
-  while ((rc = prof__reader_next(c->an->reader, &rec)) == 1)
+  while (!c->capped && (rc = prof__reader_next(c->an->reader, &rec)) == 1)
     if (rec.kind == PROF_REC_EVENT) on_event(c, rec.tid, &rec.ev);
+  if (c->capped) rc = 0; /* stopped early on purpose */
   for (size_t i = 0; i < c->an->nthreads; i++) /* close what never ended */
     while (c->th[i].depth) frame_out(c, &c->th[i], c->an->threads[i].tid, c->th[i].last_ts);
   return rc == PROF_ETRUNC ? 0 : rc;
@@ -186,14 +241,28 @@ static void write_other_data(cx *c) {
   prof__json_kuint(&c->j, "ts_base_ns", c->base);
   prof__json_kuint(&c->j, "lost_events", c->an->lost_events);
   prof__json_kbool(&c->j, "truncated", c->an->truncated);
+  prof__json_kuint(&c->j, "events_written", c->written);
+  prof__json_kbool(&c->j, "capped", c->capped);
+  prof__json_kuint(&c->j, "max_events", c->o.max_events);
+  prof__json_kuint(&c->j, "window_begin_ns", c->o.window_begin_ns);
+  prof__json_kuint(&c->j, "window_end_ns", c->o.window_end_ns);
   prof__json_obj_end(&c->j);
 }
 
-int prof__export_chrome(prof__an *an, FILE *out) {
+/* Let every section add its events; a hook may read the trace again. */
+static void section_events(cx *c) {
+  for (size_t i = 0; i < prof__nsections; i++)
+    if (prof__sections[i]->chrome) prof__sections[i]->chrome(c->an, c->an->section_state[i], &c->j);
+}
+
+int prof__export_chrome(prof__an *an, FILE *out) { return prof__export_chrome_opts(an, out, NULL); }
+
+int prof__export_chrome_opts(prof__an *an, FILE *out, const prof__chrome_opts *o) {
   if (!an || !out) return PROF_EINVAL;
   int rc = prof__reader_rewind(an->reader);
   if (rc) return rc;
   cx c = {.an = an, .base = an->first_ns, .pid = prof__an_pid(an)};
+  if (o) c.o = *o;
   if (c.pid < 0) c.pid = 1;
   c.th = calloc(an->nthreads + 1, sizeof *c.th);
   if (!c.th) return PROF_ENOMEM;
@@ -204,7 +273,10 @@ int prof__export_chrome(prof__an *an, FILE *out) {
   prof__json_arr_begin(&c.j);
   write_metadata(&c, steps_tid);
   write_steps(&c, steps_tid);
+  cur_cx = &c;
   rc = stream_events(&c);
+  if (rc == 0) section_events(&c);
+  cur_cx = NULL;
   prof__json_arr_end(&c.j);
   prof__json_kstr(&c.j, "displayTimeUnit", "ms");
   write_other_data(&c);

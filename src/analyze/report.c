@@ -9,6 +9,7 @@
 
 #include "mlprof.h"
 #include "an_internal.h"
+#include "html.h"
 
 static const prof__an *sort_an; /* qsort has no context argument */
 
@@ -43,7 +44,7 @@ int prof__report_write(prof__an *an, const char *format, FILE *out) {
   int rc;
   if (strcmp(format, "text") == 0) rc = prof__report_text(an, out);
   else if (strcmp(format, "json") == 0) rc = prof__report_json(an, out);
-  else if (strcmp(format, "html") == 0) return PROF_EUNSUPPORTED; /* not built yet */
+  else if (strcmp(format, "html") == 0) rc = prof__report_html(an, out);
   else return PROF_EINVAL;
   if (rc == 0 && (fflush(out) != 0 || ferror(out))) rc = PROF_EIO;
   return rc;
@@ -85,6 +86,7 @@ int prof__report_files(const char *trace_path, char *err) {
   if (rc) return rc;
   rc = write_one(an, trace_path, ".report.txt", "text", err);
   if (rc == 0) rc = write_one(an, trace_path, ".report.json", "json", err);
+  if (rc == 0) rc = write_one(an, trace_path, ".report.html", "html", err);
   prof__an_free(an);
   return rc;
 }
