@@ -26,8 +26,11 @@
 
 #include "mlprof.h"
 #include "analyze.h"
-#include "model/hist.h"
 #include "sec_gpu.h"
+#if __has_include("model/hist.h") /* the model-health producer may be absent */
+#include "model/hist.h"
+#define TB_HAVE_HIST 1
+#endif
 
 #define TB_MAX_COUNTERS 64
 
@@ -130,6 +133,7 @@ static int version_record(tbw *w, uint64_t ts_ns) {
   return w->ev.oom ? PROF_ENOMEM : write_record(w, &w->ev);
 }
 
+#if TB_HAVE_HIST
 /* A tensor summary as a histogram of magnitudes: bucket e counts |x| in
  * [2^e, 2^(e+1)); exact zeros go in a first bucket with limit 0. */
 static void add_histogram(tbw *w, const char *tag, const prof__hsum *s) {
@@ -175,6 +179,8 @@ static void add_histogram(tbw *w, const char *tag, const prof__hsum *s) {
   prof__buf_free(&h);
 }
 
+#endif
+
 /* ---- reading the trace -------------------------------------------------- */
 
 static tb_counter *counter_of(tbw *w, uint32_t name) {
@@ -210,6 +216,7 @@ static int on_scalar(tbw *w, const prof__event *ev) {
   return w->sum.len ? flush_event(w, ev->ts, (int64_t)ev->b) : 0;
 }
 
+#if TB_HAVE_HIST
 static int on_hist(tbw *w, const prof__rec *rec) {
   if (!rec->len || rec->data[0] != PROF_HIST_FORMAT) return 0;
   prof__cur c = {rec->data + 1, rec->data + rec->len, 0};
@@ -225,6 +232,13 @@ static int on_hist(tbw *w, const prof__rec *rec) {
   free(r);
   return rc;
 }
+
+#else
+static int on_hist(tbw *w, const prof__rec *rec) {
+  (void)w, (void)rec;
+  return 0;
+}
+#endif
 
 static int stream(tbw *w) {
   prof__rec rec;
