@@ -17,6 +17,8 @@
 #include "trace.h"
 #include "zstd_stream.h"
 
+#define PROF_LIKELY_R(x) __builtin_expect(!!(x), 1)
+
 struct prof__reader {
   FILE *f;
   char *path;
@@ -264,6 +266,30 @@ static int bad_payload(prof__reader *r, const char *what) {
               (unsigned long long)(r->chunks - 1), (unsigned long long)r->chunk_off);
 }
 
+/* Unchecked varint for the fast path: the caller guarantees 10 bytes. */
+static inline uint64_t fast_varint(const uint8_t **pp, int *bad) {
+  const uint8_t *p = *pp;
+  uint64_t v = *p & 0x7f;
+  if (PROF_LIKELY_R(!(*p++ & 0x80))) {
+    *pp = p;
+    return v;
+  }
+  for (int shift = 7; shift < 64; shift += 7) {
+    uint8_t byte = *p++;
+    v |= (uint64_t)(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) {
+      *pp = p;
+      return v;
+    }
+  }
+  *bad = 1;
+  *pp = p;
+  return 0;
+}
+
+/* Longest encoded event: type, flags, cat, 4 varints of up to 10 bytes, aux. */
+#define MAX_ENCODED_EVENT 48
+
 static int next_event(prof__reader *r, prof__rec *rec) {
   prof__cur *c = &r->cur;
   if (!r->ev_left) {
@@ -274,14 +300,34 @@ static int next_event(prof__reader *r, prof__rec *rec) {
       return bad_payload(r, "event block");
   }
   prof__event *e = &rec->ev;
-  e->type = prof__cur_u8(c);
-  uint8_t flags = prof__cur_u8(c);
-  e->cat = (flags & PROF_EVF_CAT) ? prof__cur_u8(c) : 0;
-  uint64_t name = prof__cur_varint(c);
-  int64_t dts = prof__cur_svarint(c);
-  e->a = (flags & PROF_EVF_A) ? prof__cur_varint(c) : 0;
-  e->b = (flags & PROF_EVF_B) ? prof__cur_varint(c) : 0;
-  uint64_t aux = (flags & PROF_EVF_AUX) ? prof__cur_varint(c) : 0;
+  uint8_t flags;
+  uint64_t name, aux;
+  int64_t dts;
+  if (PROF_LIKELY_R(c->end - c->p >= MAX_ENCODED_EVENT)) {
+    /* Enough bytes for any event: decode without per-byte bounds checks. */
+    const uint8_t *p = c->p;
+    int bad = 0;
+    e->type = *p++;
+    flags = *p++;
+    e->cat = (flags & PROF_EVF_CAT) ? *p++ : 0;
+    name = fast_varint(&p, &bad);
+    uint64_t z = fast_varint(&p, &bad);
+    dts = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+    e->a = (flags & PROF_EVF_A) ? fast_varint(&p, &bad) : 0;
+    e->b = (flags & PROF_EVF_B) ? fast_varint(&p, &bad) : 0;
+    aux = (flags & PROF_EVF_AUX) ? fast_varint(&p, &bad) : 0;
+    c->p = p;
+    c->bad |= bad;
+  } else {
+    e->type = prof__cur_u8(c);
+    flags = prof__cur_u8(c);
+    e->cat = (flags & PROF_EVF_CAT) ? prof__cur_u8(c) : 0;
+    name = prof__cur_varint(c);
+    dts = prof__cur_svarint(c);
+    e->a = (flags & PROF_EVF_A) ? prof__cur_varint(c) : 0;
+    e->b = (flags & PROF_EVF_B) ? prof__cur_varint(c) : 0;
+    aux = (flags & PROF_EVF_AUX) ? prof__cur_varint(c) : 0;
+  }
   if (c->bad || e->type == 0 || e->type > PROF_EV_TYPE_MAX || (flags & ~PROF_EVF_KNOWN) ||
       name > UINT32_MAX || aux > UINT16_MAX)
     return bad_payload(r, "event");
