@@ -11,7 +11,10 @@
 #define MLPROF_COMMANDS(X) \
   X(report)                \
   X(info)                  \
-  X(export)
+  X(export)                \
+  X(top)                   \
+  X(trigger)               \
+  X(resume)
 
 #define DECLARE(name) extern const mlprof_cmd mlprof_cmd_##name;
 MLPROF_COMMANDS(DECLARE)

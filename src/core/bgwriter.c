@@ -7,6 +7,11 @@
  * the only place that touches the file; producers never wait for it. A
  * write error is reported once, stops recording, and is returned by
  * prof_shutdown().
+ *
+ * A capture segment (a schedule cycle, an on-demand capture) is a second
+ * trace file, complete on its own, that receives a copy of the events whose
+ * ticks fall in its window; the session asks for it at step boundaries and
+ * the writer opens and closes it, so no producer ever waits on the disk.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +22,7 @@
 #include <time.h>
 
 #include "bgwriter.h"
+#include "model/model.h"
 #include "session.h"
 
 #define BATCH 4096
@@ -38,7 +44,22 @@ static struct {
   int rc;
   uint64_t last_flush_ns;
   prof__event batch[BATCH];
-} W = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  prof__event batch2[BATCH]; /* ns copy while a segment needs the ticks */
+  /* sync requests (prof__writer_sync) */
+  pthread_cond_t done_cv;
+  uint64_t sync_req, sync_done;
+  /* capture segments: requested by the session (under mu), run by the
+   * writer. Two slots, so back-to-back segments never wait for a close. */
+  struct seg {
+    int want;                 /* requested (under mu); 0: slot free */
+    char req_path[4096];
+    uint64_t req_begin, req_end, req_steps; /* ticks; end UINT64_MAX while open-ended */
+    prof__tw *tw;             /* writer thread only from here */
+    char path[4096];
+    uint64_t lo, hi, events, steps;
+    uint32_t strings;
+  } seg[2];
+} W = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
 
 struct hook {
   prof__writer_hook fn;
@@ -110,6 +131,108 @@ static void io_failed(int rc) {
           W.path, rc == PROF_ENOMEM ? "out of memory" : strerror(errno ? errno : EIO));
 }
 
+/* ---- capture segments ------------------------------------------------------ */
+
+static void seg_threads(struct seg *g) {
+  for (prof__thread *t = prof__threads_head(); t; t = t->next)
+    prof__tw_thread(g->tw, t->tid, t->name, 0, __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE));
+}
+
+static int seg_any(void) {
+  return W.seg[0].tw || W.seg[1].tw || __atomic_load_n(&W.seg[0].want, __ATOMIC_ACQUIRE) ||
+         __atomic_load_n(&W.seg[1].want, __ATOMIC_ACQUIRE);
+}
+
+/* Open a requested segment file, or move its window end. */
+static void seg_update(struct seg *g) {
+  pthread_mutex_lock(&W.mu);
+  int want = g->want;
+  uint64_t begin = g->req_begin, end = g->req_end;
+  g->steps = g->req_steps;
+  if (want && !g->tw) snprintf(g->path, sizeof g->path, "%s", g->req_path);
+  pthread_mutex_unlock(&W.mu);
+  if (!want || W.failed) return;
+  if (!g->tw) {
+    char err[256];
+    g->tw = prof__session_open_trace(g->path, err);
+    if (!g->tw) {
+      fprintf(stderr, "mlprof: capture '%s' not written: %s\n", g->path, err);
+      pthread_mutex_lock(&W.mu);
+      g->want = 0;
+      pthread_mutex_unlock(&W.mu);
+      return;
+    }
+    g->events = 0;
+    g->strings = 0;
+    seg_threads(g);
+  }
+  g->lo = begin;
+  g->hi = end;
+}
+
+/* Copy the events of `ev[0..n)` (ticks, ordered) inside the window of g. */
+static void seg_copy(struct seg *g, uint32_t tid, prof__event *ticks_ev, prof__event *ns_ev, size_t n) {
+  if (!g->tw) return;
+  size_t lo = 0, hi;
+  while (lo < n && ticks_ev[lo].ts < g->lo) lo++;
+  for (hi = lo; hi < n && ticks_ev[hi].ts <= g->hi; hi++) {}
+  if (hi > lo && prof__tw_events(g->tw, tid, ns_ev + lo, hi - lo) == 0) g->events += hi - lo;
+}
+
+/* After a drain: names for the segment; close it when its window ended. */
+static void seg_finish_cycle(struct seg *g, int final) {
+  if (!g->tw) return;
+  prof__intern_emit(g->tw, &g->strings);
+  if (g->hi == UINT64_MAX && !final) return;
+  seg_threads(g);
+  char v[3][32];
+  snprintf(v[0], sizeof v[0], "%llu", (unsigned long long)g->events);
+  snprintf(v[1], sizeof v[1], "%llu", (unsigned long long)g->steps);
+  snprintf(v[2], sizeof v[2], "%d", g->hi != UINT64_MAX);
+  prof__kv kv[] = {{"events_written", v[0]}, {"steps", v[1]}, {"segment_complete", v[2]}};
+  int rc = prof__tw_close(g->tw, kv, 3);
+  g->tw = NULL;
+  pthread_mutex_lock(&W.mu);
+  g->want = 0;
+  pthread_mutex_unlock(&W.mu);
+  prof__session_segment_done(g->path, rc == 0);
+}
+
+int prof__writer_segment_begin(const char *path, uint64_t begin_ticks) {
+  pthread_mutex_lock(&W.mu);
+  int rc = PROF_ESTATE;
+  for (int i = 0; i < 2 && rc && W.running; i++) {
+    struct seg *g = &W.seg[i];
+    if (g->want) continue;
+    snprintf(g->req_path, sizeof g->req_path, "%s", path);
+    g->req_begin = begin_ticks;
+    g->req_end = UINT64_MAX;
+    g->req_steps = 0;
+    __atomic_store_n(&g->want, 1, __ATOMIC_RELEASE);
+    rc = i;
+  }
+  pthread_mutex_unlock(&W.mu);
+  return rc;
+}
+
+void prof__writer_segment_end(int slot, uint64_t end_ticks, uint64_t steps) {
+  if (slot < 0 || slot > 1) return;
+  pthread_mutex_lock(&W.mu);
+  struct seg *g = &W.seg[slot];
+  if (g->want && g->req_end == UINT64_MAX) {
+    g->req_end = end_ticks;
+    g->req_steps = steps;
+  }
+  pthread_mutex_unlock(&W.mu);
+}
+
+prof__tw *prof__writer_segment(int slot, uint64_t *lo, uint64_t *hi) {
+  if (slot < 0 || slot > 1 || !W.seg[slot].tw) return NULL;
+  *lo = W.seg[slot].lo;
+  *hi = W.seg[slot].hi;
+  return W.seg[slot].tw;
+}
+
 /* Drain one ring; returns events read. */
 static uint64_t drain_thread(prof__thread *t) {
   uint64_t total = 0;
@@ -120,9 +243,20 @@ static uint64_t drain_thread(prof__thread *t) {
       W.lost_unlinked += n; /* read and discarded: counted as lost */
       continue;
     }
-    for (size_t i = 0; i < n; i++) W.batch[i].ts = prof__ticks_to_ns(W.batch[i].ts);
-    int rc = prof__tw_events(W.tw, t->tid, W.batch, n);
+    /* A request made before these events were pushed is visible now. */
+    int segs = seg_any();
+    if (segs) for (int i = 0; i < 2; i++) seg_update(&W.seg[i]);
+    prof__event *ns_ev = W.batch;
+    if (segs) { /* keep the ticks for the windows */
+      memcpy(W.batch2, W.batch, n * sizeof *W.batch);
+      ns_ev = W.batch2;
+    }
+    for (size_t i = 0; i < n; i++) ns_ev[i].ts = prof__ticks_to_ns(ns_ev[i].ts);
+    prof__live_observe(t->tid, ns_ev, n);
+    int rc = prof__tw_events(W.tw, t->tid, ns_ev, n);
     if (rc) io_failed(rc);
+    if (segs)
+      for (int i = 0; i < 2; i++) seg_copy(&W.seg[i], t->tid, W.batch, ns_ev, n);
   }
   return total;
 }
@@ -154,20 +288,56 @@ static void drain_all(void) {
   __atomic_store_n(&W.lost_cache, W.lost_unlinked + live_lost, __ATOMIC_RELAXED);
 }
 
+/* ---- the cycle ------------------------------------------------------------- */
+
 static void cycle(int final) {
+  for (int i = 0; i < 2; i++) seg_update(&W.seg[i]);
+  pthread_mutex_lock(&W.mu);
+  uint64_t sync = W.sync_req;
+  pthread_mutex_unlock(&W.mu);
   drain_all();
   for (int i = 0; i < __atomic_load_n(&nhooks, __ATOMIC_ACQUIRE); i++)
     hooks[i].fn(W.failed ? NULL : W.tw, final, hooks[i].arg);
-  if (W.failed) return;
-  int rc = meta_emit(W.tw);
-  if (!rc) rc = prof__intern_emit(W.tw, &W.strings_written);
-  uint64_t now = prof__mono_ns();
-  if (!rc && (final || prof__tw_pending(W.tw) >= FLUSH_BYTES || now - W.last_flush_ns >= FLUSH_NS)) {
-    rc = prof__tw_flush(W.tw);
-    W.last_flush_ns = now;
+  for (int i = 0; i < 2 && !W.failed; i++) seg_finish_cycle(&W.seg[i], final);
+  if (!W.failed) {
+    int rc = meta_emit(W.tw);
+    if (!rc) rc = prof__intern_emit(W.tw, &W.strings_written);
+    uint64_t now = prof__mono_ns();
+    int due = final || sync != W.sync_done || now - W.last_flush_ns >= FLUSH_NS;
+    if (!rc && (due || prof__tw_pending(W.tw) >= FLUSH_BYTES)) {
+      rc = prof__tw_flush(W.tw);
+      W.last_flush_ns = now;
+    }
+    if (rc) io_failed(rc);
+    __atomic_store_n(&W.bytes, prof__tw_bytes(W.tw), __ATOMIC_RELAXED);
   }
-  if (rc) io_failed(rc);
-  __atomic_store_n(&W.bytes, prof__tw_bytes(W.tw), __ATOMIC_RELAXED);
+  pthread_mutex_lock(&W.mu);
+  W.sync_done = sync;
+  pthread_cond_broadcast(&W.done_cv);
+  pthread_mutex_unlock(&W.mu);
+}
+
+int prof__writer_sync(unsigned timeout_ms) {
+  pthread_mutex_lock(&W.mu);
+  if (!W.running || W.stop) {
+    pthread_mutex_unlock(&W.mu);
+    return PROF_ESTATE;
+  }
+  uint64_t want = ++W.sync_req;
+  pthread_cond_signal(&W.cv);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += (time_t)(timeout_ms / 1000);
+  ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  int rc = 0;
+  while (W.sync_done < want && rc == 0) rc = pthread_cond_timedwait(&W.done_cv, &W.mu, &ts);
+  int ok = W.sync_done >= want;
+  pthread_mutex_unlock(&W.mu);
+  return ok ? (W.failed ? PROF_EIO : 0) : PROF_EIO;
 }
 
 static void *writer_main(void *arg) {
@@ -269,6 +439,11 @@ void prof__writer_forget(void) {
   W.running = 0;
   pthread_mutex_init(&W.mu, NULL);
   pthread_cond_init(&W.cv, NULL);
+  pthread_cond_init(&W.done_cv, NULL);
+  for (int i = 0; i < 2; i++) { /* like W.tw: referenced, never touched in the child */
+    W.seg[i].tw = NULL;
+    W.seg[i].want = 0;
+  }
   pthread_mutex_init(&meta_mu, NULL);
 }
 

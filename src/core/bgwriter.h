@@ -16,4 +16,26 @@ uint64_t prof__writer_events(void);
 uint64_t prof__writer_lost(void);
 uint64_t prof__writer_bytes(void);
 int prof__writer_failed(void);
+
+/* ---- capture segments and sync (model debugging, interactive profiling) ---- */
+
+/* Ask the writer to open a segment trace at `path` that receives a copy of
+ * every event with ticks >= begin_ticks, until prof__writer_segment_end().
+ * Never waits on disk. Returns the slot (0 or 1) or PROF_ESTATE when both
+ * slots are busy or the writer is not running. */
+int prof__writer_segment_begin(const char *path, uint64_t begin_ticks);
+/* Close the window of `slot` at end_ticks; the writer closes the file (with
+ * `steps` in its footer) after its next drain. */
+void prof__writer_segment_end(int slot, uint64_t end_ticks, uint64_t steps);
+/* Writer thread (hooks) only: the open segment of `slot` and its tick
+ * window, or NULL. */
+prof__tw *prof__writer_segment(int slot, uint64_t *lo_ticks, uint64_t *hi_ticks);
+/* Wake the writer, wait until it drained and flushed (at most timeout_ms).
+ * Returns 0, PROF_ESTATE (not running) or PROF_EIO (timeout, write error). */
+int prof__writer_sync(unsigned timeout_ms);
+
+/* Provided by the session: open a trace with the session's header, and be
+ * told that a segment file was closed (ok = 1: footer written). */
+prof__tw *prof__session_open_trace(const char *path, char *err);
+void prof__session_segment_done(const char *path, int ok);
 #endif

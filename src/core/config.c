@@ -88,6 +88,45 @@ static void make_path(char *out, size_t n, const char *output) {
     snprintf(out, n, "%s", output);
 }
 
+int prof__sched_parse(const char *s, prof__sched *out) {
+  static const char *const keys[] = {"skip_first", "wait", "warmup", "active", "repeat"};
+  uint64_t v[5] = {0, 0, 0, 1, 0};
+  if (!s) return PROF_EINVAL;
+  while (*s) {
+    size_t klen = strcspn(s, "=");
+    int k = -1;
+    for (int i = 0; i < 5; i++)
+      if (strlen(keys[i]) == klen && strncmp(s, keys[i], klen) == 0) k = i;
+    if (k < 0 || s[klen] != '=') return PROF_EINVAL;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s + klen + 1, &end, 10);
+    if (errno || end == s + klen + 1 || (*end && (*end != ',' || !end[1])) || s[klen + 1] == '-')
+      return PROF_EINVAL;
+    v[k] = x;
+    s = *end ? end + 1 : end;
+  }
+  if (v[3] == 0) return PROF_EINVAL;
+  out->on = 1;
+  out->skip_first = v[0];
+  out->wait = v[1];
+  out->warmup = v[2];
+  out->active = v[3];
+  out->repeat = v[4];
+  return 0;
+}
+
+static int resolve_schedule(const char *field, prof__sched *out) {
+  memset(out, 0, sizeof *out);
+  if (field) return *field ? prof__sched_parse(field, out) : 0;
+  const char *env = prof__env("SCHEDULE");
+  if (env && prof__sched_parse(env, out) != 0) {
+    fprintf(stderr, "mlprof: ignoring MLPROF_SCHEDULE='%s' (expected skip_first=N,wait=N,warmup=N,active=N,repeat=N)\n", env);
+    memset(out, 0, sizeof *out);
+  }
+  return 0;
+}
+
 int prof__config_resolve(const prof_config *cfg, prof__cfg *out) {
   prof_config c = prof_config_default();
   if (cfg) {
@@ -104,5 +143,6 @@ int prof__config_resolve(const prof_config *cfg, prof__cfg *out) {
   const char *clk = prof__env("CLOCK");
   out->force_monotonic = clk && strcmp(clk, "monotonic") == 0;
   make_path(out->path, sizeof out->path, c.output ? c.output : prof__env("OUTPUT"));
-  return 0;
+  const char *sched = cfg && cfg->size <= offsetof(prof_config, schedule) ? NULL : c.schedule;
+  return resolve_schedule(sched, &out->sched);
 }

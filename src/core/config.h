@@ -6,6 +6,14 @@
 
 #include "mlprof.h"
 
+/* A step schedule as torch.profiler's: skip `skip_first` steps, then cycles
+ * of `wait` idle, `warmup` idle (the writer prepares the cycle's file) and
+ * `active` recorded steps, `repeat` cycles (0: forever). */
+typedef struct prof__sched {
+  int on;
+  uint64_t skip_first, wait, warmup, active, repeat;
+} prof__sched;
+
 typedef struct prof__cfg {
   int disable;
   uint32_t ring_kb;
@@ -13,7 +21,12 @@ typedef struct prof__cfg {
   int report;
   int force_monotonic;
   char path[PATH_MAX];
+  prof__sched sched;
 } prof__cfg;
+
+/* Parse "skip_first=N,wait=N,warmup=N,active=N,repeat=N" (any order, any
+ * subset; active defaults to 1 and must be > 0). Returns 0 or PROF_EINVAL. */
+int prof__sched_parse(const char *s, prof__sched *out);
 
 /* Merge cfg (may be NULL) with the environment. Returns 0 or PROF_EINVAL. */
 int prof__config_resolve(const prof_config *cfg, prof__cfg *out);

@@ -6,6 +6,14 @@
  * child). Only RUNNING records events; every other state turns calls into
  * counted no-ops. One mutex serialises state changes; the annotation hot
  * path never takes it.
+ *
+ * Capture (model debugging and interactive profiling): with a step schedule
+ * (MLPROF_SCHEDULE) recording is paused outside active steps, and each
+ * cycle's active steps also go to a segment trace of their own
+ * (`<trace>.cycle<N>.mlpt`); an on-demand capture (SIGUSR2, `mlprof
+ * trigger`) does the same for the next N steps (`<trace>.trigger<K>.mlpt`).
+ * Transitions happen at step boundaries under a small mutex of their own;
+ * the writer thread opens and closes the files.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +24,7 @@
 
 #include "bgwriter.h"
 #include "config.h"
+#include "model/model.h"
 #include "rank.h"
 #include "session.h"
 
@@ -46,6 +55,23 @@ static const prof__module *const builtin[] = {
 
 /* Report writer from the analyzer (absent in builds without it). */
 extern int prof__report_files(const char *trace_path, char *err) __attribute__((weak));
+/* Step observer of the model module (absent in builds without it). */
+extern uint64_t prof__model_step(int begin, uint64_t step, uint64_t ticks) __attribute__((weak));
+
+/* Capture state; cap_mu is never held across disk I/O. */
+static pthread_mutex_t cap_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  int down;            /* shutdown began: never re-enable recording */
+  int paused;          /* recording paused by the schedule */
+  uint64_t saved_nr;   /* "call_while_not_running" count when paused */
+  int slot;            /* writer segment slot of the open segment, -1: none */
+  int sched_last;      /* the open scheduled segment ends with the current step */
+  uint64_t seg_steps;  /* steps in the open segment */
+  uint64_t od_left;    /* on-demand steps still to record */
+  uint64_t ntriggers;
+  int reporting;       /* report threads still running */
+  char last[PATH_MAX]; /* last finished segment */
+} cap = {.slot = -1};
 
 uint64_t prof__misuse_total(void) {
   uint64_t n = 0;
@@ -96,7 +122,7 @@ static void append_cmdline(char *out, size_t n) {
   out[len] = 0;
 }
 
-static prof__tw *open_trace(char *err) {
+static prof__tw *open_trace(const char *path, char *err) {
   char pid[24], rt[32], mono[32], tsc0[32], ring[24], host[256] = "", cmd[2048];
   struct utsname u;
   snprintf(pid, sizeof pid, "%d", (int)getpid());
@@ -138,7 +164,167 @@ static prof__tw *open_trace(char *err) {
   size_t n = BASE;
   for (int i = 0; i < nmodules; i++)
     if (modules[i].header) n += modules[i].header(all + n, MAX - n);
-  return prof__tw_open(cfg.path, all, n, err);
+  return prof__tw_open(path, all, n, err);
+}
+
+prof__tw *prof__session_open_trace(const char *path, char *err) { return open_trace(path, err); }
+
+/* ---- capture ----------------------------------------------------------------- */
+
+/* Is step n an active step of the schedule? Sets the 1-based cycle and
+ * whether n opens or closes the cycle's active run. */
+static int sched_active(const prof__sched *s, uint64_t n, uint64_t *cycle, int *first, int *last) {
+  if (!s->on || n < s->skip_first) return 0;
+  uint64_t len = s->wait + s->warmup + s->active, m = n - s->skip_first, c = m / len, r = m % len;
+  uint64_t a = s->wait + s->warmup;
+  if ((s->repeat && c >= s->repeat) || r < a) return 0;
+  *cycle = c + 1;
+  *first = r == a;
+  *last = r == len - 1;
+  return 1;
+}
+
+static int sched_records(uint64_t n) {
+  uint64_t c;
+  int f, l;
+  return !cfg.sched.on || sched_active(&cfg.sched, n, &c, &f, &l);
+}
+
+static void pause_locked(void) {
+  if (cap.paused || cap.down) return;
+  cap.saved_nr = __atomic_load_n(&prof__misuse[PROF_MU_NOT_RUNNING], __ATOMIC_RELAXED);
+  __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
+  cap.paused = 1;
+}
+
+/* Calls made while paused were not misuse: forget what they counted. */
+static void resume_locked(void) {
+  if (!cap.paused || cap.down || prof__writer_failed()) return;
+  __atomic_store_n(&prof__misuse[PROF_MU_NOT_RUNNING], cap.saved_nr, __ATOMIC_RELAXED);
+  __atomic_store_n(&prof__enabled, 1, __ATOMIC_RELEASE);
+  cap.paused = 0;
+}
+
+static void capture_init(void) {
+  pthread_mutex_lock(&cap_mu);
+  if (!sched_records(step_next)) pause_locked();
+  pthread_mutex_unlock(&cap_mu);
+}
+
+/* "<trace without .mlpt>.<kind><n>.mlpt" */
+static void segment_path(char *out, size_t n, const char *kind, uint64_t k) {
+  size_t len = strlen(cfg.path);
+  if (len >= 5 && strcmp(cfg.path + len - 5, ".mlpt") == 0) len -= 5;
+  snprintf(out, n, "%.*s.%s%llu.mlpt", (int)len, cfg.path, kind, (unsigned long long)k);
+}
+
+static void segment_begin_locked(const char *kind, uint64_t k, uint64_t ticks) {
+  char path[PATH_MAX + 64];
+  segment_path(path, sizeof path, kind, k);
+  int slot = prof__writer_segment_begin(path, ticks);
+  if (slot < 0) {
+    fprintf(stderr, "mlprof: capture %s not started: the previous ones are still being written\n", path);
+    return;
+  }
+  cap.slot = slot;
+  cap.seg_steps = 0;
+}
+
+/* At prof_start, before STEP_BEGIN: decide whether step n is recorded and
+ * whether it opens a segment. `od`: on-demand steps asked for now. */
+static void capture_step_begin(uint64_t n, uint64_t od, uint64_t ticks) {
+  pthread_mutex_lock(&cap_mu);
+  uint64_t cycle = 0;
+  int first = 0, last = 0;
+  int sched = sched_active(&cfg.sched, n, &cycle, &first, &last);
+  if (od && cap.od_left == 0 && cap.slot < 0) {
+    cap.od_left = od;
+    segment_begin_locked("trigger", ++cap.ntriggers, ticks);
+    if (cap.slot < 0) cap.od_left = 0;
+  } else if (od) {
+    fprintf(stderr, "mlprof: on-demand capture ignored at step %llu: a capture is running\n",
+            (unsigned long long)n);
+  } else if (sched && first && cap.slot < 0) {
+    segment_begin_locked("cycle", cycle, ticks);
+  }
+  if (cap.od_left == 0) cap.sched_last = sched && last;
+  if (!cfg.sched.on || sched || cap.od_left) resume_locked();
+  pthread_mutex_unlock(&cap_mu);
+}
+
+/* At prof_stop, after STEP_END: close a segment that ends here; pause when
+ * the schedule does not record the next step. */
+static void capture_step_end(uint64_t n) {
+  pthread_mutex_lock(&cap_mu);
+  if (cap.slot >= 0) {
+    cap.seg_steps++;
+    int end = cap.od_left ? --cap.od_left == 0 : cap.sched_last;
+    if (end) {
+      prof__writer_segment_end(cap.slot, prof__ticks(), cap.seg_steps);
+      cap.slot = -1;
+      cap.sched_last = 0;
+    }
+  }
+  if (cfg.sched.on && !cap.od_left && !sched_records(n + 1)) pause_locked();
+  pthread_mutex_unlock(&cap_mu);
+}
+
+int prof__session_capturing(void) {
+  pthread_mutex_lock(&cap_mu);
+  int on = cap.slot >= 0;
+  pthread_mutex_unlock(&cap_mu);
+  return on;
+}
+
+void prof__session_last_segment(char *out, size_t n) {
+  pthread_mutex_lock(&cap_mu);
+  snprintf(out, n, "%s", cap.last);
+  pthread_mutex_unlock(&cap_mu);
+}
+
+static void *segment_report(void *arg) {
+  char *path = arg, err[256] = "";
+  int ok = prof__report_files(path, err) == 0;
+  if (ok) fprintf(stderr, "mlprof: capture %s; report %s.report.txt\n", path, path);
+  else fprintf(stderr, "mlprof: capture %s; no report: %s\n", path, err);
+  pthread_mutex_lock(&cap_mu);
+  snprintf(cap.last, sizeof cap.last, "%s", path);
+  cap.reporting--;
+  pthread_mutex_unlock(&cap_mu);
+  free(path);
+  return NULL;
+}
+
+/* Writer thread: a segment file was closed. Its report is written on a
+ * thread of its own, so the writer never waits for an analysis. */
+void prof__session_segment_done(const char *path, int ok) {
+  char *copy = ok && cfg.report && prof__report_files ? strdup(path) : NULL;
+  pthread_t th;
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  pthread_mutex_lock(&cap_mu);
+  if (copy && pthread_create(&th, &at, segment_report, copy) == 0) {
+    cap.reporting++;
+    copy = NULL;
+  } else {
+    snprintf(cap.last, sizeof cap.last, "%s", path);
+    if (!copy) fprintf(stderr, "mlprof: capture %s%s\n", path, ok ? "" : " (incomplete)");
+  }
+  pthread_mutex_unlock(&cap_mu);
+  pthread_attr_destroy(&at);
+  free(copy);
+}
+
+/* Shutdown: let the segment reports finish (at most ~60 s). */
+static void capture_wait_reports(void) {
+  for (int i = 0; i < 6000; i++) {
+    pthread_mutex_lock(&cap_mu);
+    int busy = cap.reporting;
+    pthread_mutex_unlock(&cap_mu);
+    if (!busy) return;
+    usleep(10000);
+  }
 }
 
 static int go_off(int err) {
@@ -162,7 +348,7 @@ static int init_locked(const prof_config *c) {
   rc = prof__threads_setup(cfg.ring_kb * 1024u);
   if (rc) return go_off(rc);
   char err[256];
-  prof__tw *tw = open_trace(err);
+  prof__tw *tw = open_trace(cfg.path, err);
   if (!tw) {
     fprintf(stderr, "mlprof: %s; profiling is off, the program continues\n", err);
     return go_off(PROF_EIO);
@@ -183,6 +369,7 @@ static int init_locked(const prof_config *c) {
   }
   for (started_modules = 0; started_modules < nmodules; started_modules++)
     if (modules[started_modules].start) modules[started_modules].start();
+  capture_init();
   return 0;
 }
 
@@ -218,10 +405,14 @@ PROF_API int prof_shutdown(void) {
     started_modules--;
     if (modules[started_modules].stop) modules[started_modules].stop();
   }
+  pthread_mutex_lock(&cap_mu);
+  cap.down = 1;
+  pthread_mutex_unlock(&cap_mu);
   __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
   int rc = prof__writer_stop();
   __atomic_store_n(&state, ST_DOWN, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
+  capture_wait_reports();
   char err[256] = "";
   int reports = 0;
   if (rc == 0 && cfg.report && prof__report_files) {
@@ -247,6 +438,10 @@ PROF_API int prof_start(void) {
   }
   uint64_t n = __atomic_fetch_add(&step_next, 1, __ATOMIC_RELAXED);
   __atomic_store_n(&step_cur, n, __ATOMIC_RELAXED);
+  uint64_t ticks = prof__ticks();
+  uint64_t od = prof__model_step ? prof__model_step(1, n, ticks) : 0;
+  if (PROF_UNLIKELY(cfg.sched.on || od || __atomic_load_n(&cap.od_left, __ATOMIC_RELAXED)))
+    capture_step_begin(n, od, ticks);
   prof__emit(PROF_EV_STEP_BEGIN, 0, 0, n, 0);
   return 0;
 }
@@ -257,7 +452,10 @@ PROF_API int prof_stop(void) {
     prof__misuse_count(PROF_MU_STOP_IDLE);
     return PROF_ESTATE;
   }
-  prof__emit(PROF_EV_STEP_END, 0, 0, __atomic_load_n(&step_cur, __ATOMIC_RELAXED), 0);
+  uint64_t n = __atomic_load_n(&step_cur, __ATOMIC_RELAXED);
+  prof__emit(PROF_EV_STEP_END, 0, 0, n, 0);
+  if (prof__model_step) prof__model_step(0, n, prof__ticks());
+  if (PROF_UNLIKELY(cfg.sched.on || __atomic_load_n(&cap.slot, __ATOMIC_RELAXED) >= 0)) capture_step_end(n);
   return 0;
 }
 

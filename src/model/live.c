@@ -1,0 +1,286 @@
+/* live.c — the live page: a small shared-memory file (<dir>/mlprof.<pid>,
+ * dir = MLPROF_LIVE_DIR or /dev/shm) that `mlprof top`, `trigger` and
+ * `resume` read and write without ptrace.
+ *
+ * The step thread updates the `step` part at every step boundary (a few
+ * stores inside a seqlock, no system call); the writer thread refreshes the
+ * `bg` part (memory, totals, top ranges of the last second) from its own
+ * cycle. Each part has its own sequence counter, so there is one writer per
+ * counter. MLPROF_LIVE=0 turns the page off.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/bgwriter.h"
+#include "core/session.h"
+#include "model.h"
+
+static prof__live_page *page;
+static char page_path[512];
+
+void prof__live_path(int pid, char *out, size_t n) {
+  const char *dir = getenv("MLPROF_LIVE_DIR");
+  snprintf(out, n, "%s/mlprof.%d", dir && *dir ? dir : "/dev/shm", pid);
+}
+
+prof__live_page *prof__live_self(void) { return page; }
+
+int prof__live_create(void) {
+  const char *off = prof__env("LIVE");
+  if (page || (off && strcmp(off, "0") == 0)) return 0;
+  prof__live_path((int)getpid(), page_path, sizeof page_path);
+  int fd = open(page_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return PROF_EIO; /* no live view; everything else works */
+  void *p = MAP_FAILED;
+  if (ftruncate(fd, sizeof(prof__live_page)) == 0)
+    p = mmap(NULL, sizeof(prof__live_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    unlink(page_path);
+    return PROF_EIO;
+  }
+  prof__live_page *lp = p;
+  lp->version = PROF_LIVE_VERSION;
+  lp->size = sizeof *lp;
+  lp->pid = (uint32_t)getpid();
+  lp->start_mono_ns = prof__mono_ns();
+  lp->bg.gpu_util_pct = -1;
+  snprintf(lp->program, sizeof lp->program, "%s", program_invocation_short_name);
+  const char *tp = prof__session_path();
+  snprintf(lp->trace, sizeof lp->trace, "%s", tp ? tp : "");
+  __atomic_store_n(&lp->magic, PROF_LIVE_MAGIC, __ATOMIC_RELEASE);
+  page = lp;
+  return 0;
+}
+
+void prof__live_destroy(void) {
+  prof__live_page *p = page;
+  if (!p) return;
+  __atomic_store_n(&page, NULL, __ATOMIC_RELEASE);
+  unlink(page_path);
+  /* The mapping stays: a writer-thread cycle may still be using it. */
+}
+
+static inline void seq_enter(uint64_t *seq) {
+  __atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+static inline void seq_leave(uint64_t *seq) { __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE); }
+
+void prof__live_step(int begin, uint64_t step, uint64_t now_ns) {
+  prof__live_page *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE);
+  if (!p) return;
+  seq_enter(&p->step.seq);
+  if (begin) {
+    p->step.open_step = step + 1;
+    p->step.open_mono_ns = now_ns;
+  } else if (p->step.open_step == step + 1) {
+    uint64_t d = now_ns > p->step.open_mono_ns ? now_ns - p->step.open_mono_ns : 0;
+    p->step.last_step = step;
+    p->step.last_step_ns = d;
+    p->step.ewma_step_ns = p->step.steps ? p->step.ewma_step_ns - p->step.ewma_step_ns / 8 + d / 8 : d;
+    if (!p->step.steps || d < p->step.min_step_ns) p->step.min_step_ns = d;
+    if (d > p->step.max_step_ns) p->step.max_step_ns = d;
+    p->step.steps++;
+    p->step.end_mono_ns = now_ns;
+    p->step.open_step = 0;
+  }
+  seq_leave(&p->step.seq);
+}
+
+/* ---- top ranges, from the events the writer drains -------------------------- */
+
+#define OBS_THREADS 16
+#define OBS_DEPTH 32
+#define OBS_NAMES 512
+
+typedef struct obs_frame {
+  uint32_t name;
+  uint64_t begin, child;
+} obs_frame;
+
+static struct {
+  uint32_t tid[OBS_THREADS];
+  uint32_t depth[OBS_THREADS];
+  obs_frame st[OBS_THREADS][OBS_DEPTH];
+  struct {
+    uint32_t id;
+    uint64_t self_ns, count;
+  } name[OBS_NAMES];
+  uint64_t window_start;
+} obs;
+
+static int obs_thread(uint32_t tid) {
+  for (int i = 0; i < OBS_THREADS; i++) {
+    if (obs.tid[i] == tid) return i;
+    if (obs.tid[i] == 0) {
+      obs.tid[i] = tid;
+      return i;
+    }
+  }
+  return -1;
+}
+
+static void obs_add(uint32_t id, uint64_t self) {
+  unsigned h = (id * 2654435761u) % OBS_NAMES;
+  for (unsigned k = 0; k < OBS_NAMES; k++, h = (h + 1) % OBS_NAMES) {
+    if (obs.name[h].id == id || obs.name[h].id == 0) {
+      obs.name[h].id = id;
+      obs.name[h].self_ns += self;
+      obs.name[h].count++;
+      return;
+    }
+  }
+}
+
+void prof__live_observe(uint32_t tid, const void *events, size_t n) {
+  if (!__atomic_load_n(&page, __ATOMIC_ACQUIRE)) return;
+  int ti = obs_thread(tid);
+  if (ti < 0) return;
+  const prof__event *ev = events;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t *d = &obs.depth[ti];
+    if (ev[i].type == PROF_EV_RANGE_BEGIN) {
+      if (*d < OBS_DEPTH) obs.st[ti][*d] = (obs_frame){ev[i].name, ev[i].ts, 0};
+      (*d)++;
+    } else if (ev[i].type == PROF_EV_RANGE_END && *d > 0) {
+      (*d)--;
+      if (*d >= OBS_DEPTH) continue;
+      obs_frame *f = &obs.st[ti][*d];
+      uint64_t dur = ev[i].ts > f->begin ? ev[i].ts - f->begin : 0;
+      obs_add(f->name, dur > f->child ? dur - f->child : 0);
+      if (*d > 0) obs.st[ti][*d - 1].child += dur;
+    }
+  }
+}
+
+/* Text of a name id: the per-thread name caches map it back to the string
+ * the program passed (which must stay valid, see prof_range_push). */
+static void name_of(uint32_t id, char *out, size_t n) {
+  snprintf(out, n, "#%u", id);
+  for (prof__thread *t = prof__threads_head(); t; t = t->next)
+    for (int s = 0; s < PROF_NAME_CACHE; s++) {
+      const char *p = __atomic_load_n(&t->cache[s].p, __ATOMIC_RELAXED);
+      if (p && __atomic_load_n(&t->cache[s].id, __ATOMIC_RELAXED) == id) {
+        snprintf(out, n, "%s", p);
+        return;
+      }
+    }
+}
+
+/* The PROF_LIVE_TOP names with the most self time in the window. */
+static void publish_top(prof__live_page *p) {
+  prof__live_range top[PROF_LIVE_TOP];
+  memset(top, 0, sizeof top);
+  uint32_t k = 0;
+  for (; k < PROF_LIVE_TOP; k++) {
+    int best = -1;
+    for (int i = 0; i < OBS_NAMES; i++)
+      if (obs.name[i].id && obs.name[i].count && (best < 0 || obs.name[i].self_ns > obs.name[best].self_ns))
+        best = i;
+    if (best < 0) break;
+    top[k].self_ns = obs.name[best].self_ns;
+    top[k].count = obs.name[best].count;
+    name_of(obs.name[best].id, top[k].name, sizeof top[k].name);
+    obs.name[best].count = 0; /* taken */
+  }
+  memcpy(p->bg.top, top, sizeof top);
+  p->bg.nranges = k;
+  memset(obs.name, 0, sizeof obs.name);
+}
+
+static uint64_t rss_bytes(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long long size = 0, res = 0;
+  if (f) {
+    if (fscanf(f, "%llu %llu", &size, &res) != 2) res = 0;
+    fclose(f);
+  }
+  return res * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+void prof__live_bg(uint64_t now_ns) {
+  prof__live_page *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE);
+  if (!p) return;
+  int top_due = now_ns - obs.window_start >= 1000000000ull;
+  if (!top_due && now_ns - p->bg.update_mono_ns < 200000000ull) return;
+  struct rusage ru;
+  uint64_t peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+  uint64_t rss = rss_bytes();
+  char last[256];
+  prof__session_last_segment(last, sizeof last);
+  seq_enter(&p->bg.seq);
+  p->bg.update_mono_ns = now_ns;
+  p->bg.rss_bytes = rss;
+  p->bg.peak_rss_bytes = peak;
+  p->bg.capturing = prof__session_capturing();
+  p->bg.events = prof__writer_events();
+  p->bg.lost = prof__writer_lost();
+  p->bg.bytes = prof__writer_bytes();
+  memcpy(p->bg.last_capture, last, sizeof last);
+  if (top_due) {
+    publish_top(p);
+    obs.window_start = now_ns;
+  }
+  seq_leave(&p->bg.seq);
+}
+
+/* ---- reader side -------------------------------------------------------------- */
+
+prof__live_page *prof__live_open(int pid, char *path_out, size_t n) {
+  char path[512];
+  prof__live_path(pid, path, sizeof path);
+  if (path_out) snprintf(path_out, n, "%s", path);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  void *p = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(prof__live_page))
+    p = mmap(NULL, sizeof(prof__live_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    errno = EPROTO;
+    return NULL;
+  }
+  prof__live_page *lp = p;
+  if (__atomic_load_n(&lp->magic, __ATOMIC_ACQUIRE) != PROF_LIVE_MAGIC || lp->version != PROF_LIVE_VERSION) {
+    munmap(p, sizeof *lp);
+    errno = EPROTO;
+    return NULL;
+  }
+  return lp;
+}
+
+void prof__live_close(prof__live_page *p) {
+  if (p) munmap(p, sizeof *p);
+}
+
+/* Copy one part under its seqlock; returns 0 or -1 after many torn reads. */
+static int read_part(const uint64_t *seq, const void *src, void *dst, size_t n) {
+  for (int tries = 0; tries < 10000; tries++) {
+    uint64_t a = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+    if (a & 1) continue;
+    memcpy(dst, src, n);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(seq, __ATOMIC_RELAXED) == a) return 0;
+  }
+  return -1;
+}
+
+int prof__live_read(const prof__live_page *p, prof__live_page *out) {
+  memcpy(out, p, offsetof(prof__live_page, step));
+  int rc = read_part(&p->step.seq, &p->step, &out->step, sizeof out->step);
+  if (read_part(&p->bg.seq, &p->bg, &out->bg, sizeof out->bg)) rc = -1;
+  out->ctl.trigger_steps = __atomic_load_n(&p->ctl.trigger_steps, __ATOMIC_ACQUIRE);
+  out->ctl.resume_seq = __atomic_load_n(&p->ctl.resume_seq, __ATOMIC_ACQUIRE);
+  out->ctl.paused_step = __atomic_load_n(&p->ctl.paused_step, __ATOMIC_ACQUIRE);
+  memcpy(out->ctl.last_snapshot, p->ctl.last_snapshot, sizeof out->ctl.last_snapshot);
+  return rc;
+}

@@ -1,0 +1,124 @@
+/* cmd_top.c — `mlprof top PID`: a running job's step time, throughput,
+ * memory, GPU utilisation and busiest ranges, read from the live page the
+ * library updates at step boundaries. Redraws every second on a terminal;
+ * `--once` (or any non-terminal output without --interval) prints one
+ * plain-text frame for scripts. Also the helpers of cmd_live.h.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmd_live.h"
+
+int live_pid_arg(const char *cmd, const char *arg) {
+  char *end;
+  long pid = arg ? strtol(arg, &end, 10) : 0;
+  if (!arg || *end || pid <= 0 || pid > 0x7fffffff) {
+    cli_error(cmd, "expected a process id, got '%s'", arg ? arg : "");
+    return -1;
+  }
+  return (int)pid;
+}
+
+int live_alive(int pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+
+prof__live_page *live_attach(const char *cmd, int pid) {
+  char path[512];
+  prof__live_page *p = prof__live_open(pid, path, sizeof path);
+  if (!p)
+    cli_error(cmd, "no live page for pid %d at %s (%s): is it running with mlprof, with MLPROF_LIVE not 0?", pid,
+              path, errno == EPROTO ? "not an mlprof page of this version" : strerror(errno));
+  return p;
+}
+
+static double mib(uint64_t b) { return (double)b / 1048576.0; }
+static double ms(uint64_t ns) { return (double)ns / 1e6; }
+
+static void print_state(const prof__live_page *v, int alive) {
+  if (!alive) printf("state: process ended\n");
+  else if (v->ctl.paused_step)
+    printf("state: PAUSED at step %llu (snapshot %s); resume with: mlprof resume %u\n",
+           (unsigned long long)(v->ctl.paused_step - 1), v->ctl.last_snapshot[0] ? v->ctl.last_snapshot : "-",
+           v->pid);
+  else if (v->bg.capturing) printf("state: running, capturing on demand\n");
+  else printf("state: running\n");
+  if (v->bg.last_capture[0]) printf("last capture: %s\n", v->bg.last_capture);
+}
+
+static void print_frame(const prof__live_page *v, int alive) {
+  uint64_t now = 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  printf("mlprof top: pid %u (%s), up %.0f s, trace %s\n", v->pid, v->program,
+         now > v->start_mono_ns ? (double)(now - v->start_mono_ns) / 1e9 : 0.0, v->trace);
+  if (v->step.steps)
+    printf("steps: %llu done, last #%llu %.2f ms, avg %.2f ms (min %.2f, max %.2f), throughput %.2f steps/s\n",
+           (unsigned long long)v->step.steps, (unsigned long long)v->step.last_step, ms(v->step.last_step_ns),
+           ms(v->step.ewma_step_ns), ms(v->step.min_step_ns), ms(v->step.max_step_ns),
+           v->step.ewma_step_ns ? 1e9 / (double)v->step.ewma_step_ns : 0.0);
+  else printf("steps: none finished yet\n");
+  if (v->step.open_step)
+    printf("open step: #%llu running for %.2f ms\n", (unsigned long long)(v->step.open_step - 1),
+           now > v->step.open_mono_ns ? ms(now - v->step.open_mono_ns) : 0.0);
+  printf("memory: rss %.1f MiB (peak %.1f MiB)\n", mib(v->bg.rss_bytes), mib(v->bg.peak_rss_bytes));
+  if (v->bg.gpu_util_pct >= 0) printf("gpu: %d%% busy\n", v->bg.gpu_util_pct);
+  else printf("gpu: n/a\n");
+  printf("profiler: %llu events written, %llu lost, %.1f MiB of trace\n", (unsigned long long)v->bg.events,
+         (unsigned long long)v->bg.lost, mib(v->bg.bytes));
+  print_state(v, alive);
+  printf("top ranges (self time, last second):\n");
+  if (!v->bg.nranges) printf("  (none)\n");
+  for (uint32_t i = 0; i < v->bg.nranges && i < PROF_LIVE_TOP; i++)
+    printf("  %-32.47s %10.2f ms %8llu calls\n", v->bg.top[i].name, ms(v->bg.top[i].self_ns),
+           (unsigned long long)v->bg.top[i].count);
+}
+
+static int run(int argc, char **argv) {
+  const char *pid_s = NULL, *interval = NULL;
+  int once = 0, npos;
+  const cli_opt opts[] = {{"once", '1', NULL, &once}, {"interval", 'n', &interval, NULL}, {NULL, 0, NULL, NULL}};
+  if (cli_parse("top", argc, argv, opts, &pid_s, 1, &npos)) return CLI_USAGE;
+  int pid = live_pid_arg("top", npos == 1 ? pid_s : NULL);
+  if (pid < 0) return CLI_USAGE;
+  double every = interval ? atof(interval) : 1.0;
+  if (every < 0.05 || every > 3600) {
+    cli_error("top", "--interval must be between 0.05 and 3600 seconds");
+    return CLI_USAGE;
+  }
+  prof__live_page *p = live_attach("top", pid);
+  if (!p) return CLI_BADTRACE;
+  int tty = isatty(1);
+  if (!tty && !interval) once = 1;
+  prof__live_page v;
+  for (;;) {
+    int alive = live_alive(pid);
+    if (prof__live_read(p, &v) != 0) printf("(the page was changing too fast to read; retrying)\n");
+    if (tty && !once) printf("\033[H\033[2J");
+    print_frame(&v, alive);
+    fflush(stdout);
+    if (once || !alive) break;
+    struct timespec ts = {(time_t)every, (long)((every - (double)(time_t)every) * 1e9)};
+    nanosleep(&ts, NULL);
+    if (!tty) printf("\n");
+  }
+  prof__live_close(p);
+  return ferror(stdout) ? CLI_OUTPUT : CLI_OK;
+}
+
+const mlprof_cmd mlprof_cmd_top = {
+    "top", "live view of a running job: step time, throughput, memory, top ranges",
+    "usage: mlprof top PID [--once] [--interval SECONDS]\n\n"
+    "Shows a running job's step time, throughput, memory, GPU utilisation and\n"
+    "busiest ranges from the small shared-memory page the library updates at\n"
+    "step boundaries (<dir>/mlprof.PID, dir = MLPROF_LIVE_DIR or /dev/shm; no\n"
+    "ptrace). On a terminal it redraws every second until the job ends;\n"
+    "--once, or output to a pipe or file, prints one plain-text frame.\n"
+    "  -1, --once           print one frame and exit\n"
+    "  -n, --interval S     refresh period in seconds (default 1)\n"
+    "exit status: 0, 1 usage error, 2 no live page for that pid.\n",
+    run};
