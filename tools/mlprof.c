@@ -14,7 +14,8 @@
   X(export)                \
   X(top)                   \
   X(trigger)               \
-  X(resume)
+  X(resume)                \
+  X(run)
 
 #define DECLARE(name) extern const mlprof_cmd mlprof_cmd_##name;
 MLPROF_COMMANDS(DECLARE)

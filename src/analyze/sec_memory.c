@@ -272,13 +272,21 @@ static void free_block(mem_state *s, mem_blk *b, uint64_t ts) {
   blk_del(&s->live, b);
 }
 
-/* An orphan FREE of this address after the ALLOC's time frees it now. */
+/* An orphan FREE of this address after the ALLOC's time frees it now. The
+ * same address may have several orphans (freed, reused, freed again): the
+ * earliest FREE at or after the ALLOC is the one that belongs to it. */
 static int orphan_match(mem_state *s, const prof__event *ev) {
-  mem_blk *o = blk_find(&s->orphans, (uintptr_t)ev->a, ev->aux);
-  if (!o) return 0;
-  int match = o->size >= ev->ts; /* the FREE came later in time */
-  blk_del(&s->orphans, o);
-  return match;
+  mem_blkmap *m = &s->orphans;
+  mem_blk *best = NULL;
+  for (size_t i = blk_home(m, (uintptr_t)ev->a, ev->aux); m->s[i].addr; i = (i + 1) & (m->cap - 1)) {
+    mem_blk *o = &m->s[i];
+    if (o->addr == (uintptr_t)ev->a && o->pool == ev->aux && o->size >= ev->ts && (!best || o->size < best->size))
+      best = o;
+  }
+  if (!best) return 0;
+  blk_del(m, best);
+  s->unmatched_frees--;
+  return 1;
 }
 
 static void on_alloc(mem_state *s, mem_thr *t, const prof__event *ev) {
@@ -334,7 +342,7 @@ static void on_free(mem_state *s, mem_thr *t, const prof__event *ev) {
     s->unmatched_frees++;
     if (s->orphans.n < ORPHAN_MAX) {
       mem_blk o = {(uintptr_t)ev->a, ev->ts, 0, 0, ev->aux};
-      if (!blk_find(&s->orphans, o.addr, o.pool) && !blk_put(&s->orphans, &o)) s->oom = 1;
+      if (!blk_put(&s->orphans, &o)) s->oom = 1;
     }
     return;
   }

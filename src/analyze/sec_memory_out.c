@@ -84,6 +84,44 @@ static int by_leak(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* The function names of a site's stack as one string ("" without). */
+static char *signature(prof__an *an, const mem_site *x) {
+  const char *names[MAX_FRAMES];
+  int n = stack_names(an, x->stack, names, MAX_FRAMES);
+  size_t len = 16;
+  for (int i = 0; i < n; i++) len += strlen(names[i]) + 1;
+  char *sig = malloc(len);
+  if (!sig) return NULL;
+  int off = snprintf(sig, len, "%u|", (unsigned)x->pool);
+  for (int i = 0; i < n; i++) off += snprintf(sig + off, len - (size_t)off, "%s\n", names[i]);
+  return sig;
+}
+
+/* Leak groups are call stacks as people read them: sites whose frames
+ * symbolize to the same functions are one group (return addresses of the
+ * same call can differ, e.g. an unrolled loop). */
+static void merge_same_names(prof__an *an, mem_state *s) {
+  enum { MAX_MERGE = 4096 };
+  uint32_t idx[MAX_MERGE];
+  char *sig[MAX_MERGE];
+  size_t n = 0;
+  for (size_t i = 0; i < s->nsites && n < MAX_MERGE; i++)
+    if (s->sites[i].leak_bytes > 0 && s->sites[i].stack) {
+      idx[n] = (uint32_t)i;
+      sig[n++] = signature(an, &s->sites[i]);
+    }
+  for (size_t a = 0; a < n; a++) {
+    for (size_t b = a + 1; b < n && sig[a]; b++) {
+      mem_site *x = &s->sites[idx[a]], *y = &s->sites[idx[b]];
+      if (!sig[b] || y->leak_bytes <= 0 || strcmp(sig[a], sig[b]) != 0) continue;
+      x->leak_bytes += y->leak_bytes;
+      x->leak_count += y->leak_count;
+      y->leak_bytes = y->leak_count = 0;
+    }
+  }
+  for (size_t a = 0; a < n; a++) free(sig[a]);
+}
+
 static void leaks_collect(prof__an *an, mem_state *s) {
   if (!an->has_footer) return; /* a cut-short run says nothing about leaks */
   for (size_t i = 0; i < s->live.cap; i++) {
@@ -92,6 +130,7 @@ static void leaks_collect(prof__an *an, mem_state *s) {
     s->sites[b->site].leak_bytes += (double)b->size * b->w;
     s->sites[b->site].leak_count += b->w;
   }
+  merge_same_names(an, s);
   s->leak_order = malloc((s->nsites + 1) * sizeof *s->leak_order);
   if (!s->leak_order) return;
   for (size_t i = 0; i < s->nsites; i++) {
@@ -211,6 +250,7 @@ static size_t top_sites(const mem_state *s, int how, uint32_t *out, size_t max) 
 /* ---- JSON ------------------------------------------------------------------ */
 
 static void json_stack(prof__an *an, prof__json *j, uint32_t stack) {
+  prof__json_kuint(j, "stack_id", stack);
   const char *names[MAX_FRAMES];
   int n = stack_names(an, stack, names, MAX_FRAMES);
   prof__json_key(j, "stack");

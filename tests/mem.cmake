@@ -1,0 +1,18 @@
+# Helper programs for the memory tests: ordinary programs that know nothing
+# of mlprof, run through `mlprof run` (the library is preloaded).
+add_executable(mem_prog ${CMAKE_CURRENT_LIST_DIR}/progs/mem_prog.c)
+target_compile_options(mem_prog PRIVATE -O1 -fno-omit-frame-pointer -fno-builtin)
+target_compile_definitions(mem_prog PRIVATE _GNU_SOURCE)
+target_link_libraries(mem_prog PRIVATE Threads::Threads)
+set_target_properties(mem_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/progs)
+
+# A program linked against the shared library that uses the API (pools,
+# steps) and relies on the interposer without preloading.
+add_executable(mem_linked ${CMAKE_CURRENT_LIST_DIR}/progs/mem_linked.c)
+target_compile_options(mem_linked PRIVATE -O1 -fno-omit-frame-pointer -fno-builtin)
+target_compile_definitions(mem_linked PRIVATE _GNU_SOURCE)
+target_link_libraries(mem_linked PRIVATE mlprof_shared)
+set_target_properties(mem_linked PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/progs)
+if(TARGET test_mem_run)
+  add_dependencies(test_mem_run mem_prog mem_linked mlprof_cli mlprof_shared)
+endif()

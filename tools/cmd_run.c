@@ -1,0 +1,230 @@
+/* cmd_run.c — `mlprof run [options] -- PROGRAM ARGS...`: run any program
+ * with libmlprof.so preloaded (no code change, no rebuild), then analyze
+ * its trace, write the report files beside it and print the report.
+ *
+ * The whole run is one recording window: the preloaded library starts the
+ * profiler from a constructor (MLPROF_PRELOAD=1) and stops it at exit.
+ * Programs that call the API themselves keep working (prof_init is
+ * idempotent). Children that exec inherit the preload and write their own
+ * traces, "<program>.<pid>.mlpt" in the folder of the main trace, unless
+ * --no-children is given; forked children that do not exec record nothing.
+ * Only the main process's trace is reported here.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mlprof.h"
+#include "cli.h"
+
+typedef struct run_opts {
+  const char *output, *mem, *library, *format;
+  int no_children, no_report, quiet;
+} run_opts;
+
+static int readable(const char *p) { return p && access(p, R_OK) == 0; }
+
+/* The library next to the executable (build tree) or in the install
+ * prefix's lib folders. */
+static int find_beside_exe(char *out, size_t n) {
+  char exe[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len <= 0) return 0;
+  exe[len] = 0;
+  char *slash = strrchr(exe, '/');
+  if (!slash) return 0;
+  *slash = 0;
+  static const char *const rel[] = {"libmlprof.so", "libmlprof.so.0", "../lib/libmlprof.so",
+                                    "../lib/libmlprof.so.0", "../lib64/libmlprof.so", "../lib64/libmlprof.so.0"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    snprintf(out, n, "%s/%s", exe, rel[i]);
+    if (readable(out)) return 1;
+  }
+  char pat[PATH_MAX + 32];
+  snprintf(pat, sizeof pat, "%s/../lib/*/libmlprof.so*", exe); /* multiarch */
+  glob_t g;
+  int found = 0;
+  if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+    snprintf(out, n, "%s", g.gl_pathv[0]);
+    found = readable(out);
+  }
+  globfree(&g);
+  return found;
+}
+
+static int find_library(const run_opts *o, char *out, size_t n) {
+  const char *given = o->library ? o->library : getenv("MLPROF_LIBRARY");
+  if (given) {
+    if (!readable(given)) {
+      cli_error("run", "cannot read the profiler library '%s'%s", given, o->library ? "" : " (from MLPROF_LIBRARY)");
+      return 0;
+    }
+    if (!realpath(given, out)) snprintf(out, n, "%s", given);
+    return 1;
+  }
+  if (find_beside_exe(out, n)) {
+    char tmp[PATH_MAX];
+    if (realpath(out, tmp)) snprintf(out, n, "%s", tmp);
+    return 1;
+  }
+  cli_error("run",
+            "cannot find libmlprof.so next to the mlprof command or in its install prefix; "
+            "pass --library PATH or set MLPROF_LIBRARY");
+  return 0;
+}
+
+static int parse(int argc, char **argv, run_opts *o, int *prog) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char **val = NULL;
+    if (!strcmp(a, "--")) {
+      *prog = i + 1;
+      return *prog < argc ? 0 : -1;
+    }
+    if (a[0] != '-') {
+      *prog = i;
+      return 0;
+    }
+    if (!strcmp(a, "-o") || !strcmp(a, "--output")) val = &o->output;
+    else if (!strcmp(a, "--mem")) val = &o->mem;
+    else if (!strcmp(a, "--library")) val = &o->library;
+    else if (!strcmp(a, "-f") || !strcmp(a, "--format")) val = &o->format;
+    else if (!strcmp(a, "--no-children")) o->no_children = 1;
+    else if (!strcmp(a, "--no-report")) o->no_report = 1;
+    else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
+    else {
+      cli_error("run", "unknown option '%s' (see 'mlprof run --help')", a);
+      return -2;
+    }
+    if (val) {
+      if (i + 1 >= argc) {
+        cli_error("run", "option '%s' needs a value", a);
+        return -2;
+      }
+      *val = argv[++i];
+    }
+  }
+  return -1;
+}
+
+static void child_env(const run_opts *o, const char *lib, const char *trace) {
+  const char *old = getenv("LD_PRELOAD");
+  char pre[8192];
+  snprintf(pre, sizeof pre, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+  setenv("LD_PRELOAD", pre, 1);
+  setenv("MLPROF_PRELOAD", "1", 1);
+  char pid[24];
+  snprintf(pid, sizeof pid, "%d", (int)getpid());
+  setenv("MLPROF_RUN_PID", pid, 1);
+  setenv("MLPROF_OUTPUT", trace, 1);
+  setenv("MLPROF_REPORT", "0", 1); /* the launcher writes the reports */
+  if (o->mem) setenv("MLPROF_MEM", o->mem, 1);
+  if (o->no_children) setenv("MLPROF_RUN_CHILDREN", "0", 1);
+}
+
+/* The main trace's path (a folder given with -o gets the default name). */
+static void trace_path(const run_opts *o, const char *prog, pid_t pid, char *out, size_t n) {
+  const char *base = strrchr(prog, '/');
+  base = base ? base + 1 : prog;
+  struct stat st;
+  if (o->output && stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
+    snprintf(out, n, "%s/%s.%d.mlpt", o->output, base, (int)pid);
+  else if (o->output) snprintf(out, n, "%s", o->output);
+  else snprintf(out, n, "%s.%d.mlpt", base, (int)pid);
+}
+
+static int report(const run_opts *o, const char *trace) {
+  if (!readable(trace)) {
+    cli_error("run", "the program wrote no trace '%s' (did it exit before the library loaded?)", trace);
+    return CLI_BADTRACE;
+  }
+  char err[256] = "";
+  if (prof__report_files(trace, err) != 0)
+    cli_error("run", "could not write the report files: %s", err);
+  if (o->no_report) return CLI_OK;
+  prof__an *an;
+  int rc = cli_analyze("run", trace, o->quiet, &an);
+  if (rc) return rc;
+  rc = prof__report_write(an, o->format ? o->format : "text", stdout);
+  prof__an_free(an);
+  fprintf(stderr, "mlprof: trace %s; reports %s.report.txt, %s.report.json\n", trace, trace, trace);
+  return rc ? CLI_OUTPUT : CLI_OK;
+}
+
+static int wait_child(pid_t pid) {
+  struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+  sigaction(SIGINT, &ign, &old_int); /* the terminal's ^C goes to the program */
+  sigaction(SIGQUIT, &ign, &old_quit);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGQUIT, &old_quit, NULL);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+}
+
+static int run(int argc, char **argv) {
+  run_opts o = {0};
+  int prog = 0, p = parse(argc, argv, &o, &prog);
+  if (p == -1) cli_error("run", "no program given: mlprof run [options] -- PROGRAM ARGS...");
+  if (p) return CLI_USAGE;
+  if (o.mem && strcmp(o.mem, "off") && strcmp(o.mem, "counts") && strcmp(o.mem, "sampled") && strcmp(o.mem, "full")) {
+    cli_error("run", "unknown memory mode '%s' (off, counts, sampled, full)", o.mem);
+    return CLI_USAGE;
+  }
+  if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json")) {
+    cli_error("run", "unknown format '%s' (text, json)", o.format);
+    return CLI_USAGE;
+  }
+  char lib[PATH_MAX];
+  if (!find_library(&o, lib, sizeof lib)) return CLI_USAGE;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    cli_error("run", "cannot start a process: %s", strerror(errno));
+    return CLI_USAGE;
+  }
+  char trace[PATH_MAX];
+  if (pid == 0) {
+    trace_path(&o, argv[prog], getpid(), trace, sizeof trace);
+    child_env(&o, lib, trace);
+    execvp(argv[prog], argv + prog);
+    fprintf(stderr, "mlprof run: cannot run '%s': %s\n", argv[prog], strerror(errno));
+    _exit(127);
+  }
+  int status = wait_child(pid);
+  trace_path(&o, argv[prog], pid, trace, sizeof trace);
+  if (status == 127 && !readable(trace)) return status;
+  int rc = report(&o, trace);
+  return status ? status : rc;
+}
+
+const mlprof_cmd mlprof_cmd_run = {
+    "run", "run a program with the profiler preloaded, then report",
+    "usage: mlprof run [options] -- PROGRAM [ARGS...]\n\n"
+    "Run PROGRAM with libmlprof.so preloaded: no code change or rebuild. The\n"
+    "whole run is one recording window (programs that call the mlprof API keep\n"
+    "their own steps and ranges). Memory is profiled by interposing malloc\n"
+    "(docs/memory.md). When the program ends, the trace is analyzed, the report\n"
+    "files <trace>.report.txt and .report.json are written and the report is\n"
+    "printed. The exit status is the program's (or the report's when the\n"
+    "program succeeded).\n\n"
+    "Children that exec inherit the preload and each write their own trace,\n"
+    "<program>.<pid>.mlpt in the folder of the main trace; forked children that\n"
+    "do not exec record nothing. Only the main trace is reported.\n\n"
+    "  -o, --output F   trace path (default <program>.<pid>.mlpt here)\n"
+    "      --mem MODE   memory profiling: off, counts, sampled (default), full\n"
+    "      --no-children  do not profile child processes\n"
+    "      --library P  the profiler library (default: next to this command or\n"
+    "                   in its install prefix; also MLPROF_LIBRARY)\n"
+    "  -f, --format F   printed report: text (default) or json\n"
+    "      --no-report  write the report files but print nothing\n"
+    "  -q, --quiet      no progress display\n",
+    run};
