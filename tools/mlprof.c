@@ -12,6 +12,7 @@
   X(report)                \
   X(info)                  \
   X(export)                \
+  X(diff)                  \
   X(top)                   \
   X(trigger)               \
   X(resume)                \
