@@ -604,7 +604,7 @@ double prof__gpu_occupancy(const gpu_device *d, const int32_t block[3], uint32_t
 
 static void memory_peak(gpu_state *g) {
   memev *m = g->mem.p;
-  qsort(m, g->mem.n, sizeof *m, cmp_mem);
+  if (g->mem.n) qsort(m, g->mem.n, sizeof *m, cmp_mem);
   for (size_t d = 0; d < g->sum.ndevices; d++) {
     gpu_device *dev = &g->sum.devices[d];
     int64_t cur = 0, peak = 0;
@@ -643,8 +643,8 @@ static void kernel_stats(gpu_state *g, prof__an *an) {
   s->nkstats = g->kst.n;
   s->rstats = g->rst.p;
   s->nrstats = g->rst.n;
-  qsort(s->kstats, s->nkstats, sizeof *s->kstats, cmp_kstat);
-  qsort(s->rstats, s->nrstats, sizeof *s->rstats, cmp_rstat);
+  if (s->nkstats) qsort(s->kstats, s->nkstats, sizeof *s->kstats, cmp_kstat);
+  if (s->nrstats) qsort(s->rstats, s->nrstats, sizeof *s->rstats, cmp_rstat);
   uint64_t fp32 = 0;
   int tc_capable = 0;
   for (size_t i = 0; i < s->ndevices; i++) tc_capable |= s->devices[i].cc_major >= 7;
