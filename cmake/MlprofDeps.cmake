@@ -197,7 +197,7 @@ function(mlprof_module_deps target module)
 endfunction()
 
 set(_mlprof_summary "")
-foreach(f LIBUNWIND PAPI LIBDW CUPTI MPI)
+foreach(f LIBUNWIND PAPI LIBDW ZLIB CUPTI MPI)
   string(TOLOWER ${f} lf)
   if(MLPROF_HAVE_${f})
     string(APPEND _mlprof_summary " ${lf}=on")

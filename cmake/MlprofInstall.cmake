@@ -30,7 +30,7 @@ install(EXPORT mlprofTargets NAMESPACE mlprof::
 
 # Features compiled in, for consumers that want to know.
 set(MLPROF_FEATURES "")
-foreach(f LIBUNWIND PAPI LIBDW CUPTI MPI)
+foreach(f LIBUNWIND PAPI LIBDW ZLIB CUPTI MPI)
   if(MLPROF_HAVE_${f})
     string(TOLOWER ${f} lf)
     list(APPEND MLPROF_FEATURES ${lf})
