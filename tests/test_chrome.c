@@ -11,6 +11,7 @@
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
 #include "analyze/jsonparse.h"
+#include "analyze/gzfile.h"
 
 /* Base time 5 ms. Thread 7 "main": step 0 [5000000, 5004000), range
  * "forward" [5001000, 5003500) holding "matmul" [5001500, 5002250),
@@ -45,25 +46,30 @@ typedef struct exported {
   const prof__jv *events;
 } exported;
 
-static int export_setup(void **state) {
+/* Export the test trace with options `o` (NULL: none) and parse it. */
+static exported *export_with(const prof__chrome_opts *o) {
   exported *x = calloc(1, sizeof *x);
   prof__an *an = NULL;
   char err[256];
-  if (prof__an_run_opts(&an, chrome_trace(), 1, err)) return -1;
+  if (prof__an_run_opts(&an, chrome_trace(), 1, err)) return NULL;
   size_t len = 0;
   FILE *f = open_memstream(&x->text, &len);
-  int rc = prof__export_chrome(an, f);
+  int rc = prof__export_chrome_opts(an, f, o);
   fclose(f);
   prof__an_free(an);
-  if (rc) return -1;
+  if (rc) return NULL;
   x->root = prof__jv_parse(x->text, len, err);
   if (!x->root) {
     fprintf(stderr, "%s\n", err);
-    return -1;
+    return NULL;
   }
   x->events = prof__jv_get(x->root, "traceEvents");
-  *state = x;
-  return 0;
+  return x;
+}
+
+static int export_setup(void **state) {
+  *state = export_with(NULL);
+  return *state ? 0 : -1;
 }
 
 static int export_teardown(void **state) {
@@ -174,6 +180,92 @@ static void marks_and_finite_counters_are_exported(void **state) {
   assert_true(nget(prof__jv_get(x->root, "otherData"), "ts_base_ns") == 5000000);
 }
 
+static double sort_index(const exported *x, const char *what, double tid) {
+  for (int i = 0;; i++) {
+    const prof__jv *m = find(x, "M", what, i);
+    if (!m) return -100;
+    if (nget(m, "tid") == tid || tid < 0) return nget(prof__jv_get(m, "args"), "sort_index");
+  }
+}
+
+static void tracks_are_sorted_steps_then_step_thread(void **state) {
+  exported *x = *state;
+  assert_true(sort_index(x, "process_sort_index", -1) == 0);
+  assert_true(sort_index(x, "thread_sort_index", 7) == 0); /* runs the steps */
+  assert_true(sort_index(x, "thread_sort_index", 9) == 1);
+  const prof__jv *st = find(x, "X", "step 0", 0);
+  assert_true(sort_index(x, "thread_sort_index", nget(st, "tid")) == -1);
+}
+
+static void free_export(exported *x) {
+  void *p = x;
+  export_teardown(&p);
+}
+
+static int timed_events(const exported *x) { return count_ph(x, "X") + count_ph(x, "i") + count_ph(x, "C"); }
+
+static void max_events_caps_and_says_so(void **state) {
+  (void)state;
+  prof__chrome_opts o = {.max_events = 2};
+  exported *x = export_with(&o);
+  assert_non_null(x);
+  assert_int_equal(timed_events(x), 2);
+  const prof__jv *od = prof__jv_get(x->root, "otherData");
+  assert_true(prof__jv_get(od, "capped")->boolean);
+  assert_true(nget(od, "events_written") == 2);
+  assert_true(nget(od, "max_events") == 2);
+  free_export(x);
+  o.max_events = 100; /* above the 7 timed events: not capped */
+  x = export_with(&o);
+  assert_int_equal(timed_events(x), 7);
+  assert_false(prof__jv_get(prof__jv_get(x->root, "otherData"), "capped")->boolean);
+  free_export(x);
+}
+
+static void window_keeps_events_overlapping_it(void **state) {
+  (void)state;
+  /* [1.2 us, 2.0 us) after the first event: the step, forward, matmul and
+   * the unclosed load overlap it; marks and counters (>= 3 us) do not. */
+  prof__chrome_opts o = {.window_begin_ns = 1200, .window_end_ns = 2000};
+  exported *x = export_with(&o);
+  assert_non_null(x);
+  assert_int_equal(count_ph(x, "X"), 4);
+  assert_non_null(find(x, "X", "matmul", 0));
+  assert_non_null(find(x, "X", "load", 0));
+  assert_int_equal(count_ph(x, "i") + count_ph(x, "C"), 0);
+  assert_true(nget(prof__jv_get(x->root, "otherData"), "window_end_ns") == 2000);
+  free_export(x);
+}
+
+static void gzip_output_decompresses_to_the_same_json(void **state) {
+  exported *x = *state;
+  prof__an *an = NULL;
+  char err[256], cmd[1400];
+  assert_int_equal(prof__an_run_opts(&an, chrome_trace(), 1, err), 0);
+  const char *gz = th_tmp_path("chrome", ".json.gz");
+  assert_true(prof__gz_wanted(gz));
+  assert_false(prof__gz_wanted("x.json"));
+  FILE *f = prof__gz_open(gz, err);
+  assert_non_null(f);
+  assert_int_equal(prof__export_chrome(an, f), 0);
+  assert_int_equal(fclose(f), 0);
+  prof__an_free(an);
+  const char *plain = th_tmp_path("chrome-gunzip", ".json");
+  snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, plain);
+  assert_int_equal(th_run(cmd, NULL), 0);
+  size_t len;
+  char *text = th_read_file(plain, &len);
+  assert_non_null(text);
+  assert_int_equal(len, strlen(x->text));
+  /* the trace path differs (a new trace file); everything else is equal */
+  assert_int_equal(count_ph(x, "X"), 4);
+  assert_non_null(strstr(text, "\"traceEvents\""));
+  assert_non_null(strstr(text, "\"name\":\"matmul\""));
+  free(text);
+  assert_null(prof__gz_open("/nonexistent/dir/x.json.gz", err));
+  assert_non_null(strstr(err, "/nonexistent/dir/x.json.gz"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(ranges_are_complete_events_in_microseconds),
@@ -181,6 +273,10 @@ int main(void) {
     cmocka_unit_test(steps_have_their_own_named_track),
     cmocka_unit_test(threads_and_process_are_named),
     cmocka_unit_test(marks_and_finite_counters_are_exported),
+    cmocka_unit_test(tracks_are_sorted_steps_then_step_thread),
+    cmocka_unit_test(max_events_caps_and_says_so),
+    cmocka_unit_test(window_keeps_events_overlapping_it),
+    cmocka_unit_test(gzip_output_decompresses_to_the_same_json),
   };
   return cmocka_run_group_tests(tests, export_setup, export_teardown);
 }
