@@ -61,8 +61,7 @@ const char prof__html_js[] =
     /* hover box: the <title> of the shape under the pointer */
     "var tip=document.getElementById('tip');"
     "document.querySelectorAll('svg').forEach(function(s){"
-    "s.addEventListener('mousemove',function(e){var n=e.target;while(n&&n!==s&&!n.querySelector)n=n.parentNode;"
-    "var t=null;for(var m=e.target;m&&m!==s;m=m.parentNode){var c=m.querySelector&&m.querySelector(':scope>title');"
+    "s.addEventListener('mousemove',function(e){var t=null;for(var m=e.target;m&&m!==s;m=m.parentNode){var c=m.querySelector&&m.querySelector(':scope>title');"
     "if(c){t=c.textContent;break;}}"
     "if(!t){tip.hidden=true;return;}tip.textContent=t;tip.hidden=false;"
     "tip.style.left=Math.min(e.clientX+12,window.innerWidth-430)+'px';tip.style.top=(e.clientY+14)+'px';});"
@@ -80,4 +79,6 @@ const char prof__html_js[] =
     "tx.textContent=nw<40?'':(g.t.length<=room?g.t:g.t.slice(0,Math.max(room-1,0))+'\\u2026');});}"
     "fr.forEach(function(g){g.addEventListener('click',function(){var d=+g.dataset.d;"
     "if(d===0)zoom(0,1,0);else zoom(+g.dataset.x,+g.dataset.w,d);});});});"
+    /* reached only when everything above ran: browser checks look for it */
+    "document.documentElement.setAttribute('data-script','ok');"
     "})();";
