@@ -49,7 +49,8 @@ static struct {
   pthread_cond_t done_cv;
   uint64_t sync_req, sync_done;
   /* capture segments: requested by the session (under mu), run by the
-   * writer. Two slots, so back-to-back segments never wait for a close. */
+   * writer. Several slots, so back-to-back segments rarely wait for a close
+   * (the writer may be busy, or still calibrating the clock at start). */
   struct seg {
     int want;                 /* requested (under mu); 0: slot free */
     char req_path[4096];
@@ -58,7 +59,7 @@ static struct {
     char path[4096];
     uint64_t lo, hi, events, steps;
     uint32_t strings;
-  } seg[2];
+  } seg[PROF_SEG_SLOTS];
 } W = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
 
 struct hook {
@@ -139,8 +140,9 @@ static void seg_threads(struct seg *g) {
 }
 
 static int seg_any(void) {
-  return W.seg[0].tw || W.seg[1].tw || __atomic_load_n(&W.seg[0].want, __ATOMIC_ACQUIRE) ||
-         __atomic_load_n(&W.seg[1].want, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < PROF_SEG_SLOTS; i++)
+    if (W.seg[i].tw || __atomic_load_n(&W.seg[i].want, __ATOMIC_ACQUIRE)) return 1;
+  return 0;
 }
 
 /* Open a requested segment file, or move its window end. */
@@ -201,7 +203,7 @@ static void seg_finish_cycle(struct seg *g, int final) {
 int prof__writer_segment_begin(const char *path, uint64_t begin_ticks) {
   pthread_mutex_lock(&W.mu);
   int rc = PROF_ESTATE;
-  for (int i = 0; i < 2 && rc && W.running; i++) {
+  for (int i = 0; i < PROF_SEG_SLOTS && rc < 0 && W.running; i++) {
     struct seg *g = &W.seg[i];
     if (g->want) continue;
     snprintf(g->req_path, sizeof g->req_path, "%s", path);
@@ -216,18 +218,19 @@ int prof__writer_segment_begin(const char *path, uint64_t begin_ticks) {
 }
 
 void prof__writer_segment_end(int slot, uint64_t end_ticks, uint64_t steps) {
-  if (slot < 0 || slot > 1) return;
+  if (slot < 0 || slot >= PROF_SEG_SLOTS) return;
   pthread_mutex_lock(&W.mu);
   struct seg *g = &W.seg[slot];
   if (g->want && g->req_end == UINT64_MAX) {
     g->req_end = end_ticks;
     g->req_steps = steps;
+    pthread_cond_signal(&W.cv); /* close it soon: the slot is needed again */
   }
   pthread_mutex_unlock(&W.mu);
 }
 
 prof__tw *prof__writer_segment(int slot, uint64_t *lo, uint64_t *hi) {
-  if (slot < 0 || slot > 1 || !W.seg[slot].tw) return NULL;
+  if (slot < 0 || slot >= PROF_SEG_SLOTS || !W.seg[slot].tw) return NULL;
   *lo = W.seg[slot].lo;
   *hi = W.seg[slot].hi;
   return W.seg[slot].tw;
@@ -245,7 +248,8 @@ static uint64_t drain_thread(prof__thread *t) {
     }
     /* A request made before these events were pushed is visible now. */
     int segs = seg_any();
-    if (segs) for (int i = 0; i < 2; i++) seg_update(&W.seg[i]);
+    if (segs)
+      for (int i = 0; i < PROF_SEG_SLOTS; i++) seg_update(&W.seg[i]);
     prof__event *ns_ev = W.batch;
     if (segs) { /* keep the ticks for the windows */
       memcpy(W.batch2, W.batch, n * sizeof *W.batch);
@@ -256,7 +260,7 @@ static uint64_t drain_thread(prof__thread *t) {
     int rc = prof__tw_events(W.tw, t->tid, ns_ev, n);
     if (rc) io_failed(rc);
     if (segs)
-      for (int i = 0; i < 2; i++) seg_copy(&W.seg[i], t->tid, W.batch, ns_ev, n);
+      for (int i = 0; i < PROF_SEG_SLOTS; i++) seg_copy(&W.seg[i], t->tid, W.batch, ns_ev, n);
   }
   return total;
 }
@@ -291,14 +295,14 @@ static void drain_all(void) {
 /* ---- the cycle ------------------------------------------------------------- */
 
 static void cycle(int final) {
-  for (int i = 0; i < 2; i++) seg_update(&W.seg[i]);
+  for (int i = 0; i < PROF_SEG_SLOTS; i++) seg_update(&W.seg[i]);
   pthread_mutex_lock(&W.mu);
   uint64_t sync = W.sync_req;
   pthread_mutex_unlock(&W.mu);
   drain_all();
   for (int i = 0; i < __atomic_load_n(&nhooks, __ATOMIC_ACQUIRE); i++)
     hooks[i].fn(W.failed ? NULL : W.tw, final, hooks[i].arg);
-  for (int i = 0; i < 2 && !W.failed; i++) seg_finish_cycle(&W.seg[i], final);
+  for (int i = 0; i < PROF_SEG_SLOTS && !W.failed; i++) seg_finish_cycle(&W.seg[i], final);
   if (!W.failed) {
     int rc = meta_emit(W.tw);
     if (!rc) rc = prof__intern_emit(W.tw, &W.strings_written);
@@ -440,7 +444,7 @@ void prof__writer_forget(void) {
   pthread_mutex_init(&W.mu, NULL);
   pthread_cond_init(&W.cv, NULL);
   pthread_cond_init(&W.done_cv, NULL);
-  for (int i = 0; i < 2; i++) { /* like W.tw: referenced, never touched in the child */
+  for (int i = 0; i < PROF_SEG_SLOTS; i++) { /* like W.tw: referenced, never touched in the child */
     W.seg[i].tw = NULL;
     W.seg[i].want = 0;
   }

@@ -19,10 +19,12 @@ int prof__writer_failed(void);
 
 /* ---- capture segments and sync (model debugging, interactive profiling) ---- */
 
+#define PROF_SEG_SLOTS 8 /* capture segments open or closing at once */
+
 /* Ask the writer to open a segment trace at `path` that receives a copy of
  * every event with ticks >= begin_ticks, until prof__writer_segment_end().
- * Never waits on disk. Returns the slot (0 or 1) or PROF_ESTATE when both
- * slots are busy or the writer is not running. */
+ * Never waits on disk. Returns the slot (0..PROF_SEG_SLOTS-1) or PROF_ESTATE
+ * when every slot is busy or the writer is not running. */
 int prof__writer_segment_begin(const char *path, uint64_t begin_ticks);
 /* Close the window of `slot` at end_ticks; the writer closes the file (with
  * `steps` in its footer) after its next drain. */

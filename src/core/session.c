@@ -406,6 +406,8 @@ PROF_API int prof_shutdown(void) {
     if (modules[started_modules].stop) modules[started_modules].stop();
   }
   pthread_mutex_lock(&cap_mu);
+  if (cap.paused) /* calls made while paused were not misuse */
+    __atomic_store_n(&prof__misuse[PROF_MU_NOT_RUNNING], cap.saved_nr, __ATOMIC_RELAXED);
   cap.down = 1;
   pthread_mutex_unlock(&cap_mu);
   __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);

@@ -128,7 +128,7 @@ static void hist_hook(prof__tw *tw, int final, void *arg) {
     build_chunk(full, len, 0, UINT64_MAX, &out);
     if (!out.oom) prof__tw_chunk(tw, PROF_CHUNK_HIST, out.p, out.len);
   }
-  for (int slot = 0; slot < 2; slot++) {
+  for (int slot = 0; slot < PROF_SEG_SLOTS; slot++) {
     uint64_t lo, hi;
     prof__tw *seg = prof__writer_segment(slot, &lo, &hi);
     if (!seg) continue;
