@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "trace/trace.h"
+#include "core/tids.h"
 
 #define PROF_GPU_FORMAT 1 /* first byte of every GPU chunk payload */
 
@@ -112,7 +113,7 @@ const char *prof__gpu_mem_name(int mem);
 /* Thread id under which the GPU module reports dropped CUPTI records as the
  * lost-event count of a pseudo thread "mlprof-cupti" (OS tids stay below
  * 2^22, so this never collides). */
-#define PROF_GPU_PSEUDO_TID 0xFFFFFF01u
+#define PROF_GPU_PSEUDO_TID PROF_TID_CUPTI
 
 /* Translate one CUPTI activity record (a `CUpti_Activity *`, passed as void
  * so this header does not need cupti.h) into *out. Returns 1 when the

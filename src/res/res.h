@@ -18,9 +18,10 @@
 #include <stdint.h>
 
 #include "../core/event.h"
+#include "../core/tids.h"
 
 /* Thread id of the resource counters in the trace (above any Linux tid). */
-#define PROF_RES_TID 0xFFFFFF01u
+#define PROF_RES_TID PROF_TID_RESOURCES
 /* Default sampling period (ms) and its bounds. */
 #define PROF_RES_DEFAULT_MS 100u
 #define PROF_RES_MAX_MS 60000u
