@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/session.h"
@@ -49,6 +50,8 @@ static void child_output(void) {
   const char *run_pid = getenv("MLPROF_RUN_PID");
   const char *out = getenv("MLPROF_OUTPUT");
   if (!run_pid || atol(run_pid) == (long)getpid() || !out) return;
+  struct stat st;
+  if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) return; /* already a folder */
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", out);
   char *slash = strrchr(dir, '/');

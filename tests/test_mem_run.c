@@ -1,0 +1,276 @@
+/* test_mem_run.c — memory profiling end to end: `mlprof run` preloading
+ * libmlprof.so into an unmodified program (tests/progs/mem_prog.c) and a
+ * program linked against it (tests/progs/mem_linked.c), in every mode;
+ * the planted leaks must come back with their exact bytes, counts and
+ * functions.
+ *
+ * Under ASan (MLPROF_SANITIZED) every test skips: ASan owns malloc, so the
+ * interposer never sees an allocation, and an instrumented library cannot
+ * be preloaded into an uninstrumented program.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analyze/jsonparse.h"
+#include "helpers.h"
+
+#define CLI MLPROF_BIN_DIR "/mlprof"
+#define PROG MLPROF_BIN_DIR "/tests/progs/mem_prog"
+#define LINKED MLPROF_BIN_DIR "/tests/progs/mem_linked"
+
+static int sanitized(void) {
+#ifdef MLPROF_SANITIZED
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+/* Run a command, parse its stdout as JSON. */
+static prof__jv *run_json(const char *cmd, int want_rc) {
+  const char *out = th_tmp_path("mem_run", ".json");
+  char full[4096];
+  snprintf(full, sizeof full, "%s >'%s' 2>/dev/null", cmd, out);
+  assert_int_equal(th_run(full, NULL), want_rc);
+  size_t len;
+  char *text = th_read_file(out, &len);
+  assert_non_null(text);
+  char err[256];
+  prof__jv *v = prof__jv_parse(text, len, err);
+  if (!v) fprintf(stderr, "bad JSON (%s): %.300s\n", err, text);
+  assert_non_null(v);
+  free(text);
+  return v;
+}
+
+static const char *frame0(const prof__jv *leak) {
+  const prof__jv *st = prof__jv_get(leak, "stack");
+  const prof__jv *f = st ? prof__jv_at(st, 0) : NULL;
+  return f && f->type == PROF_JV_STR ? f->str : "";
+}
+
+static double num(const prof__jv *obj, const char *key) {
+  const prof__jv *v = prof__jv_path(obj, key);
+  assert_non_null(v);
+  assert_int_equal(v->type, PROF_JV_NUM);
+  return v->num;
+}
+
+/* The leak group whose innermost function is `fn`, or NULL. */
+static const prof__jv *leak_of(const prof__jv *mem, const char *fn) {
+  const prof__jv *leaks = prof__jv_get(mem, "leaks");
+  assert_non_null(leaks);
+  for (size_t i = 0; i < leaks->len; i++)
+    if (strcmp(frame0(prof__jv_at(leaks, i)), fn) == 0) return prof__jv_at(leaks, i);
+  return NULL;
+}
+
+static void expect_leak(const prof__jv *mem, const char *fn, double bytes, double count) {
+  const prof__jv *l = leak_of(mem, fn);
+  if (!l) fprintf(stderr, "no leak group in %s\n", fn);
+  assert_non_null(l);
+  assert_true(num(l, "bytes") == bytes);
+  assert_true(num(l, "count") == count);
+}
+
+/* No leak stack may show a profiler function. */
+static void no_profiler_frames(const prof__jv *mem) {
+  const prof__jv *leaks = prof__jv_get(mem, "leaks");
+  for (size_t i = 0; i < leaks->len; i++) {
+    const prof__jv *st = prof__jv_get(prof__jv_at(leaks, i), "stack");
+    for (size_t k = 0; st && k < st->len; k++) assert_null(strstr(prof__jv_at(st, k)->str, "prof_"));
+  }
+}
+
+static void full_mode_finds_planted_leaks_exactly(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s run --mem full -q -f json -o %s -- %s all", CLI, th_tmp_path("full", ".mlpt"), PROG);
+  prof__jv *r = run_json(cmd, 0); /* 0: the program's own allocator checks passed */
+  const prof__jv *mem = prof__jv_get(r, "memory");
+  assert_non_null(mem);
+  assert_string_equal(prof__jv_get(mem, "mode")->str, "full");
+  expect_leak(mem, "leak_big", 200000, 2);
+  expect_leak(mem, "leak_calloc", 20480, 5);
+  expect_leak(mem, "leak_aligned", 3000 + 8192, 2);
+  expect_leak(mem, "realloc_chain", 50000, 1); /* only the last block of the chain */
+  /* freed blocks never leak: temporaries, aligned frees, the cross-thread hand-off */
+  assert_null(leak_of(mem, "no_leaks"));
+  assert_null(leak_of(mem, "producer"));
+  assert_null(leak_of(mem, "consumer"));
+  assert_true(num(mem, "unmatched_frees") == 0);
+  no_profiler_frames(mem);
+  /* the 1000 malloc(64)/free pairs are the top temporary site */
+  const prof__jv *temp = prof__jv_at(prof__jv_path(mem, "sites.temporary"), 0);
+  assert_non_null(temp);
+  assert_string_equal(frame0(temp), "no_leaks");
+  assert_true(num(temp, "calls") >= 1000);
+  /* a memory_leak finding names the planted bytes */
+  const prof__jv *f = prof__jv_get(r, "findings");
+  int found = 0;
+  for (size_t i = 0; f && i < f->len; i++)
+    found |= strcmp(prof__jv_get(prof__jv_at(f, i), "id")->str, "memory_leak") == 0;
+  assert_true(found);
+  prof__jv_free(r);
+}
+
+static void counts_mode_has_peak_but_no_events(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s run --mem counts -q -f json -o %s -- %s grow 12", CLI, th_tmp_path("counts", ".mlpt"),
+           PROG);
+  prof__jv *r = run_json(cmd, 0);
+  const prof__jv *mem = prof__jv_get(r, "memory");
+  assert_non_null(mem);
+  assert_string_equal(prof__jv_get(mem, "source")->str, "counters");
+  assert_true(num(mem, "peak_live_bytes") >= 12.0 * 1048576); /* usable bytes of 12 x 1 MiB */
+  assert_true(num(mem, "peak_live_bytes") < 16.0 * 1048576);
+  assert_true(num(mem, "bytes_allocated") >= 12.0 * 1048576);
+  assert_int_equal(prof__jv_get(mem, "leaks")->len, 0); /* counts: no stacks, no leaks */
+  prof__jv_free(r);
+}
+
+static void sampled_mode_estimates_are_unbiased(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  char cmd[2048];
+  /* 40 blocks of 1 MiB, never freed, one mean sampling interval of 512 KiB */
+  snprintf(cmd, sizeof cmd, "%s run --mem sampled -q -f json -o %s -- %s grow 40", CLI,
+           th_tmp_path("sampled", ".mlpt"), PROG);
+  prof__jv *r = run_json(cmd, 0);
+  const prof__jv *mem = prof__jv_get(r, "memory");
+  assert_non_null(mem);
+  const prof__jv *l = leak_of(mem, "grow");
+  assert_non_null(l);
+  double est = num(l, "bytes"), truth = 40.0 * 1048576;
+  assert_true(est > truth * 0.75 && est < truth * 1.25);
+  prof__jv_free(r);
+}
+
+static void off_mode_records_no_memory(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s run --mem off -q -f json -o %s -- %s leaks", CLI, th_tmp_path("off", ".mlpt"), PROG);
+  prof__jv *r = run_json(cmd, 0);
+  assert_null(prof__jv_get(r, "memory"));
+  prof__jv_free(r);
+}
+
+static void linked_program_pools_steps_and_growth(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  const char *trace = th_tmp_path("linked", ".mlpt");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "MLPROF_MEM=full MLPROF_OUTPUT=%s %s", trace, LINKED);
+  assert_int_equal(th_run(cmd, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s report -q -f json %s", CLI, trace);
+  prof__jv *r = run_json(cmd, 0);
+  const prof__jv *mem = prof__jv_get(r, "memory");
+  assert_non_null(mem);
+  expect_leak(mem, "linked_leak", 77777, 1);
+  expect_leak(mem, "keep_growing", 10.0 * 1048576, 10);
+  const prof__jv *pl = leak_of(mem, "pool_user");
+  assert_non_null(pl);
+  assert_string_equal(prof__jv_get(pl, "pool")->str, "arena");
+  assert_true(num(pl, "bytes") == 4096 && num(pl, "count") == 1);
+  const prof__jv *pool = prof__jv_at(prof__jv_get(mem, "pools"), 0);
+  assert_non_null(pool);
+  assert_string_equal(prof__jv_get(pool, "name")->str, "arena");
+  assert_true(num(pool, "peak_live_bytes") == 8192 && num(pool, "allocs") == 10);
+  const prof__jv *steps = prof__jv_get(mem, "steps");
+  assert_int_equal(steps->len, 10);
+  assert_true(num(prof__jv_at(steps, 3), "allocs") == 101); /* 1 MiB + 100 temporaries */
+  assert_true(num(prof__jv_at(steps, 3), "live_end_bytes") == 4.0 * 1048576);
+  assert_true(num(mem, "growth_bytes_per_step") == 1048576);
+  const prof__jv *rg = prof__jv_at(prof__jv_get(mem, "ranges"), 0);
+  assert_string_equal(prof__jv_get(rg, "name")->str, "work");
+  assert_true(num(rg, "allocs") == 1010);
+  const prof__jv *f = prof__jv_get(r, "findings");
+  int growth = 0;
+  for (size_t i = 0; f && i < f->len; i++)
+    growth |= strcmp(prof__jv_get(prof__jv_at(f, i), "id")->str, "memory_growth") == 0;
+  assert_true(growth);
+  no_profiler_frames(mem);
+  prof__jv_free(r);
+}
+
+static void children_that_exec_get_their_own_trace(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  char dir[512], cmd[4096];
+  snprintf(dir, sizeof dir, "%s", th_tmp_path("children", ""));
+  snprintf(cmd, sizeof cmd, "mkdir -p %s && %s run -q --no-report -o %s/top.mlpt -- /bin/sh -c '%s leaks' >/dev/null 2>&1"
+           " && ls %s | grep -c '^mem_prog\\.[0-9]*\\.mlpt$'", dir, CLI, dir, PROG, dir);
+  const char *out = th_tmp_path("children", ".txt");
+  assert_int_equal(th_run(cmd, out), 0);
+  char *text = th_read_file(out, NULL);
+  assert_non_null(text);
+  assert_int_equal(atoi(text), 1);
+  free(text);
+  snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && %s run -q --no-report --no-children -o %s/top.mlpt -- "
+           "/bin/sh -c '%s leaks' >/dev/null 2>&1; ls %s | grep -c '^mem_prog' ", dir, dir, CLI, dir, PROG, dir);
+  th_run(cmd, out);
+  text = th_read_file(out, NULL);
+  assert_non_null(text);
+  assert_int_equal(atoi(text), 0);
+  free(text);
+}
+
+static void missing_library_is_reported(void **state) {
+  (void)state;
+  const char *out = th_tmp_path("nolib", ".txt");
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "MLPROF_LIBRARY=/nonexistent/libmlprof.so %s run -- /bin/true 2>&1", CLI);
+  assert_int_equal(th_run(cmd, out), 1);
+  char *text = th_read_file(out, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "MLPROF_LIBRARY"));
+  free(text);
+  snprintf(cmd, sizeof cmd, "%s run 2>&1", CLI);
+  assert_int_equal(th_run(cmd, out), 1);
+}
+
+static void python_runs_under_the_launcher(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  /* the interpreter itself, not a wrapper script (pyenv shims exec it) */
+  const char *exe_file = th_tmp_path("python", ".txt");
+  if (th_run("python3 -c 'import sys; print(sys.executable)' 2>/dev/null", exe_file) != 0) skip();
+  char *exe = th_read_file(exe_file, NULL);
+  assert_non_null(exe);
+  exe[strcspn(exe, "\n")] = 0;
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s run --no-children -q -f json -o %s -- %s -c 'x=[bytearray(1000) for i in range(20000)]'",
+           CLI, th_tmp_path("python", ".mlpt"), exe);
+  free(exe);
+  prof__jv *r = run_json(cmd, 0);
+  const prof__jv *mem = prof__jv_get(r, "memory");
+  assert_non_null(mem);
+  assert_true(num(mem, "bytes_allocated") > 20000.0 * 1000);
+  prof__jv_free(r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(full_mode_finds_planted_leaks_exactly),
+      cmocka_unit_test(counts_mode_has_peak_but_no_events),
+      cmocka_unit_test(sampled_mode_estimates_are_unbiased),
+      cmocka_unit_test(off_mode_records_no_memory),
+      cmocka_unit_test(linked_program_pools_steps_and_growth),
+      cmocka_unit_test(children_that_exec_get_their_own_trace),
+      cmocka_unit_test(missing_library_is_reported),
+      cmocka_unit_test(python_runs_under_the_launcher),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
