@@ -1,0 +1,548 @@
+/* sec_functions.c — the "functions" section: hot functions from CPU
+ * samples (self and total share with estimated time), the call tree
+ * (caller -> callee with inclusive share), hot functions per range, CPU vs
+ * wall time per step (compute-bound vs waiting), and the `hot_function`
+ * finding. Samples carry a weight (sampling periods, see
+ * docs/cpu-sampling.md); every share here is a share of weight. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sec_functions.h"
+#include "symbols.h"
+
+#define TOP_N 20
+#define PROF_STACK_MAX 256
+#define HOT_SHARE 0.25      /* hot_function: one function's self share ... */
+#define HOT_SHARE_HIGH 0.5  /* ... high severity from here */
+#define HOT_MIN_SAMPLES 20
+#define WAIT_RATIO 0.5      /* step: CPU/wall below this = waiting */
+#define COMPUTE_RATIO 0.8   /* at least this = compute-bound */
+
+/* ---- map ------------------------------------------------------------------- */
+
+static size_t mslot(uint64_t k, size_t cap) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1); }
+
+static int mgrow(prof__u64map *m) {
+  size_t cap = m->cap ? m->cap * 2 : 256;
+  uint64_t *k = calloc(cap, sizeof *k), *v = calloc(cap, sizeof *v);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    return -1;
+  }
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->k[i]) continue;
+    size_t s = mslot(m->k[i], cap);
+    while (k[s]) s = (s + 1) & (cap - 1);
+    k[s] = m->k[i];
+    v[s] = m->v[i];
+  }
+  free(m->k);
+  free(m->v);
+  m->k = k;
+  m->v = v;
+  m->cap = cap;
+  return 0;
+}
+
+int prof__u64map_add(prof__u64map *m, uint64_t key, uint64_t add) {
+  if ((m->n + 1) * 2 > m->cap && mgrow(m) != 0) return -1;
+  uint64_t k = key + 1;
+  size_t s = mslot(k, m->cap);
+  while (m->k[s] && m->k[s] != k) s = (s + 1) & (m->cap - 1);
+  if (!m->k[s]) {
+    m->k[s] = k;
+    m->n++;
+  }
+  m->v[s] += add;
+  return 0;
+}
+
+uint64_t prof__u64map_get(const prof__u64map *m, uint64_t key) {
+  if (!m->cap) return 0;
+  uint64_t k = key + 1;
+  size_t s = mslot(k, m->cap);
+  while (m->k[s]) {
+    if (m->k[s] == k) return m->v[s];
+    s = (s + 1) & (m->cap - 1);
+  }
+  return 0;
+}
+
+void prof__u64map_free(prof__u64map *m) {
+  free(m->k);
+  free(m->v);
+  memset(m, 0, sizeof *m);
+}
+
+/* ---- state ----------------------------------------------------------------- */
+
+typedef struct tsample {
+  uint64_t ts, weight;
+  uint32_t tid;
+} tsample;
+
+typedef struct func {
+  const char *name, *module, *file;
+  int line;
+  uint64_t self, total, stamp;
+} func;
+
+typedef struct step_cpu {
+  uint64_t cpu_w, all_w;
+} step_cpu;
+
+typedef struct fn_st {
+  prof__u64map agg[2];      /* (range << 32 | stack) -> weight, per mode */
+  uint64_t total[2], samples[2], no_stack[2];
+  tsample *ts;              /* cpu-mode samples with time, for steps */
+  size_t nts, ts_cap;
+  /* finish */
+  int mode;
+  double period_ns;
+  prof__sampled_stack *stacks;
+  size_t nstacks;
+  func *f;
+  size_t nf, f_cap;
+  prof__u64map fmap;        /* name hash -> func index + 1 (chained by probing) */
+  prof__u64map edges;       /* caller << 32 | callee -> weight */
+  prof__u64map rangefn;     /* range << 32 | func -> self weight */
+  prof__u64map rangetot;    /* range -> weight */
+  step_cpu *steps;
+  uint64_t total_w;
+} fn_st;
+
+static void fn_record(prof__an *an, void *st, const prof__rec *rec) {
+  (void)an;
+  fn_st *s = st;
+  if (rec->kind != PROF_REC_EVENT || rec->ev.type != PROF_EV_SAMPLE) return;
+  int mode = rec->ev.aux ? 1 : 0;
+  uint64_t w = rec->ev.b ? rec->ev.b : 1;
+  uint64_t range = rec->ev.a & 0xffffffffu;
+  s->samples[mode]++;
+  s->total[mode] += w;
+  if (!rec->ev.name) s->no_stack[mode]++;
+  prof__u64map_add(&s->agg[mode], range << 32 | rec->ev.name, w);
+  if (s->nts == s->ts_cap) {
+    size_t cap = s->ts_cap ? s->ts_cap * 2 : 1024;
+    tsample *p = realloc(s->ts, cap * sizeof *p);
+    if (!p) return;
+    s->ts = p;
+    s->ts_cap = cap;
+  }
+  s->ts[s->nts++] = (tsample){rec->ev.ts, mode == 0 ? w : 0, rec->tid};
+}
+
+/* ---- functions --------------------------------------------------------------- */
+
+static uint64_t hash_str(const char *a, const char *b) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char *p = a; p && *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+  h = (h ^ 0xff) * 1099511628211ull;
+  for (const char *p = b; p && *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+  return h & 0x7fffffffffffffffull;
+}
+
+static int streq(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+/* Index of the function of frame f (by name and module), created on first sight. */
+static long func_of(fn_st *s, const prof__frame *fr) {
+  uint64_t h = hash_str(fr->func, fr->module);
+  for (uint64_t probe = 0;; probe++) {
+    uint64_t idx = prof__u64map_get(&s->fmap, h + probe);
+    if (!idx) break;
+    func *f = &s->f[idx - 1];
+    if (streq(f->name, fr->func) && streq(f->module, fr->module)) return (long)idx - 1;
+  }
+  if (s->nf == s->f_cap) {
+    size_t cap = s->f_cap ? s->f_cap * 2 : 256;
+    func *p = realloc(s->f, cap * sizeof *p);
+    if (!p) return -1;
+    s->f = p;
+    s->f_cap = cap;
+  }
+  uint64_t probe = 0;
+  while (prof__u64map_get(&s->fmap, h + probe)) probe++;
+  if (prof__u64map_add(&s->fmap, h + probe, s->nf + 1) != 0) return -1;
+  s->f[s->nf] = (func){fr->func, fr->module, fr->file, fr->line, 0, 0, 0};
+  return (long)s->nf++;
+}
+
+/* Frame i of a stack: the innermost address is exact, the others are
+ * return addresses (looked up one byte earlier). */
+static const prof__frame *frame_at(prof__an *an, const uintptr_t *pcs, int i) {
+  return prof__an_frame(an, i ? pcs[i] - 1 : pcs[i]);
+}
+
+static void add_stack(prof__an *an, fn_st *s, uint32_t stack, uint32_t range, uint64_t w, uint64_t stamp) {
+  const uintptr_t *pcs;
+  int d = prof__an_stack(an, stack, &pcs);
+  long fi[PROF_STACK_MAX];
+  int n = 0;
+  for (int i = 0; i < d && n < PROF_STACK_MAX; i++) {
+    long f = func_of(s, frame_at(an, pcs, i));
+    if (f >= 0) fi[n++] = f;
+  }
+  if (!n) return;
+  s->f[fi[0]].self += w;
+  prof__u64map_add(&s->rangefn, (uint64_t)range << 32 | (uint64_t)fi[0], w);
+  prof__u64map_add(&s->rangetot, range, w);
+  for (int i = 0; i < n; i++) {
+    if (s->f[fi[i]].stamp == stamp) continue; /* recursion counts once */
+    s->f[fi[i]].stamp = stamp;
+    s->f[fi[i]].total += w;
+  }
+  for (int i = 0; i + 1 < n; i++) {
+    int dup = 0;
+    for (int k = 0; k < i && !dup; k++) dup = fi[k] == fi[i] && fi[k + 1] == fi[i + 1];
+    if (!dup) prof__u64map_add(&s->edges, (uint64_t)fi[i + 1] << 32 | (uint64_t)fi[i], w);
+  }
+}
+
+static double header_hz(prof__an *an) {
+  const char *v = prof__an_header(an, "cpu.sample_hz");
+  double hz = v ? atof(v) : 0;
+  return hz > 0 ? hz : 99;
+}
+
+static int cmp_stack(const void *a, const void *b) {
+  const prof__sampled_stack *x = a, *y = b;
+  return x->weight > y->weight ? -1 : x->weight < y->weight ? 1 : (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+static void merge_stacks(fn_st *s) {
+  prof__u64map *m = &s->agg[s->mode], by = {0};
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->k[i]) prof__u64map_add(&by, (m->k[i] - 1) & 0xffffffffu, m->v[i]);
+  s->stacks = calloc(by.n ? by.n : 1, sizeof *s->stacks);
+  for (size_t i = 0; s->stacks && i < by.cap; i++)
+    if (by.k[i]) s->stacks[s->nstacks++] = (prof__sampled_stack){(uint32_t)(by.k[i] - 1), by.v[i]};
+  if (s->stacks) qsort(s->stacks, s->nstacks, sizeof *s->stacks, cmp_stack);
+  prof__u64map_free(&by);
+}
+
+static void step_times(prof__an *an, fn_st *s) {
+  if (!an->nsteps) return;
+  s->steps = calloc(an->nsteps, sizeof *s->steps);
+  if (!s->steps) return;
+  for (size_t i = 0; i < s->nts; i++) {
+    long k = prof__an_step_at(an, s->ts[i].ts);
+    if (k < 0) continue;
+    s->steps[k].all_w += s->ts[i].weight;
+    if (s->ts[i].tid == an->steps[k].tid) s->steps[k].cpu_w += s->ts[i].weight;
+  }
+}
+
+static void add_finding(prof__an *an, fn_st *s) {
+  if (!s->nf || s->samples[s->mode] < HOT_MIN_SAMPLES || !s->total_w) return;
+  size_t best = 0;
+  for (size_t i = 1; i < s->nf; i++)
+    if (s->f[i].self > s->f[best].self) best = i;
+  double share = (double)s->f[best].self / (double)s->total_w;
+  if (share < HOT_SHARE) return;
+  char title[512], measured[512];
+  snprintf(title, sizeof title, "%s holds %.0f%% of the %s samples", s->f[best].name, share * 100,
+           s->mode ? "wall-clock" : "CPU");
+  snprintf(measured, sizeof measured,
+           "%s (%s) has %.1f%% of %llu sampled periods as self time (about %.1f ms)%s%s%s", s->f[best].name,
+           s->f[best].module ? s->f[best].module : "?", share * 100, (unsigned long long)s->total_w,
+           (double)s->f[best].self * s->period_ns / 1e6, s->f[best].file ? ", " : "",
+           s->f[best].file ? s->f[best].file : "", s->f[best].file ? "" : "");
+  prof__an_finding(an, "hot_function", share >= HOT_SHARE_HIGH ? "high" : "medium", share, title, measured,
+                   "Make this function cheaper: vectorise its inner loop (contiguous data, no branches in the "
+                   "loop, -O3 -march=native), move the loop nest to a BLAS-style kernel (GEMM, batched "
+                   "operations), and avoid recomputing values that could be cached between steps.");
+}
+
+static void fn_finish(prof__an *an, void *st) {
+  fn_st *s = st;
+  s->mode = s->total[0] ? 0 : 1;
+  s->total_w = s->total[s->mode];
+  s->period_ns = 1e9 / header_hz(an);
+  if (!s->total_w) return;
+  merge_stacks(s);
+  prof__u64map *m = &s->agg[s->mode];
+  uint64_t stamp = 0;
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->k[i]) add_stack(an, s, (uint32_t)((m->k[i] - 1) & 0xffffffffu), (uint32_t)((m->k[i] - 1) >> 32), m->v[i], ++stamp);
+  step_times(an, s);
+  add_finding(an, s);
+}
+
+size_t prof__functions_stacks(prof__an *an, const prof__sampled_stack **out, int *mode, double *period_ns) {
+  fn_st *s = prof__an_section(an, "functions");
+  if (!s || !s->nstacks) return 0;
+  if (out) *out = s->stacks;
+  if (mode) *mode = s->mode;
+  if (period_ns) *period_ns = s->period_ns;
+  return s->nstacks;
+}
+
+int prof__stack_func_names(prof__an *an, uint32_t stack, const char **names, int max) {
+  const uintptr_t *pcs;
+  int d = prof__an_stack(an, stack, &pcs), n = 0;
+  for (int i = d - 1; i >= 0 && n < max; i--) {
+    const prof__frame *f = frame_at(an, pcs, i);
+    if (prof__an_frame_is_profiler(f)) continue;
+    names[n++] = f->func;
+  }
+  return n;
+}
+
+/* ---- ordering ---------------------------------------------------------------- */
+
+static const fn_st *sort_st;
+static int by_self(const void *a, const void *b) {
+  const func *x = &sort_st->f[*(const size_t *)a], *y = &sort_st->f[*(const size_t *)b];
+  return x->self > y->self ? -1 : x->self < y->self ? 1 : strcmp(x->name, y->name);
+}
+static int by_total(const void *a, const void *b) {
+  const func *x = &sort_st->f[*(const size_t *)a], *y = &sort_st->f[*(const size_t *)b];
+  return x->total > y->total ? -1 : x->total < y->total ? 1 : strcmp(x->name, y->name);
+}
+
+static size_t *ranked(const fn_st *s, int total) {
+  size_t *idx = malloc((s->nf ? s->nf : 1) * sizeof *idx);
+  if (!idx) return NULL;
+  for (size_t i = 0; i < s->nf; i++) idx[i] = i;
+  sort_st = s;
+  qsort(idx, s->nf, sizeof *idx, total ? by_total : by_self);
+  return idx;
+}
+
+typedef struct kv64 {
+  uint64_t k, v;
+} kv64;
+static int by_v(const void *a, const void *b) {
+  const kv64 *x = a, *y = b;
+  return x->v > y->v ? -1 : x->v < y->v ? 1 : (x->k > y->k) - (x->k < y->k);
+}
+static kv64 *sorted_map(const prof__u64map *m, size_t *n) {
+  kv64 *v = malloc((m->n ? m->n : 1) * sizeof *v);
+  *n = 0;
+  for (size_t i = 0; v && i < m->cap; i++)
+    if (m->k[i]) v[(*n)++] = (kv64){m->k[i] - 1, m->v[i]};
+  if (v) qsort(v, *n, sizeof *v, by_v);
+  return v;
+}
+
+/* ---- reports ------------------------------------------------------------------ */
+
+static const char *step_kind(double ratio) {
+  return ratio < WAIT_RATIO ? "waiting" : ratio >= COMPUTE_RATIO ? "compute" : "mixed";
+}
+
+static void json_func(prof__json *j, const fn_st *s, const func *f) {
+  prof__json_obj_begin(j);
+  prof__json_kstr(j, "name", f->name);
+  if (f->module) prof__json_kstr(j, "module", f->module);
+  if (f->file) {
+    prof__json_kstr(j, "file", f->file);
+    prof__json_kint(j, "line", f->line);
+  }
+  prof__json_kuint(j, "self_samples", f->self);
+  prof__json_kuint(j, "total_samples", f->total);
+  prof__json_knum(j, "self_pct", 100.0 * (double)f->self / (double)s->total_w);
+  prof__json_knum(j, "total_pct", 100.0 * (double)f->total / (double)s->total_w);
+  prof__json_knum(j, "self_ms", (double)f->self * s->period_ns / 1e6);
+  prof__json_knum(j, "total_ms", (double)f->total * s->period_ns / 1e6);
+  prof__json_obj_end(j);
+}
+
+static void json_ranked(prof__json *j, const fn_st *s, const char *key, int total) {
+  size_t *idx = ranked(s, total);
+  prof__json_key(j, key);
+  prof__json_arr_begin(j);
+  for (size_t i = 0; idx && i < s->nf && i < TOP_N; i++) {
+    const func *f = &s->f[idx[i]];
+    if (!(total ? f->total : f->self)) break;
+    json_func(j, s, f);
+  }
+  prof__json_arr_end(j);
+  free(idx);
+}
+
+static void json_tree(prof__json *j, const fn_st *s) {
+  size_t n;
+  kv64 *e = sorted_map(&s->edges, &n);
+  prof__json_key(j, "call_tree");
+  prof__json_arr_begin(j);
+  for (size_t i = 0; e && i < n && i < 2 * TOP_N; i++) {
+    prof__json_obj_begin(j);
+    prof__json_kstr(j, "caller", s->f[e[i].k >> 32].name);
+    prof__json_kstr(j, "callee", s->f[e[i].k & 0xffffffffu].name);
+    prof__json_kuint(j, "samples", e[i].v);
+    prof__json_knum(j, "pct", 100.0 * (double)e[i].v / (double)s->total_w);
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
+  free(e);
+}
+
+/* Top self functions of one range, in (func, weight) pairs. */
+static size_t range_top(const fn_st *s, uint64_t range, kv64 *top, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->rangefn.cap; i++) {
+    if (!s->rangefn.k[i] || ((s->rangefn.k[i] - 1) >> 32) != range) continue;
+    kv64 x = {(s->rangefn.k[i] - 1) & 0xffffffffu, s->rangefn.v[i]};
+    size_t k;
+    if (n < max) k = n++;
+    else if (x.v > top[max - 1].v) k = max - 1;
+    else continue;
+    top[k] = x;
+    while (k > 0 && top[k - 1].v < top[k].v) {
+      kv64 t = top[k - 1];
+      top[k - 1] = top[k];
+      top[k] = t;
+      k--;
+    }
+  }
+  return n;
+}
+
+static void json_ranges(prof__an *an, prof__json *j, const fn_st *s) {
+  size_t n;
+  kv64 *r = sorted_map(&s->rangetot, &n);
+  prof__json_key(j, "ranges");
+  prof__json_arr_begin(j);
+  for (size_t i = 0; r && i < n && i < TOP_N; i++) {
+    prof__json_obj_begin(j);
+    prof__json_kstr(j, "range", r[i].k ? prof__an_str(an, (uint32_t)r[i].k) : "(no range)");
+    prof__json_kuint(j, "samples", r[i].v);
+    prof__json_knum(j, "pct", 100.0 * (double)r[i].v / (double)s->total_w);
+    kv64 top[5];
+    size_t nt = range_top(s, r[i].k, top, 5);
+    prof__json_key(j, "top_self");
+    prof__json_arr_begin(j);
+    for (size_t k = 0; k < nt; k++) {
+      prof__json_obj_begin(j);
+      prof__json_kstr(j, "name", s->f[top[k].k].name);
+      prof__json_kuint(j, "samples", top[k].v);
+      prof__json_knum(j, "pct_of_range", 100.0 * (double)top[k].v / (double)r[i].v);
+      prof__json_obj_end(j);
+    }
+    prof__json_arr_end(j);
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
+  free(r);
+}
+
+static void json_steps(prof__an *an, prof__json *j, const fn_st *s) {
+  if (!s->steps || s->mode != 0) return;
+  prof__json_key(j, "steps");
+  prof__json_arr_begin(j);
+  for (size_t i = 0; i < an->nsteps; i++) {
+    const prof__step *st = &an->steps[i];
+    double wall = (double)(st->end_ns - st->begin_ns) / 1e6, cpu = (double)s->steps[i].cpu_w * s->period_ns / 1e6;
+    double ratio = wall > 0 ? cpu / wall : 0;
+    prof__json_obj_begin(j);
+    prof__json_kuint(j, "step", st->number);
+    prof__json_knum(j, "wall_ms", wall);
+    prof__json_knum(j, "cpu_ms", cpu);
+    prof__json_knum(j, "all_threads_cpu_ms", (double)s->steps[i].all_w * s->period_ns / 1e6);
+    prof__json_knum(j, "cpu_ratio", ratio);
+    prof__json_kstr(j, "kind", step_kind(ratio));
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
+}
+
+static void fn_json(prof__an *an, void *st, prof__json *j) {
+  fn_st *s = st;
+  if (!s->total_w) return;
+  prof__json_key(j, "functions");
+  prof__json_obj_begin(j);
+  prof__json_kstr(j, "mode", s->mode ? "wall" : "cpu");
+  prof__json_knum(j, "sample_hz", 1e9 / s->period_ns);
+  prof__json_kuint(j, "samples", s->samples[s->mode]);
+  prof__json_kuint(j, "weight", s->total_w);
+  prof__json_kuint(j, "samples_without_stack", s->no_stack[s->mode]);
+  prof__json_knum(j, "sampled_ms", (double)s->total_w * s->period_ns / 1e6);
+  json_ranked(j, s, "top_self", 0);
+  json_ranked(j, s, "top_total", 1);
+  json_tree(j, s);
+  json_ranges(an, j, s);
+  json_steps(an, j, s);
+  prof__json_obj_end(j);
+}
+
+static void text_steps(prof__an *an, const fn_st *s, FILE *out) {
+  if (!s->steps || s->mode != 0 || !an->nsteps) return;
+  size_t kinds[3] = {0};
+  double cpu = 0, wall = 0;
+  for (size_t i = 0; i < an->nsteps; i++) {
+    double w = (double)(an->steps[i].end_ns - an->steps[i].begin_ns), c = (double)s->steps[i].cpu_w * s->period_ns;
+    double r = w > 0 ? c / w : 0;
+    kinds[r < WAIT_RATIO ? 0 : r >= COMPUTE_RATIO ? 2 : 1]++;
+    cpu += c;
+    wall += w;
+  }
+  fprintf(out, "  Steps: CPU time of the step thread is %.0f%% of wall time (%zu compute-bound, %zu mixed, %zu waiting)\n",
+          wall > 0 ? 100 * cpu / wall : 0, kinds[2], kinds[1], kinds[0]);
+}
+
+static void fn_text(prof__an *an, void *st, FILE *out) {
+  fn_st *s = st;
+  if (!s->total_w) return;
+  fprintf(out, "\n== Hot functions (%s samples: %llu, %.0f Hz, ~%.1f ms sampled) ==\n", s->mode ? "wall-clock" : "CPU",
+          (unsigned long long)s->samples[s->mode], 1e9 / s->period_ns, (double)s->total_w * s->period_ns / 1e6);
+  for (int total = 0; total < 2; total++) {
+    size_t *idx = ranked(s, total);
+    fprintf(out, "  By %s:\n", total ? "total (inclusive)" : "self");
+    for (size_t i = 0; idx && i < s->nf && i < 10; i++) {
+      const func *f = &s->f[idx[i]];
+      uint64_t w = total ? f->total : f->self;
+      if (!w) break;
+      fprintf(out, "    %5.1f%%  %8.1f ms  %s", 100.0 * (double)w / (double)s->total_w, (double)w * s->period_ns / 1e6, f->name);
+      if (f->file) fprintf(out, "  (%s:%d)", f->file, f->line);
+      else if (f->module) fprintf(out, "  [%s]", f->module);
+      fputc('\n', out);
+    }
+    free(idx);
+  }
+  size_t n;
+  kv64 *e = sorted_map(&s->edges, &n);
+  if (e && n) fprintf(out, "  Call paths (caller -> callee, inclusive share):\n");
+  for (size_t i = 0; e && i < n && i < 8; i++)
+    fprintf(out, "    %5.1f%%  %s -> %s\n", 100.0 * (double)e[i].v / (double)s->total_w, s->f[e[i].k >> 32].name,
+            s->f[e[i].k & 0xffffffffu].name);
+  free(e);
+  kv64 *r = sorted_map(&s->rangetot, &n);
+  for (size_t i = 0; r && i < n && i < 5; i++) {
+    kv64 top[3];
+    size_t nt = range_top(s, r[i].k, top, 3);
+    fprintf(out, "  Range %s (%.0f%%):", r[i].k ? prof__an_str(an, (uint32_t)r[i].k) : "(none)",
+            100.0 * (double)r[i].v / (double)s->total_w);
+    for (size_t k = 0; k < nt; k++)
+      fprintf(out, "%s %s %.0f%%", k ? "," : "", s->f[top[k].k].name, 100.0 * (double)top[k].v / (double)r[i].v);
+    fputc('\n', out);
+  }
+  free(r);
+  text_steps(an, s, out);
+}
+
+static void fn_destroy(prof__an *an, void *st) {
+  (void)an;
+  fn_st *s = st;
+  for (int m = 0; m < 2; m++) prof__u64map_free(&s->agg[m]);
+  prof__u64map_free(&s->fmap);
+  prof__u64map_free(&s->edges);
+  prof__u64map_free(&s->rangefn);
+  prof__u64map_free(&s->rangetot);
+  free(s->ts);
+  free(s->stacks);
+  free(s->f);
+  free(s->steps);
+}
+
+const prof__section prof__sec_functions = {
+    .name = "functions",
+    .state_size = sizeof(fn_st),
+    .record = fn_record,
+    .finish = fn_finish,
+    .text = fn_text,
+    .json = fn_json,
+    .destroy = fn_destroy,
+};
