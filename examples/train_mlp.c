@@ -357,6 +357,32 @@ static volatile float decode_sink;
 /* Seconds the compute phases of the last step took (sets the --slow-data budget). */
 static double last_compute_s = 1e-3;
 
+/* ---- Model health logging (mlprof model section) ------------------------- */
+
+/* Per step: batch accuracy and per-layer weight / gradient / activation
+ * summaries (prof_histogram reads each tensor once and records only a
+ * summary). Validation loss and accuracy are logged by run() under "val/". */
+static void log_health(const model *m, const int *y, int n) {
+  static const char *const wt[3] = {"fc1/weight", "fc2/weight", "fc3/weight"};
+  static const char *const gt[3] = {"fc1/grad", "fc2/grad", "fc3/grad"};
+  static const char *const at[2] = {"fc1/act", "fc2/act"};
+  int right = 0;
+  for (int r = 0; r < n; r++) {
+    const float *p = m->act[3] + (size_t)r * CLASSES;
+    int best = 0;
+    for (int c = 1; c < CLASSES; c++) best = p[c] > p[best] ? c : best;
+    right += best == y[r];
+  }
+  prof_scalar("train/accuracy", (double)right / n);
+  for (int i = 0; i < 3; i++) {
+    size_t nw = (size_t)m->l[i].in * m->l[i].out;
+    prof_histogram(wt[i], PROF_HIST_WEIGHT, m->l[i].w, nw);
+    prof_histogram(gt[i], PROF_HIST_GRADIENT, m->l[i].gw, nw);
+  }
+  for (int i = 0; i < 2; i++)
+    prof_histogram(at[i], PROF_HIST_ACTIVATION, m->act[i + 1], (size_t)n * m->l[i].out);
+}
+
 static double train_step(model *m, dataset *ds, float *scratch, int *by, const options *o) {
   prof_start();
   prof_range_push_cat("data", PROF_CAT_DATA);
@@ -369,11 +395,15 @@ static double train_step(model *m, dataset *ds, float *scratch, int *by, const o
   prof_range_push("backward");
   backward(m, by, o->batch);
   prof_range_pop();
+  prof_range_push("log_health");
+  log_health(m, by, o->batch); /* gradients are ready, weights not yet updated */
+  prof_range_pop();
   prof_range_push("optimizer");
   optimizer_step(m, o->lr, o->momentum);
   prof_range_pop();
   last_compute_s = now_s() - t0;
   prof_counter("loss", loss);
+  prof_scalar("train/loss", loss);
   prof_stop();
   return loss;
 }
@@ -395,6 +425,12 @@ static int run(const options *o) {
   for (int s = 0; s < o->steps; s++) {
     last = train_step(&m, &ds, scratch, by, o);
     if ((s + 1) % 100 == 0) printf("step %d: batch loss %.4f\n", s + 1, last);
+    if ((s + 1) % 100 == 0) { /* validation metrics for the model section */
+      double vl, va;
+      evaluate(&m, &ds, &vl, &va);
+      prof_scalar("val/loss", vl);
+      prof_scalar("val/accuracy", va);
+    }
   }
   double t1 = now_s();
   evaluate(&m, &ds, &loss1, &acc1);
