@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "analyze.h"
+#include "mlprof.h"
 
 typedef struct prof__u64map {
   uint64_t *k, *v; /* key stored + 1; 0 = empty */
