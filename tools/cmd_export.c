@@ -7,11 +7,14 @@
 #include "cli.h"
 #include "analyze/gzfile.h"
 #include "cli_ranks.h" /* several traces: one process per rank */
+#include "cli_stacks.h" /* --folded, --pprof, --flamegraph */
 
 typedef struct export_args {
   const char *trace, *out_path, *tb_dir, *max_events, *window;
   int chrome, quiet;
   prof__chrome_opts co;
+  int folded, pprof;
+  const char *flame;
 } export_args;
 
 /* "A:B" in seconds since the first event; either side may be empty. */
@@ -92,10 +95,13 @@ static int run(int argc, char **argv) {
   const cli_opt opts[] = {{"chrome", 0, NULL, &a.chrome},     {"tensorboard", 0, &a.tb_dir, NULL},
                           {"output", 'o', &a.out_path, NULL}, {"max-events", 0, &a.max_events, NULL},
                           {"window", 0, &a.window, NULL},     {"quiet", 'q', NULL, &a.quiet},
-                          {NULL, 0, NULL, NULL}};
+                          {"folded", 0, NULL, &a.folded},     {"pprof", 0, NULL, &a.pprof},
+                          {"flamegraph", 0, &a.flame, NULL},  {NULL, 0, NULL, NULL}};
   static const char *pos[CLI_RANKS_MAX_ARGS]; /* multi-rank: several traces or a directory */
   if (cli_parse("export", argc, argv, opts, pos, CLI_RANKS_MAX_ARGS, &npos)) return CLI_USAGE;
   a.trace = pos[0];
+  if ((a.folded || a.pprof || a.flame) && npos == 1 && !a.chrome && !a.tb_dir && a.folded + a.pprof + !!a.flame == 1)
+    return cli_export_stacks(a.trace, a.pprof ? 'p' : a.flame ? 's' : 'f', a.flame ? a.flame : a.out_path, a.quiet);
   if (a.chrome && cli_ranks_wanted(pos, npos)) return cli_ranks_export("export", pos, npos, a.out_path, a.quiet);
   if (check_args(&a, npos)) return CLI_USAGE;
   char *def = NULL;
@@ -131,6 +137,9 @@ const mlprof_cmd mlprof_cmd_export = {
     "(step time, breakdown, peak memory, GPU utilisation, counters, metrics)\n"
     "and tensor histograms; open it with 'tensorboard --logdir DIR'.\n\n"
     "  --chrome         Chrome Trace Event format\n"
+    "  --folded         sampled call stacks as folded text (flamegraph.pl, speedscope)\n"
+    "  --pprof          sampled call stacks as gzip'd profile.proto (TRACE.pb.gz; 'pprof' reads it)\n"
+    "  --flamegraph F   SVG flame graph of the sampled call stacks in file F\n"
     "  --tensorboard D  TensorBoard event file in directory D (created if missing)\n"
     "  -o, --output F   output file (default: TRACE.chrome.json; '-' for standard output)\n"
     "  --max-events N   keep at most N timed events, so a big trace stays loadable\n"
