@@ -176,6 +176,19 @@ static void hot_leaf_first_by_self_caller_first_by_total(void **state) {
   assert_true(hot);
   assert_non_null(strstr(text, "planted_hot_leaf"));
   free(text);
+  /* the counters section: per-step CPU time of the step thread from the
+   * counter readings agrees with what the steps burned */
+  const prof__jv *ctr = prof__jv_get(r, "counters");
+  assert_non_null(ctr);
+  const char *src = prof__jv_get(ctr, "source")->str;
+  assert_true(strcmp(src, "software") == 0 || strcmp(src, "papi+software") == 0);
+  const prof__jv *ps = prof__jv_get(ctr, "per_step");
+  assert_true(ps && ps->len == 3);
+  for (int i = 0; i < 2; i++) {
+    double c = prof__jv_get(&ps->items[i], "cpu_ms")->num;
+    assert_true(c > 350 && c < 650);
+  }
+  assert_true(prof__jv_get(&ps->items[2], "cpu_ms")->num < 20);
   prof__jv_free(r);
 }
 
