@@ -31,6 +31,7 @@ void prof__counters_cycle(prof__tw *tw, int final);
 
 typedef struct prof__papi_set {
   int es;                              /* PAPI event set handle */
+  int open;                            /* es was created (a zeroed set is closed) */
   int n;                               /* events added */
   char names[PROF_PAPI_MAX][40];
 } prof__papi_set;

@@ -63,11 +63,13 @@ int prof__papi_open(prof__papi_set *set, int tid, const char *events, char *why,
   memset(set, 0, sizeof *set);
   set->es = PAPI_NULL;
   if (why && n) why[0] = 0;
+  const char *step = "PAPI_create_eventset";
   int rc = PAPI_create_eventset(&set->es);
-  if (rc == PAPI_OK) rc = PAPI_assign_eventset_component(set->es, 0);
-  if (rc == PAPI_OK) rc = PAPI_attach(set->es, (unsigned long)tid);
+  set->open = rc == PAPI_OK;
+  if (rc == PAPI_OK) rc = PAPI_assign_eventset_component(set->es, 0), step = "PAPI_assign_eventset_component";
+  if (rc == PAPI_OK) rc = PAPI_attach(set->es, (unsigned long)tid), step = "PAPI_attach";
   if (rc != PAPI_OK) {
-    say(why, n, "PAPI event set: %s%s", PAPI_strerror(rc), "");
+    say(why, n, "%s: %s", step, PAPI_strerror(rc));
     prof__papi_close(set);
     return 0;
   }
@@ -87,12 +89,13 @@ int prof__papi_read(prof__papi_set *set, long long *vals) {
 }
 
 void prof__papi_close(prof__papi_set *set) {
-  if (!set || set->es == PAPI_NULL) return;
+  if (!set || !set->open || set->es == PAPI_NULL) return;
   long long scratch[PROF_PAPI_MAX];
   if (set->n > 0) PAPI_stop(set->es, scratch);
   PAPI_cleanup_eventset(set->es);
   PAPI_destroy_eventset(&set->es);
   set->es = PAPI_NULL;
+  set->open = 0;
   set->n = 0;
 }
 
