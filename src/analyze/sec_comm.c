@@ -2,10 +2,12 @@
  * communication operation of one trace (PROF_EV_COMM events from
  * prof_comm_id / prof_comm_done_id, times from the COMM ranges), and the
  * share of nonblocking transfer time hidden behind other work. The merged
- * multi-rank analysis (ranks.c) reads its state per trace. */
+ * multi-rank analysis (ranks.c) reads its state per trace. The HTML panel
+ * is one table of the same figures. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "html_series.h"
 #include "mlprof.h"
 #include "ranks.h"
 
@@ -84,6 +86,29 @@ static void comm_json(prof__an *an, void *st, prof__json *j) {
   prof__json_obj_end(j);
 }
 
+static void comm_html(prof__an *an, void *st, FILE *out) {
+  prof__comm_state *s = st;
+  if (!s->nops) return;
+  prof__html_section_begin(out, "comm", "Communication");
+  static const char *const h[] = {"operation", "calls", "bytes", "time", "completed", "hidden behind other work",
+                                  "communicator size"};
+  prof__html_table_begin(out, h, 7);
+  for (size_t i = 0; i < s->nops; i++) {
+    const prof__comm_op *o = &s->ops[i];
+    fputs("<tr>", out);
+    prof__html_td(out, prof__an_str(an, o->name));
+    prof__html_td_count(out, (double)o->calls);
+    prof__html_td_bytes(out, (double)o->bytes);
+    prof__html_td_ns(out, op_time(an, o->name));
+    prof__html_td_count(out, (double)o->done);
+    prof__html_td_ns(out, o->hidden_ns);
+    prof__html_td_count(out, o->comm_size_max);
+    fputs("</tr>\n", out);
+  }
+  prof__html_table_end(out);
+  prof__html_section_end(out);
+}
+
 static void comm_destroy(prof__an *an, void *st) {
   (void)an;
   free(((prof__comm_state *)st)->ops);
@@ -95,6 +120,7 @@ const prof__section prof__sec_comm = {
     .record = comm_record,
     .text = comm_text,
     .json = comm_json,
+    .html = comm_html,
     .destroy = comm_destroy,
 };
 

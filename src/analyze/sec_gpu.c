@@ -806,5 +806,7 @@ const prof__section prof__sec_gpu = {
     .finish = gpu_finish,
     .text = prof__gpu_text,
     .json = prof__gpu_json,
+    .html = prof__gpu_html,
     .destroy = gpu_destroy,
+    .chrome = prof__gpu_chrome_hook,
 };

@@ -1,7 +1,7 @@
 /* sec_gpu.h — the GPU report section's results (JSON key "gpu"), shared by
  * its source files (sec_gpu.c computes, sec_gpu_report.c writes text and
- * JSON, sec_gpu_chrome.c adds GPU tracks to the Chrome export) and read by
- * the tests.
+ * JSON, sec_gpu_html.c the HTML panel, sec_gpu_chrome.c adds GPU tracks to
+ * the Chrome export) and read by the tests.
  */
 #ifndef PROF_SEC_GPU_H
 #define PROF_SEC_GPU_H
@@ -107,11 +107,18 @@ double prof__gpu_occupancy(const gpu_device *d, const int32_t block[3], uint32_t
  * per stream, runtime calls on their CPU threads, flow arrows launch ->
  * kernel) as elements of the open "traceEvents" array. Reads the trace
  * again from the start. `base_ns` is the exporter's time zero, `pid` the
- * process id used for CPU threads. Returns 0 or a negative error. */
+ * process id used for CPU threads. Each timed event asks
+ * prof__chrome_keep() first (window and event cap of an export in
+ * progress; a flow arrow goes with its GPU operation). Returns 0 or a
+ * negative error. */
 int prof__gpu_chrome(prof__an *an, prof__json *j, uint64_t base_ns, long long pid);
+/* The section's chrome hook: prof__gpu_chrome() with the exporter's time
+ * zero and pid, when the trace has GPU records (sec_gpu_html.c). */
+void prof__gpu_chrome_hook(prof__an *an, void *st, prof__json *j);
 
-/* Report writers (sec_gpu_report.c). */
+/* Report writers (sec_gpu_report.c; the HTML panel in sec_gpu_html.c). */
 void prof__gpu_text(prof__an *an, void *st, FILE *out);
 void prof__gpu_json(prof__an *an, void *st, prof__json *j);
+void prof__gpu_html(prof__an *an, void *st, FILE *out);
 
 #endif /* PROF_SEC_GPU_H */

@@ -5,7 +5,8 @@
  * use ("kernel", "gpu_memcpy", "gpu_memset"), runtime calls are
  * "cuda_runtime" events on their CPU thread, and a flow arrow (category
  * "ac2g", id = correlation id) joins each launch to its GPU work. Device
- * memory in use is a counter track of the GPU process.
+ * memory in use is a counter track of the GPU process. Every timed event
+ * passes prof__chrome_keep() (the export's window and event cap).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,7 @@ static void gpu_op(gx *x, const prof__gpu_rec *r) {
              prof__gpu_mem_name(r->dst_mem));
   else if (r->kind == PROF_GPU_MEMSET)
     snprintf(name, sizeof name, "Memset (%s)", prof__gpu_mem_name(r->src_mem));
+  if (!prof__chrome_keep(x->an, r->start, r->end)) return;
   see_track(x, r->device, r->stream);
   head(x, r->kind == PROF_GPU_KERNEL ? prof__an_str(x->an, r->name) : name, "X", cat, GPU_PID_BASE + r->device,
        r->stream);
@@ -146,6 +148,7 @@ static void gpu_op(gx *x, const prof__gpu_rec *r) {
 static void cpu_side(gx *x, const prof__gpu_rec *r) {
   const char *cat = r->kind == PROF_GPU_SYNC ? "cuda_sync" : r->sub == PROF_GPU_API_DRIVER ? "cuda_driver" : "cuda_runtime";
   const char *name = r->kind == PROF_GPU_SYNC ? "synchronize" : prof__an_str(x->an, r->name);
+  if (!prof__chrome_keep(x->an, r->start, r->end)) return;
   head(x, name, "X", cat, x->pid, r->tid);
   put_us(x, "ts", rel(x, r->start));
   put_us(x, "dur", r->end - r->start);
@@ -159,6 +162,7 @@ static void cpu_side(gx *x, const prof__gpu_rec *r) {
 static void memory(gx *x, const prof__gpu_rec *r) {
   size_t i = dev_index(x, r->device, NULL);
   x->mem[i] += r->sub == PROF_GPU_MEMOP_ALLOC ? (int64_t)r->bytes : -(int64_t)r->bytes;
+  if (!prof__chrome_keep(x->an, r->start, r->start)) return; /* counted in x->mem all the same */
   head(x, "GPU memory allocated", "C", NULL, GPU_PID_BASE + r->device, 0);
   put_us(x, "ts", rel(x, r->start));
   prof__json_key(x->j, "args");

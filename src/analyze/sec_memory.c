@@ -452,5 +452,6 @@ const prof__section prof__sec_memory = {
     .finish = prof__mem_sec_finish,
     .text = prof__mem_sec_text,
     .json = prof__mem_sec_json,
+    .html = prof__mem_sec_html,
     .destroy = mem_destroy,
 };

@@ -1,6 +1,6 @@
 /* sec_memory.h — state of the "memory" report section, shared by its
- * record pass (sec_memory.c) and its results and writers
- * (sec_memory_out.c).
+ * record pass (sec_memory.c), its results and text/JSON writers
+ * (sec_memory_out.c) and its HTML panel (sec_memory_html.c).
  */
 #ifndef PROF_SEC_MEMORY_H
 #define PROF_SEC_MEMORY_H
@@ -113,7 +113,24 @@ extern const char *const prof__mem_series_names[MS_COUNT];
 void prof__mem_sec_finish(prof__an *an, void *st);
 void prof__mem_sec_text(prof__an *an, void *st, FILE *out);
 void prof__mem_sec_json(prof__an *an, void *st, prof__json *j);
+void prof__mem_sec_html(prof__an *an, void *st, FILE *out);
 /* Value of a counter series at ts (last sample at or before), or -1. */
 double prof__mem_series_at(const mem_series *s, uint64_t ts);
+
+/* Shared by the writers (sec_memory_out.c defines them). */
+enum { MEM_RANK_BYTES, MEM_RANK_CALLS, MEM_RANK_PEAK, MEM_RANK_TEMP };
+/* "1.5 MiB" into buf. */
+const char *prof__mem_fmt_bytes(char *buf, size_t n, double b);
+/* Function names of a stack, innermost first, without profiler frames;
+ * returns how many (0 without a stack or without symbolization). */
+int prof__mem_stack_names(prof__an *an, uint32_t id, const char **out, int max);
+/* Indices of the top sites by MEM_RANK_* `how` into out[]; returns the count. */
+size_t prof__mem_top_sites(const mem_state *s, int how, uint32_t *out, size_t max);
+/* Largest value of a series, -1 when empty. */
+double prof__mem_series_max(const mem_series *s);
+/* 1: full mode with ALLOC events (exact heap figures); prof__mem_from_events:
+ * sampled or full mode with ALLOC events (per-site figures from events). */
+int prof__mem_exact(const mem_state *s);
+int prof__mem_from_events(const mem_state *s);
 
 #endif

@@ -213,13 +213,11 @@ void prof__mem_sec_finish(prof__an *an, void *stp) {
 
 /* ---- ranking -------------------------------------------------------------- */
 
-enum { RANK_BYTES, RANK_CALLS, RANK_PEAK, RANK_TEMP };
-
 static double rank_key(const mem_site *x, int how) {
   switch (how) {
-  case RANK_BYTES: return x->bytes;
-  case RANK_CALLS: return x->calls;
-  case RANK_PEAK: return x->at_peak;
+  case MEM_RANK_BYTES: return x->bytes;
+  case MEM_RANK_CALLS: return x->calls;
+  case MEM_RANK_PEAK: return x->at_peak;
   default: return x->temp_bytes;
   }
 }
@@ -267,8 +265,9 @@ static void json_sites(prof__an *an, const mem_state *s, prof__json *j, const ch
   for (size_t i = 0; i < n; i++) {
     const mem_site *x = &s->sites[idx[i]];
     prof__json_obj_begin(j);
-    prof__json_knum(j, "bytes", round(how == RANK_PEAK ? x->at_peak : how == RANK_TEMP ? x->temp_bytes : x->bytes));
-    prof__json_knum(j, "calls", round(how == RANK_TEMP ? x->temp_calls : x->calls));
+    double bytes = how == MEM_RANK_PEAK ? x->at_peak : how == MEM_RANK_TEMP ? x->temp_bytes : x->bytes;
+    prof__json_knum(j, "bytes", round(bytes));
+    prof__json_knum(j, "calls", round(how == MEM_RANK_TEMP ? x->temp_calls : x->calls));
     prof__json_kstr(j, "pool", s->pools[x->pool].name);
     json_stack(an, j, x->stack);
     prof__json_obj_end(j);
@@ -388,10 +387,10 @@ void prof__mem_sec_json(prof__an *an, void *stp, prof__json *j) {
   json_leaks(an, s, j);
   prof__json_key(j, "sites");
   prof__json_obj_begin(j);
-  json_sites(an, s, j, "by_bytes", RANK_BYTES);
-  json_sites(an, s, j, "by_calls", RANK_CALLS);
-  json_sites(an, s, j, "by_peak", RANK_PEAK);
-  json_sites(an, s, j, "temporary", RANK_TEMP);
+  json_sites(an, s, j, "by_bytes", MEM_RANK_BYTES);
+  json_sites(an, s, j, "by_calls", MEM_RANK_CALLS);
+  json_sites(an, s, j, "by_peak", MEM_RANK_PEAK);
+  json_sites(an, s, j, "temporary", MEM_RANK_TEMP);
   prof__json_obj_end(j);
   json_steps(an, s, j);
   if (s->growth_steps) prof__json_knum(j, "growth_bytes_per_step", round(s->growth_per_step));
@@ -418,8 +417,9 @@ static void text_sites(prof__an *an, const mem_state *s, FILE *out, const char *
   for (size_t i = 0; i < n; i++) {
     const mem_site *x = &s->sites[idx[i]];
     char b[32];
-    double bytes = how == RANK_PEAK ? x->at_peak : how == RANK_TEMP ? x->temp_bytes : x->bytes;
-    fprintf(out, "    %10s %10.0f calls  ", fmt_bytes(b, sizeof b, bytes), how == RANK_TEMP ? x->temp_calls : x->calls);
+    double bytes = how == MEM_RANK_PEAK ? x->at_peak : how == MEM_RANK_TEMP ? x->temp_bytes : x->bytes;
+    fprintf(out, "    %10s %10.0f calls  ", fmt_bytes(b, sizeof b, bytes),
+            how == MEM_RANK_TEMP ? x->temp_calls : x->calls);
     text_stack(an, out, x->stack);
   }
 }
@@ -446,10 +446,23 @@ void prof__mem_sec_text(prof__an *an, void *stp, FILE *out) {
       text_stack(an, out, x->stack);
     }
   }
-  text_sites(an, s, out, "top sites by bytes allocated", RANK_BYTES);
-  text_sites(an, s, out, "top sites by live bytes at the peak", RANK_PEAK);
-  text_sites(an, s, out, "temporary allocations (freed right away)", RANK_TEMP);
+  text_sites(an, s, out, "top sites by bytes allocated", MEM_RANK_BYTES);
+  text_sites(an, s, out, "top sites by live bytes at the peak", MEM_RANK_PEAK);
+  text_sites(an, s, out, "temporary allocations (freed right away)", MEM_RANK_TEMP);
   if (s->growth_steps)
     fprintf(out, "  live bytes change per step: %s over %d steps\n", fmt_bytes(a, sizeof a, s->growth_per_step),
             s->growth_steps);
 }
+
+/* ---- shared with the HTML panel (sec_memory_html.c) ---------------------------- */
+
+const char *prof__mem_fmt_bytes(char *buf, size_t n, double b) { return fmt_bytes(buf, n, b); }
+int prof__mem_stack_names(prof__an *an, uint32_t id, const char **out, int max) {
+  return stack_names(an, id, out, max);
+}
+size_t prof__mem_top_sites(const mem_state *s, int how, uint32_t *out, size_t max) {
+  return top_sites(s, how, out, max);
+}
+double prof__mem_series_max(const mem_series *s) { return series_max(s); }
+int prof__mem_exact(const mem_state *s) { return exact_events(s); }
+int prof__mem_from_events(const mem_state *s) { return use_events(s); }

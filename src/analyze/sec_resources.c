@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze.h"
-#include "res/res.h"
+#include "sec_resources.h"
 
 /* Finding thresholds (docs/resources.md). "Waiting" is the share of step
  * time in data- and io-category ranges on the step thread. */
@@ -31,50 +30,6 @@
 #define GPU_LOW 50.0          /* gpu_underused: mean utilisation < 50% during steps */
 #define GPU_VERY_LOW 25.0     /* high severity below this */
 #define MAX_IVS 65536         /* intervals kept before merging pairs */
-#define MAX_THREADS 64        /* distinct threads kept from the thread chunks */
-
-/* Slots of an interval: rates first, then gauges. */
-enum { S_CPU, S_IOR, S_IOW, S_DR, S_DW, S_NRX, S_NTX, S_NRATE, S_GPU = S_NRATE, S_RSS, S_NSLOT };
-
-typedef struct iv {
-  uint64_t ts, dur;
-  double v[S_NSLOT];   /* rates: mean over the interval; S_GPU: mean of GPUs; S_RSS: bytes */
-  double cpu_peak, gpu_peak;
-  int has_gpu;
-} iv;
-
-typedef struct racc { double amount, cover_s, peak; } racc;   /* a rate metric */
-typedef struct gacc { double sum, peak; uint64_t n; } gacc;   /* a gauge */
-
-typedef struct thr {
-  uint32_t tid;
-  char comm[17];
-  double cpu_s, window_s, peak;
-} thr;
-
-typedef struct step_res {
-  double cover_s, cpu_core_s, cpu_peak, amount[S_NRATE], gpu_w, gpu_sum, gpu_peak;
-} step_res;
-
-typedef struct res_st {
-  int seen, cupti, gpu_seen;
-  double cpus, period_ms, min_peak_s;
-  racc rate[PROF_RES_NPROC];
-  gacc gauge[PROF_RES_NPROC];
-  gacc gpu[PROF_RES_MAX_GPUS][PROF_RES_GPU_END - PROF_RES_GPU_UTIL];
-  int ngpus;
-  iv *ivs;
-  size_t nivs;
-  thr threads[MAX_THREADS];
-  int nthreads;
-  uint32_t max_threads_seen;
-  int bad_chunks;
-  /* finish */
-  step_res *steps;
-  size_t nsteps;
-  step_res in_steps;
-  double step_s, wait_s;
-} res_st;
 
 static int slot_of(int code) {
   switch (code) {
@@ -186,7 +141,7 @@ static void on_event(res_st *st, const prof__event *ev) {
 static thr *thread_slot(res_st *st, uint32_t tid) {
   for (int i = 0; i < st->nthreads; i++)
     if (st->threads[i].tid == tid) return &st->threads[i];
-  if (st->nthreads == MAX_THREADS) return NULL;
+  if (st->nthreads == RES_MAX_THREADS) return NULL;
   thr *t = &st->threads[st->nthreads++];
   memset(t, 0, sizeof *t);
   t->tid = tid;
@@ -215,6 +170,7 @@ static void on_chunk(res_st *st, const prof__rec *rec) {
 }
 
 static void header_facts(prof__an *an, res_st *st) {
+  st->hdr_done = 1;
   const char *p = prof__an_header(an, "res.period_ms"), *c = prof__an_header(an, "res.cpus");
   st->period_ms = p ? atof(p) : 0;
   st->cpus = c ? atof(c) : 0;
@@ -224,7 +180,7 @@ static void header_facts(prof__an *an, res_st *st) {
 
 static void res_record(prof__an *an, void *vst, const prof__rec *rec) {
   res_st *st = vst;
-  if (st->period_ms == 0 && st->cpus == 0 && !st->seen) header_facts(an, st);
+  if (!st->hdr_done) header_facts(an, st);
   if (rec->kind == PROF_REC_EVENT && rec->tid == PROF_RES_TID && rec->ev.type == PROF_EV_COUNTER)
     on_event(st, &rec->ev);
   else if (rec->kind == PROF_REC_CHUNK && rec->chunk_type == PROF_CHUNK_RES)
@@ -473,7 +429,7 @@ static void json_steps(prof__an *an, const res_st *st, prof__json *j) {
 static void json_threads(const res_st *st, prof__json *j) {
   prof__json_key(j, "threads");
   prof__json_arr_begin(j);
-  int used[MAX_THREADS] = {0};
+  int used[RES_MAX_THREADS] = {0};
   for (int n = 0; n < st->nthreads && n < PROF_RES_TOP_THREADS; n++) {
     int best = -1; /* busiest first, by CPU seconds seen */
     for (int i = 0; i < st->nthreads; i++)
@@ -588,5 +544,6 @@ const prof__section prof__sec_resources = {
     .finish = res_finish,
     .text = res_text,
     .json = res_json,
+    .html = prof__res_sec_html,
     .destroy = res_destroy,
 };
