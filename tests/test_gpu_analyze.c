@@ -1,7 +1,8 @@
 /* test_gpu_analyze.c — the GPU report section on hand-built traces: busy %,
  * idle split, priority breakdown, kernels, ranges, copies, memory peak,
  * dropped records, every finding (triggered and not), the GPU chunk codec
- * against malformed payloads, the JSON key and the Chrome events.
+ * against malformed payloads, the JSON key, the Chrome events (alone and
+ * through the exporter, with its window and cap) and the HTML panel.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -290,6 +291,104 @@ static void chrome_events_use_pytorch_categories(void **state) {
   prof__an_free(an);
 }
 
+/* Counts of the GPU events of a Chrome export, and what the metadata says. */
+typedef struct chrome_counts {
+  int kernels, copies, sets, runtime, flow_s, flow_f, gpu_process, streams, capped;
+  double first_kernel_ts, runtime_pid;
+} chrome_counts;
+
+static void count_event(const prof__jv *e, chrome_counts *c) {
+  const prof__jv *cat = prof__jv_get(e, "cat"), *ph = prof__jv_get(e, "ph"), *name = prof__jv_get(e, "name");
+  double pid = prof__jv_get(e, "pid")->num;
+  const char *k = cat ? cat->str : "";
+  if (strcmp(k, "kernel") == 0 && c->kernels++ == 0) c->first_kernel_ts = prof__jv_get(e, "ts")->num;
+  c->copies += strcmp(k, "gpu_memcpy") == 0;
+  c->sets += strcmp(k, "gpu_memset") == 0;
+  if (strcmp(k, "cuda_runtime") == 0) c->runtime++, c->runtime_pid = pid;
+  c->flow_s += strcmp(ph->str, "s") == 0;
+  c->flow_f += strcmp(ph->str, "f") == 0;
+  if (strcmp(ph->str, "M") != 0 || pid != 1000000000.0) return;
+  const prof__jv *an = prof__jv_path(e, "args.name");
+  if (strcmp(name->str, "process_name") == 0 && an && strcmp(an->str, "GPU 0: Test GPU") == 0) c->gpu_process++;
+  if (strcmp(name->str, "thread_name") == 0 && an && strncmp(an->str, "stream ", 7) == 0) c->streams++;
+}
+
+/* Export the reference trace through prof__export_chrome_opts and count. */
+static chrome_counts export_counts(const prof__chrome_opts *o) {
+  prof__an *an = analyze(reference_trace());
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_int_equal(prof__export_chrome_opts(an, f, o), 0);
+  fclose(f);
+  char err[128];
+  prof__jv *v = prof__jv_parse(buf, len, err);
+  if (!v) fail_msg("bad JSON: %s", err);
+  chrome_counts c = {0};
+  const prof__jv *evs = prof__jv_get(v, "traceEvents");
+  for (size_t i = 0; i < evs->len; i++) count_event(prof__jv_at(evs, i), &c);
+  c.capped = prof__jv_path(v, "otherData.capped")->boolean;
+  prof__jv_free(v);
+  free(buf);
+  prof__an_free(an);
+  return c;
+}
+
+static void chrome_export_carries_gpu_tracks_and_flows(void **state) {
+  (void)state;
+  chrome_counts c = export_counts(NULL);
+  assert_int_equal(c.gpu_process, 1); /* one process for GPU 0, named after the device */
+  assert_int_equal(c.streams, 2);     /* streams 7 and 8 */
+  assert_int_equal(c.kernels, 3);
+  assert_int_equal(c.copies, 1);
+  assert_int_equal(c.sets, 1);
+  assert_int_equal(c.runtime, 2);
+  assert_true(c.runtime_pid == 77.0); /* runtime calls on the CPU process */
+  assert_int_equal(c.flow_s, 4);
+  assert_int_equal(c.flow_f, 4);
+  /* time zero is the first event (T0): the kernel at T0 + 800 ns, first in the file, is at 0.8 us */
+  assert_true(c.first_kernel_ts > 0.7999 && c.first_kernel_ts < 0.8001);
+}
+
+static void chrome_export_window_and_cap_apply_to_gpu_events(void **state) {
+  (void)state;
+  /* [790, 1000) ns after T0 keeps the kernel at [800, 850) and its launch arrow only */
+  prof__chrome_opts w = {.window_begin_ns = 790, .window_end_ns = 1000};
+  chrome_counts c = export_counts(&w);
+  assert_int_equal(c.kernels, 1);
+  assert_int_equal(c.copies + c.sets + c.runtime, 0);
+  assert_int_equal(c.flow_s, 1);
+  assert_int_equal(c.flow_f, 1);
+  /* a cap of one timed event: the step takes it, no GPU event follows */
+  prof__chrome_opts cap = {.max_events = 1};
+  c = export_counts(&cap);
+  assert_true(c.capped);
+  assert_int_equal(c.kernels + c.copies + c.sets + c.runtime + c.flow_s, 0);
+}
+
+static void html_report_has_the_gpu_panel(void **state) {
+  (void)state;
+  prof__an *an = analyze(reference_trace());
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_int_equal(prof__report_write(an, "html", f), 0);
+  fclose(f);
+  const char *sec = strstr(buf, "<section class=\"sec\" id=\"gpu\">");
+  assert_non_null(sec);
+  assert_non_null(strstr(sec, "<td>gemm_kernel</td>"));
+  assert_non_null(strstr(sec, "data-v=\"350\">350 ns</td>"));   /* gemm total */
+  assert_non_null(strstr(sec, "data-v=\"175\">175 ns</td>"));   /* gemm average */
+  assert_non_null(strstr(sec, "<td class=\"num\" data-v=\"64\">64x1x1</td>"));
+  assert_non_null(strstr(sec, ">50.0%</td>")); /* occupancy */
+  assert_non_null(strstr(sec, "<td>h2d</td>"));
+  assert_non_null(strstr(sec, ">4000.00 GB/s</td>")); /* 1e6 bytes in 250 ns */
+  /* step 0: busy 35%, idle waiting for the host 20%, idle other 45% */
+  assert_non_null(strstr(sec, "<title>step 0: kernels running 35 %; idle: waiting for the host 20 %; idle: other 45 %"));
+  free(buf);
+  prof__an_free(an);
+}
+
 /* ---- findings ------------------------------------------------------------ */
 
 typedef struct shape {
@@ -492,6 +591,12 @@ static void trace_without_gpu_has_no_section(void **state) {
   char *text = report_json(an, &len);
   assert_null(strstr(text, "\"gpu\""));
   free(text);
+  char *html = NULL;
+  FILE *f = open_memstream(&html, &len);
+  assert_int_equal(prof__report_write(an, "html", f), 0);
+  fclose(f);
+  assert_null(strstr(html, "id=\"gpu\""));
+  free(html);
   prof__an_free(an);
 }
 
@@ -501,6 +606,9 @@ int main(void) {
       cmocka_unit_test(kernels_ranges_copies_memory_and_drops),
       cmocka_unit_test(json_report_has_the_gpu_key),
       cmocka_unit_test(chrome_events_use_pytorch_categories),
+      cmocka_unit_test(chrome_export_carries_gpu_tracks_and_flows),
+      cmocka_unit_test(chrome_export_window_and_cap_apply_to_gpu_events),
+      cmocka_unit_test(html_report_has_the_gpu_panel),
       cmocka_unit_test(healthy_trace_has_no_gpu_findings),
       cmocka_unit_test(low_utilization_fires_below_half_busy),
       cmocka_unit_test(many_tiny_late_launches_are_launch_bound),
