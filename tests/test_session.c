@@ -373,6 +373,10 @@ static void launcher_rank_names_the_trace_and_header(void **state) {
 }
 
 int main(void) {
+  /* These tests count the core's own events exactly: keep the producer
+   * modules (memory, CPU samples, resources, GPU) out of the traces. */
+  setenv("MLPROF_MODULES", "none", 1);
+  setenv("MLPROF_MEM", "off", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(misuse_is_ignored_and_counted),
       cmocka_unit_test(unwritable_output_degrades),

@@ -44,7 +44,7 @@ static int find_beside_exe(char *out, size_t n) {
   static const char *const rel[] = {"libmlprof.so", "libmlprof.so.0", "../lib/libmlprof.so",
                                     "../lib/libmlprof.so.0", "../lib64/libmlprof.so", "../lib64/libmlprof.so.0"};
   for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-    snprintf(out, n, "%s/%s", exe, rel[i]);
+    if (snprintf(out, n, "%s/%s", exe, rel[i]) >= (int)n) continue;
     if (readable(out)) return 1;
   }
   char pat[PATH_MAX + 32];

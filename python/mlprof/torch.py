@@ -189,36 +189,49 @@ def loader(iterable, name="data", steps=False, model=None):
     """Wrap a data loader: fetching each batch is a DATA range, so input
     stalls show in the step-time breakdown and the ``input_bound`` finding.
 
-    With ``steps=True`` the loader also marks the steps: each step begins
-    just before its batch is fetched (so loading counts in the step time, as
-    in torch.profiler) and ends when the next batch is asked for or the
-    loader is exhausted; do not use :func:`step` or ``mlprof.step`` then.
-    ``model`` (instrumented) lets the step end close its backward ranges."""
+    With ``steps=True`` the loader also marks the steps, one per batch: the
+    first step begins before the first batch is fetched, and each step ends
+    after the *next* batch has been fetched (so every step holds one fetch
+    and one batch of training, and no empty step is left when the loader
+    runs out). Do not use :func:`step` or ``mlprof.step`` then. ``model``
+    (instrumented) lets each step end close its backward ranges."""
     it = iter(iterable)
-    open_step = False
-    try:
+
+    def fetch():
+        nid = mlprof._name_id(name)
+        if nid:
+            mlprof._c.prof_range_push_id(nid, _DATA)
+        try:
+            return next(it), True
+        except StopIteration:
+            return None, False
+        finally:
+            if nid:
+                mlprof._c.prof_range_pop()
+
+    def end_step():
+        if model is not None:
+            finish_backward(model)
+        mlprof.stop()
+
+    if not steps:
         while True:
-            if steps:
-                if open_step:
-                    if model is not None:
-                        finish_backward(model)
-                    mlprof.stop()
-                    open_step = False
+            batch, ok = fetch()
+            if not ok:
+                return
+            yield batch
+    mlprof.start()
+    open_step = True
+    try:
+        batch, ok = fetch()
+        while ok:
+            yield batch
+            batch, ok = fetch()
+            end_step()
+            open_step = False
+            if ok:
                 mlprof.start()
                 open_step = True
-            nid = mlprof._name_id(name)
-            if nid:
-                mlprof._c.prof_range_push_id(nid, _DATA)
-            try:
-                batch = next(it)
-            except StopIteration:
-                return
-            finally:
-                if nid:
-                    mlprof._c.prof_range_pop()
-            yield batch
     finally:
         if open_step:
-            if model is not None:
-                finish_backward(model)
-            mlprof.stop()
+            end_step()

@@ -36,13 +36,17 @@ static void progress_done(an_progress *pr) {
  * clean end, negative error). */
 static int an_pass(an_priv *p, int pass) {
   prof__an *an = &p->pub;
-  const prof__section *hooks[prof__nsections + 1];
+  typedef void (*hook_fn)(prof__an *, void *, const prof__rec *);
+  hook_fn fns[prof__nsections + 1];
   void *states[prof__nsections + 1];
+  uint64_t masks[prof__nsections + 1];
   size_t nh = 0;
   for (size_t i = 0; i < prof__nsections; i++) {
     const prof__section *s = prof__sections[i];
-    if ((pass == 1 ? s->record : s->record2) == NULL) continue;
-    hooks[nh] = s;
+    hook_fn f = pass == 1 ? s->record : s->record2;
+    if (f == NULL) continue;
+    fns[nh] = f;
+    masks[nh] = s->event_mask ? s->event_mask : ~0ull;
     states[nh++] = an->section_state[i];
   }
   an_progress pr = {!an->quiet && isatty(2) && prof__reader_size(an->reader) >= AN_PROGRESS_MIN_BYTES, -1, pass};
@@ -51,7 +55,10 @@ static int an_pass(an_priv *p, int pass) {
   int rc;
   while ((rc = prof__reader_next(an->reader, &rec)) == 1) {
     if (pass == 1) prof__model_record(p, &rec);
-    for (size_t i = 0; i < nh; i++) (pass == 1 ? hooks[i]->record : hooks[i]->record2)(an, states[i], &rec);
+    /* Events go only to the sections that asked for their type. */
+    uint64_t bit = rec.kind == PROF_REC_EVENT ? PROF_EVMASK(rec.ev.type & 63) : ~0ull;
+    for (size_t i = 0; i < nh; i++)
+      if (masks[i] & bit) fns[i](an, states[i], &rec);
     if (pr.on && (++n & 0xffff) == 0) progress_show(an, &pr);
   }
   progress_done(&pr);

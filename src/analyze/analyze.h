@@ -97,7 +97,15 @@ typedef struct prof__section {
    * process id, and prof__chrome_keep() to honour the window and event cap.
    * The hook may rewind an->reader and read the trace again. */
   void (*chrome)(prof__an *an, void *st, prof__json *j);
+  /* Event types the record hooks want, as PROF_EVMASK(type) bits; 0: all.
+   * Records that are not events (strings, threads, META, chunks) always
+   * reach the hooks. Lets the analyzer skip a section per event cheaply. */
+  uint64_t event_mask;
 } prof__section;
+
+#define PROF_EVMASK(type) (1ull << (type))
+/* A section that wants no events at all (only chunks or META). */
+#define PROF_EVMASK_NONE PROF_EVMASK(PROF_EV_NONE)
 
 /* The analysis of one trace. Sections may read every field. */
 struct prof__an {

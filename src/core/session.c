@@ -85,6 +85,22 @@ static int module_add_locked(const prof__module *m) {
   return 0;
 }
 
+/* MLPROF_MODULES: a comma-separated list of the producer modules to start
+ * ("stack,mem,cpu,gpu,res,model"), "none", or "all" (the default). */
+static int module_wanted(const char *name) {
+  const char *list = prof__env("MODULES");
+  if (!list || strcmp(list, "all") == 0) return 1;
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && strncmp(p, name, n) == 0) return 1;
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
 int prof__module_add(const prof__module *m) {
   pthread_mutex_lock(&lock);
   int rc = module_add_locked(m);
@@ -342,7 +358,8 @@ static int init_locked(const prof_config *c) {
   if (cfg.disable) return go_off(PROF_EDISABLED);
   if (!builtin_added) {
     builtin_added = 1;
-    for (int i = 0; builtin[i]; i++) module_add_locked(builtin[i]);
+    for (int i = 0; builtin[i]; i++)
+      if (module_wanted(builtin[i]->name)) module_add_locked(builtin[i]);
   }
   prof__clock_init(cfg.force_monotonic);
   rc = prof__threads_setup(cfg.ring_kb * 1024u);

@@ -109,7 +109,7 @@ class TorchTraining(unittest.TestCase):
     def test_mlp_under_the_binding(self):
         with tempfile.TemporaryDirectory() as d:
             r = run_script(os.path.join(HERE, "train_torch.py"),
-                           ["--mlprof", "--steps", "8", "--slow-data", "0.03", "--hist", "2"],
+                           ["--mlprof", "--steps", "8", "--slow-data", "0.05", "--hist", "2"],
                            {"MLPROF_OUTPUT": d + "/", "MLPROF_REPORT": "1"})
             self.assertEqual(r.returncode, 0, r.stderr)
             rep = only_report(d)
@@ -123,8 +123,11 @@ class TorchTraining(unittest.TestCase):
                 self.assertGreater(ranges[name]["self_ns"], 0)
                 self.assertLessEqual(ranges[name]["self_ns"], ranges["Sequential"]["total_ns"])
             self.assertLess(ranges["Sequential"]["self_ns"], ranges["Sequential"]["total_ns"])
-            # The slow loader (30 ms a batch) dominates: DATA share and finding.
-            self.assertGreater(rep["breakdown"]["share"]["data"], 0.5)
+            # The slow loader (50 ms a batch, against a few ms of compute) shows
+            # as DATA time inside the steps and as the input_bound finding. The
+            # bound is loose on purpose: compute time depends on the machine.
+            self.assertGreaterEqual(rep["breakdown"]["share"]["data"], 0.2)
+            self.assertGreaterEqual(ranges["data"]["self_ns"], 8 * 50000000)
             ids = {f["id"]: f for f in rep["findings"]}
             self.assertIn("input_bound", ids)
             self.assertEqual(ids["input_bound"]["severity"], "high")
