@@ -230,7 +230,9 @@ static void thread_churn_under_fast_sampling(void **state) {
   summary s = {0};
   read_trace(path, &s);
   assert_true(s.footer);
-  assert_true(s.samples > 10);
+  /* most of the CPU goes to threads living ~1 ms, shorter than the
+   * thread scan period (documented): only require that sampling went on */
+  assert_true(s.samples > 0 && s.weight >= s.samples);
   assert_int_equal(s.stacks_defined, s.with_stack);
 }
 
