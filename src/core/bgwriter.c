@@ -86,6 +86,7 @@ static size_t meta_n, meta_cap;
 
 int prof__meta_add(const char *key, const char *value) {
   if (!key || !value) return PROF_EINVAL;
+  prof__mem_internal_begin();
   pthread_mutex_lock(&meta_mu);
   int rc = 0;
   if (meta_n == meta_cap) {
@@ -104,6 +105,7 @@ int prof__meta_add(const char *key, const char *value) {
     else rc = PROF_ENOMEM;
   }
   pthread_mutex_unlock(&meta_mu);
+  prof__mem_internal_end();
   return rc;
 }
 
@@ -243,7 +245,7 @@ static uint64_t drain_thread(prof__thread *t) {
   while ((n = prof__ring_read(&t->ring, W.batch, BATCH)) > 0) {
     total += n;
     if (W.failed) {
-      W.lost_unlinked += n; /* read and discarded: counted as lost */
+      __atomic_fetch_add(&W.lost_unlinked, n, __ATOMIC_RELAXED); /* read and discarded: lost */
       continue;
     }
     /* A request made before these events were pushed is visible now. */
@@ -281,7 +283,7 @@ static void drain_all(void) {
       t->lost_reported = lost;
     }
     if (exited) {
-      W.lost_unlinked += lost;
+      __atomic_fetch_add(&W.lost_unlinked, lost, __ATOMIC_RELAXED);
       prof__threads_unlink(prev, t);
     } else {
       live_lost += lost;
@@ -289,7 +291,7 @@ static void drain_all(void) {
     }
     t = next;
   }
-  __atomic_store_n(&W.lost_cache, W.lost_unlinked + live_lost, __ATOMIC_RELAXED);
+  __atomic_store_n(&W.lost_cache, __atomic_load_n(&W.lost_unlinked, __ATOMIC_RELAXED) + live_lost, __ATOMIC_RELAXED);
 }
 
 /* ---- the cycle ------------------------------------------------------------- */
@@ -346,6 +348,7 @@ int prof__writer_sync(unsigned timeout_ms) {
 
 static void *writer_main(void *arg) {
   (void)arg;
+  prof__mem_internal_begin(); /* everything this thread allocates is ours */
   prof__clock_calibrate(20);
   char v[64];
   snprintf(v, sizeof v, "%.12g", prof__clk.ns_per_tick);
@@ -456,10 +459,13 @@ uint64_t prof__writer_events(void) { return __atomic_load_n(&W.events, __ATOMIC_
 /* Exact once the writer thread has stopped; as of the last cycle before. */
 uint64_t prof__writer_lost(void) {
   if (W.running) return __atomic_load_n(&W.lost_cache, __ATOMIC_RELAXED);
-  uint64_t lost = W.lost_unlinked;
+  uint64_t lost = __atomic_load_n(&W.lost_unlinked, __ATOMIC_RELAXED);
   for (prof__thread *t = prof__threads_head(); t; t = t->next) lost += prof__ring_dropped(&t->ring);
   return lost;
 }
+
+/* Records lost outside the rings (e.g. dropped by CUPTI) join the total. */
+void prof__writer_lost_add(uint64_t n) { __atomic_fetch_add(&W.lost_unlinked, n, __ATOMIC_RELAXED); }
 
 uint64_t prof__writer_bytes(void) { return __atomic_load_n(&W.bytes, __ATOMIC_RELAXED); }
 int prof__writer_failed(void) { return W.failed; }

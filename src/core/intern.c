@@ -6,6 +6,7 @@
  * (session.h), i.e. once per name and thread.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,13 +69,26 @@ static uint32_t intern_locked(const char *s, size_t n) {
 
 uint32_t prof__intern_len(const char *s, size_t len) {
   if (!s) return 0;
+  prof__mem_internal_begin();
   pthread_mutex_lock(&lock);
   uint32_t id = intern_locked(s, len);
   pthread_mutex_unlock(&lock);
+  prof__mem_internal_end();
   return id;
 }
 
 uint32_t prof__intern(const char *s) { return s ? prof__intern_len(s, strlen(s)) : 0; }
+
+int prof__intern_copy(uint32_t id, char *out, size_t n) {
+  int ok = 0;
+  pthread_mutex_lock(&lock);
+  if (id >= 1 && id <= nnames && n) {
+    snprintf(out, n, "%s", names[id]);
+    ok = 1;
+  }
+  pthread_mutex_unlock(&lock);
+  return ok;
+}
 
 uint32_t prof__intern_count(void) { return __atomic_load_n(&nnames, __ATOMIC_ACQUIRE); }
 

@@ -392,9 +392,11 @@ static int init_locked(const prof_config *c) {
 
 PROF_API int prof_init(const prof_config *c) {
   if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_RUNNING) return 0;
+  prof__mem_internal_begin();
   pthread_mutex_lock(&lock);
   int rc = init_locked(c);
   pthread_mutex_unlock(&lock);
+  prof__mem_internal_end();
   return rc;
 }
 
@@ -402,9 +404,9 @@ static void print_summary(int rc, int reports, const char *err) {
   prof_stats st = {.size = sizeof st};
   prof_stats_get(&st);
   if (reports)
-    fprintf(stderr, "mlprof: trace %s (%llu events, %llu lost); report %s.report.txt, %s.report.json\n",
+    fprintf(stderr, "mlprof: trace %s (%llu events, %llu lost); report %s.report.{txt,json,html}\n",
             cfg.path, (unsigned long long)st.events_written, (unsigned long long)st.events_lost,
-            cfg.path, cfg.path);
+            cfg.path);
   else
     fprintf(stderr, "mlprof: trace %s (%llu events, %llu lost)%s%s\n", cfg.path,
             (unsigned long long)st.events_written, (unsigned long long)st.events_lost,

@@ -77,6 +77,9 @@ uint32_t prof__intern_len(const char *s, size_t len);
 /* Write strings [*written, count) to the trace; updates *written. */
 int prof__intern_emit(struct prof__tw *w, uint32_t *written);
 uint32_t prof__intern_count(void);
+/* Copy the text of name `id` into out (n bytes). Returns 1, or 0 for an
+ * unknown id. Takes the table's lock: not for the hot path. */
+int prof__intern_copy(uint32_t id, char *out, size_t n);
 /* Slow path of the per-thread pointer cache. */
 uint32_t prof__name_miss(prof__thread *t, const char *p, unsigned slot);
 
@@ -125,6 +128,16 @@ const char *prof__session_path(void);
 int prof__session_running(void);
 /* Environment variable lookup honouring the prefix MLPROF_. */
 const char *prof__env(const char *name);
+
+/* Mark allocations of the calling thread as the profiler's own until the
+ * matching end (nests), so memory profiling leaves them out. Defined by the
+ * memory module (src/mem). */
+void prof__mem_internal_begin(void);
+void prof__mem_internal_end(void);
+
+/* Count `n` events lost by a producer outside the rings (e.g. records a
+ * GPU driver dropped): they join prof_stats.events_lost and the footer. */
+void prof__writer_lost_add(uint64_t n);
 
 /* Push an event for the calling thread from core code (not signal-safe). */
 void prof__emit(uint8_t type, uint8_t cat, uint32_t name, uint64_t a, uint64_t b);

@@ -139,7 +139,10 @@ size_t prof__gpu_queue_len(void) {
   return n;
 }
 
-void prof__gpu_dropped_add(uint64_t n) { __atomic_fetch_add(&dropped_total, n, __ATOMIC_RELAXED); }
+void prof__gpu_dropped_add(uint64_t n) {
+  __atomic_fetch_add(&dropped_total, n, __ATOMIC_RELAXED);
+  prof__writer_lost_add(n);
+}
 uint64_t prof__gpu_dropped(void) { return __atomic_load_n(&dropped_total, __ATOMIC_RELAXED); }
 
 /* ---- writer hook --------------------------------------------------------- */

@@ -161,18 +161,9 @@ void prof__live_observe(uint32_t tid, const void *events, size_t n) {
   }
 }
 
-/* Text of a name id: the per-thread name caches map it back to the string
- * the program passed (which must stay valid, see prof_range_push). */
+/* Text of a name id, from the name table. */
 static void name_of(uint32_t id, char *out, size_t n) {
-  snprintf(out, n, "#%u", id);
-  for (prof__thread *t = prof__threads_head(); t; t = t->next)
-    for (int s = 0; s < PROF_NAME_CACHE; s++) {
-      const char *p = __atomic_load_n(&t->cache[s].p, __ATOMIC_RELAXED);
-      if (p && __atomic_load_n(&t->cache[s].id, __ATOMIC_RELAXED) == id) {
-        snprintf(out, n, "%s", p);
-        return;
-      }
-    }
+  if (!prof__intern_copy(id, out, n)) snprintf(out, n, "#%u", id);
 }
 
 /* The PROF_LIVE_TOP names with the most self time in the window. */
