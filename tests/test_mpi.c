@@ -139,9 +139,52 @@ static void slowed_rank_is_the_straggler(void **state) {
   prof__ranks_paths_free(paths, 4);
 }
 
+/* `mlprof run --mpi` on a program that never heard of mlprof: every rank's
+ * trace lands in the folder with its rank in the name, and the PMPI
+ * wrappers (preloaded) saw exactly the 7 Allreduce calls of 16 doubles. */
+static void launcher_preloads_the_mpi_wrappers(void **state) {
+  (void)state;
+  const char *why = why_skip();
+  char prog[1024];
+  snprintf(prog, sizeof prog, "%s/tests/progs/mpi_plain", MLPROF_BIN_DIR);
+  if (!why && !th_exists(prog)) why = "tests/progs/mpi_plain was not built";
+  if (why) {
+    fprintf(stderr, "skipped: %s\n", why);
+    skip();
+  }
+  const char *dir = th_tmp_path("mpilaunch", "");
+  char cmd[2048], out[600];
+  snprintf(out, sizeof out, "%s.out", dir);
+  snprintf(cmd, sizeof cmd,
+           "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
+           "timeout 120 mpirun -np 2 --oversubscribe %s/mlprof run --mpi -o %s -- %s 2>&1",
+           MLPROF_BIN_DIR, dir, prog);
+  int rc = th_run(cmd, out);
+  if (rc != 0) {
+    char *text = th_read_file(out, NULL);
+    fprintf(stderr, "mpirun failed (%d):\n%s\n", rc, text ? text : "");
+    free(text);
+  }
+  assert_int_equal(rc, 0);
+  char **paths, err[256], *dirs[] = {(char *)dir};
+  assert_int_equal(prof__ranks_paths(dirs, 1, &paths, err), 2);
+  prof__ranks *rs;
+  assert_int_equal(prof__ranks_run(&rs, paths, 2, err), 0);
+  for (int r = 0; r < 2; r++) {
+    assert_int_equal(rs->r[r].rank, r);
+    const prof__rank_op *ar = op_of(&rs->r[r], "MPI_Allreduce");
+    assert_non_null(ar);
+    assert_int_equal(ar->calls, 7);
+    assert_int_equal(ar->bytes, 7 * 16 * sizeof(double));
+  }
+  prof__ranks_free(rs);
+  prof__ranks_paths_free(paths, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(slowed_rank_is_the_straggler),
+      cmocka_unit_test(launcher_preloads_the_mpi_wrappers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

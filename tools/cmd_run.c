@@ -26,7 +26,7 @@
 
 typedef struct run_opts {
   const char *output, *mem, *library, *format;
-  int no_children, no_report, quiet;
+  int no_children, no_report, quiet, mpi;
 } run_opts;
 
 static int readable(const char *p) { return p && access(p, R_OK) == 0; }
@@ -97,6 +97,7 @@ static int parse(int argc, char **argv, run_opts *o, int *prog) {
     else if (!strcmp(a, "--library")) val = &o->library;
     else if (!strcmp(a, "-f") || !strcmp(a, "--format")) val = &o->format;
     else if (!strcmp(a, "--no-children")) o->no_children = 1;
+    else if (!strcmp(a, "--mpi")) o->mpi = 1;
     else if (!strcmp(a, "--no-report")) o->no_report = 1;
     else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
     else {
@@ -114,10 +115,24 @@ static int parse(int argc, char **argv, run_opts *o, int *prog) {
   return -1;
 }
 
+/* libmlprof_mpi.so beside libmlprof.so (for --mpi), or 0. */
+static int find_mpi_library(const char *lib, char *out, size_t n) {
+  const char *slash = strrchr(lib, '/');
+  int dir = slash ? (int)(slash - lib) : 0;
+  static const char *const names[] = {"libmlprof_mpi.so", "libmlprof_mpi.so.0"};
+  for (size_t i = 0; i < 2; i++) {
+    if (snprintf(out, n, "%.*s%s%s", dir, lib, slash ? "/" : "", names[i]) >= (int)n) continue;
+    if (readable(out)) return 1;
+  }
+  return 0;
+}
+
 static void child_env(const run_opts *o, const char *lib, const char *trace) {
   const char *old = getenv("LD_PRELOAD");
-  char pre[8192];
-  snprintf(pre, sizeof pre, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+  char pre[8192], mpi[PATH_MAX] = "";
+  /* With --mpi the PMPI wrappers come first, so they see MPI_* calls. */
+  if (o->mpi && find_mpi_library(lib, mpi, sizeof mpi)) strcat(mpi, ":");
+  snprintf(pre, sizeof pre, "%s%s%s%s", mpi, lib, old && *old ? ":" : "", old && *old ? old : "");
   setenv("LD_PRELOAD", pre, 1);
   setenv("MLPROF_PRELOAD", "1", 1);
   char pid[24];
@@ -170,6 +185,32 @@ static int wait_child(pid_t pid) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 }
 
+/* --mpi: this process is one rank (mpirun starts `mlprof run --mpi` once per
+ * rank). The rank's trace goes into the output folder under the rank-aware
+ * default name; the merged report is `mlprof report FOLDER`. */
+static int run_mpi(const run_opts *o, const char *lib, char **prog) {
+  const char *dir = o->output ? o->output : "mlprof-mpi";
+  mkdir(dir, 0755);
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    cli_error("run", "--mpi needs -o to name a folder for the rank traces ('%s' is not one)", dir);
+    return CLI_USAGE;
+  }
+  char mpi[PATH_MAX];
+  if (!find_mpi_library(lib, mpi, sizeof mpi)) {
+    cli_error("run", "--mpi: libmlprof_mpi.so not found beside %s (built when MPI is found)", lib);
+    return CLI_USAGE;
+  }
+  char folder[PATH_MAX];
+  snprintf(folder, sizeof folder, "%s/", dir);
+  child_env(o, lib, folder);
+  setenv("MLPROF_REPORT", "1", 1); /* each rank writes its own report files */
+  fflush(NULL);
+  execvp(prog[0], prog);
+  fprintf(stderr, "mlprof run: cannot run '%s': %s\n", prog[0], strerror(errno));
+  return 127;
+}
+
 static int run(int argc, char **argv) {
   run_opts o = {0};
   int prog = 0, p = parse(argc, argv, &o, &prog);
@@ -185,6 +226,7 @@ static int run(int argc, char **argv) {
   }
   char lib[PATH_MAX];
   if (!find_library(&o, lib, sizeof lib)) return CLI_USAGE;
+  if (o.mpi) return run_mpi(&o, lib, argv + prog);
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) {
@@ -222,6 +264,9 @@ const mlprof_cmd mlprof_cmd_run = {
     "  -o, --output F   trace path (default <program>.<pid>.mlpt here)\n"
     "      --mem MODE   memory profiling: off, counts, sampled (default), full\n"
     "      --no-children  do not profile child processes\n"
+    "      --mpi        one rank of an MPI job: `mpirun -np N mlprof run --mpi -o DIR\n"
+    "                   -- PROGRAM` preloads the PMPI wrappers too and writes each\n"
+    "                   rank's trace into DIR; `mlprof report DIR` merges them\n"
     "      --library P  the profiler library (default: next to this command or\n"
     "                   in its install prefix; also MLPROF_LIBRARY)\n"
     "  -f, --format F   printed report: text (default) or json\n"
