@@ -177,8 +177,8 @@ void prof__gpu_html(prof__an *an, void *st, FILE *out) {
   char a[32], b[32];
   prof__html_section_begin(out, "gpu", "GPU");
   const gpu_window *t = &s->total;
-  fprintf(out, "<p>%llu kernels (%s), %llu copies, %llu sets; GPU busy %.1f%% of %s, idle waiting for the host "
-               "%.1f%%.</p>\n",
+  fprintf(out, "<p>kernels: %llu (%s of kernel time); copies: %llu; sets: %llu. GPU busy %.1f%% of %s, idle "
+               "waiting for the host %.1f%%.</p>\n",
           (unsigned long long)s->kernels, prof__an_fmt_ns(a, sizeof a, s->kernel_ns), (unsigned long long)s->copies,
           (unsigned long long)s->sets, 100 * share(t->busy_ns, t->end), prof__an_fmt_ns(b, sizeof b, t->end),
           100 * share(t->idle_host_ns, t->end));
