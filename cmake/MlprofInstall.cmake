@@ -79,3 +79,13 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/docs)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
     COMPONENT doc FILES_MATCHING PATTERN "*.md")
 endif()
+
+# The Python binding (pure Python over ctypes): installed where Debian's
+# python3 looks for packages under the prefix; it finds the installed
+# libmlprof relative to itself.
+set(MLPROF_PYTHON_DIR "${CMAKE_INSTALL_LIBDIR}/python3/dist-packages" CACHE STRING
+  "Install folder of the Python package, relative to the prefix")
+if(EXISTS ${PROJECT_SOURCE_DIR}/python/mlprof)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/mlprof DESTINATION ${MLPROF_PYTHON_DIR}
+    COMPONENT python FILES_MATCHING PATTERN "*.py")
+endif()

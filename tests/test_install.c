@@ -124,6 +124,27 @@ static void install_puts_files_in_place(void **state) {
   }
 }
 
+/* The Python package is installed with the library and loads the
+ * installed libmlprof (not the build tree's) without any path set. */
+static void python_package_loads_the_installed_library(void **state) {
+  (void)state;
+  if (!th_exists("/usr/bin/python3")) skip();
+#ifdef MLPROF_SANITIZED
+  skip(); /* a sanitized libmlprof cannot load into an uninstrumented python */
+#endif
+  char cmd[4096], out[800];
+  snprintf(out, sizeof out, "%s/python.txt", inst.work);
+  snprintf(cmd, sizeof cmd,
+           "cd / && env -u MLPROF_LIBRARY PYTHONPATH='%s/python3/dist-packages' /usr/bin/python3 -c "
+           "'import mlprof; print(mlprof.library_path())'",
+           inst.libdir);
+  assert_int_equal(th_run(cmd, out), 0);
+  char *text = th_read_file(out, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, inst.prefix));
+  free(text);
+}
+
 static void cmake_package_builds_and_runs_consumers(void **state) {
   (void)state;
   char cmd[4096], build[700];
@@ -177,6 +198,7 @@ static void pkgconfig_static_links_without_the_shared_library(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(install_puts_files_in_place),
+    cmocka_unit_test(python_package_loads_the_installed_library),
     cmocka_unit_test(cmake_package_builds_and_runs_consumers),
     cmocka_unit_test(pkgconfig_builds_and_runs_shared_consumer),
     cmocka_unit_test(pkgconfig_static_links_without_the_shared_library),

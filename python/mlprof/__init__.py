@@ -128,6 +128,19 @@ def _name_id(name):
     return i
 
 
+_tags = {}
+
+
+def _tag(tag):
+    """A bytes object for `tag` that lives as long as the process: the C
+    side identifies tags by pointer after their first use, so the same
+    buffer must be passed every time (and never reused for another tag)."""
+    b = _tags.get(tag)
+    if b is None:
+        b = _tags[tag] = str(tag).encode("utf-8", "replace")
+    return b
+
+
 def _category(category):
     if isinstance(category, int):
         return category
@@ -201,7 +214,7 @@ def _need(fn_name):
 def scalar(tag, value):
     """A per-step metric (``loss``, ``val/loss``, ``lr``, ...) for the
     model-health findings and the reports."""
-    _need("prof_scalar")(str(tag).encode("utf-8", "replace"), float(value))
+    _need("prof_scalar")(_tag(tag), float(value))
 
 
 def _float32_view(array):
@@ -245,7 +258,7 @@ def histogram(tag, kind, array):
     k = HIST_KINDS[kind] if isinstance(kind, str) else int(kind)
     f = _need("prof_histogram")
     ptr, n, keep = _float32_view(array)
-    f(str(tag).encode("utf-8", "replace"), k, ptr, n)
+    f(_tag(tag), k, ptr, n)
     del keep
 
 

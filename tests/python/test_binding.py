@@ -131,6 +131,80 @@ class TorchTraining(unittest.TestCase):
             ids = {f["id"]: f for f in rep["findings"]}
             self.assertIn("input_bound", ids)
             self.assertEqual(ids["input_bound"]["severity"], "high")
+            # Histograms every 2 steps: weights, biases, activations and
+            # gradients of each Linear layer, with their real sizes.
+            hist = {h["tag"]: h for h in rep["model"]["histograms"]}
+            width = 256
+            sizes = {"0.weight": 64 * width, "0.bias": width, "2.weight": width * width,
+                     "2.bias": width, "4.weight": width * 2, "4.bias": 2,
+                     "0.act": 64 * width, "2.act": 64 * width, "4.act": 64 * 2}
+            for tag, n in sizes.items():
+                self.assertIn(tag, hist)
+                self.assertEqual(hist[tag]["last"]["count"], n, tag)
+                self.assertEqual(hist[tag]["records"], 4, tag)  # steps 1, 3, 5, 7
+            for tag in ("0.weight", "2.weight", "4.weight"):
+                self.assertEqual(hist[tag + ".grad"]["kind"], "gradient")
+                self.assertEqual(hist[tag + ".grad"]["last"]["count"], sizes[tag])
+            self.assertEqual(hist["0.act"]["kind"], "activation")
+            loss = [s for s in rep["model"]["scalars"] if s["tag"] == "loss"]
+            self.assertEqual(loss[0]["count"], 8)
+
+    def test_unmodified_script_under_mlprof_run(self):
+        cli = os.environ.get("MLPROF_CLI")
+        if not cli or not os.path.exists(cli):
+            self.skipTest("the mlprof command was not built")
+        with tempfile.TemporaryDirectory() as d:
+            e = dict(os.environ)
+            e.pop("PYTHONPATH", None)
+            r = subprocess.run([cli, "run", "-q", "--no-report", "-o", d + "/", "--",
+                                sys.executable, os.path.join(HERE, "train_torch.py"),
+                                "--steps", "40", "--width", "512"],
+                               env=e, capture_output=True, text=True, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rep = only_report(d)
+            top = rep["functions"]["top_self"][0]
+            # Debian's torch multiplies matrices in the reference BLAS.
+            self.assertEqual(top["name"], "sgemm_", rep["functions"]["top_self"][:5])
+
+
+class NumpyHistogram(unittest.TestCase):
+    def test_summary_matches_numpy(self):
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            self.skipTest("python3-numpy is not installed")
+        with tempfile.TemporaryDirectory() as d:
+            code = (
+                "import mlprof, sys, json, numpy as np\n"
+                "mlprof.init(output=sys.argv[1] + '/', report=True)\n"
+                "rng = np.random.default_rng(7)\n"
+                "a = (rng.standard_normal(100003) * 3 + 1).astype(np.float32)\n"
+                "a[::10] = 0\n"
+                "b = rng.standard_normal((64, 33))\n"  # float64, 2-D: converted once
+                "with mlprof.step():\n"
+                "    mlprof.histogram('a', 'other', a)\n"
+                "    mlprof.histogram('b', 'weight', b)\n"
+                "mlprof.shutdown()\n"
+                "ref = {}\n"
+                "for k, x in (('a', a), ('b', b.astype(np.float32))):\n"
+                "    x64 = x.astype(np.float64)\n"
+                "    ref[k] = dict(count=x.size, min=float(x.min()), max=float(x.max()),\n"
+                "                  mean=float(x64.mean()), std=float(x64.std()),\n"
+                "                  zeros=int((x == 0).sum()))\n"
+                "print(json.dumps(ref))\n")
+            r = run_py(code, args=(d,))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            ref = json.loads(r.stdout.strip().splitlines()[-1])
+            rep = only_report(d)
+            hist = {h["tag"]: h["last"] for h in rep["model"]["histograms"]}
+            for k, want in ref.items():
+                got = hist[k]
+                self.assertEqual(got["count"], want["count"])
+                self.assertEqual(got["zeros"], want["zeros"])
+                self.assertEqual(got["min"], want["min"])
+                self.assertEqual(got["max"], want["max"])
+                self.assertAlmostEqual(got["mean"], want["mean"], delta=1e-6 * max(1, abs(want["mean"])))
+                self.assertAlmostEqual(got["std"], want["std"], delta=1e-6 * want["std"])
 
 
 if __name__ == "__main__":

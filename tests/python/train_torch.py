@@ -51,7 +51,7 @@ def main():
         loss.backward()
         opt.step()
         if args.mlprof:
-            mlprof.scalar("loss", loss.item()) if hasattr(mlprof._c, "prof_scalar") else None
+            mlprof.scalar("loss", loss.item())
         first = loss.item() if first is None else first
         last = loss.item()
     print("loss %.4f -> %.4f" % (first, last))
