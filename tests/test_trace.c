@@ -267,6 +267,13 @@ static void crc32c_matches_known_vector(void **state) {
   assert_int_equal(prof__crc32c(0, "123456789", 9), 0xE3069283u);
   uint32_t part = prof__crc32c(0, "12345", 5);
   assert_int_equal(prof__crc32c(part, "6789", 4), 0xE3069283u);
+  assert_int_equal(prof__crc32c_sw(0, "123456789", 9), 0xE3069283u);
+  /* Hardware and table paths agree on every length and alignment. */
+  uint8_t buf[300];
+  for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 131 + 7);
+  for (size_t off = 0; off < 8; off++)
+    for (size_t n = 0; n + off <= sizeof buf; n += 13)
+      assert_int_equal(prof__crc32c(0x1234, buf + off, n), prof__crc32c_sw(0x1234, buf + off, n));
 }
 
 int main(void) {

@@ -122,6 +122,7 @@ const prof__section prof__sec_comm = {
     .json = comm_json,
     .html = comm_html,
     .destroy = comm_destroy,
+    .event_mask = PROF_EVMASK(PROF_EV_COMM),
 };
 
 const prof__comm_state *prof__comm_of(const prof__an *an) { return prof__an_section(an, "comm"); }

@@ -173,4 +173,5 @@ const prof__section prof__sec_counters = {
     .text = ctr_text,
     .json = ctr_json,
     .destroy = ctr_destroy,
+    .event_mask = PROF_EVMASK(PROF_EV_COUNTER),
 };

@@ -545,4 +545,5 @@ const prof__section prof__sec_functions = {
     .text = fn_text,
     .json = fn_json,
     .destroy = fn_destroy,
+    .event_mask = PROF_EVMASK(PROF_EV_SAMPLE),
 };

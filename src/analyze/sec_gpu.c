@@ -809,4 +809,6 @@ const prof__section prof__sec_gpu = {
     .html = prof__gpu_html,
     .destroy = gpu_destroy,
     .chrome = prof__gpu_chrome_hook,
+    .event_mask = PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END) |
+                  PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END),
 };

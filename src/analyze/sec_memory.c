@@ -454,4 +454,7 @@ const prof__section prof__sec_memory = {
     .json = prof__mem_sec_json,
     .html = prof__mem_sec_html,
     .destroy = mem_destroy,
+    .event_mask = PROF_EVMASK(PROF_EV_ALLOC) | PROF_EVMASK(PROF_EV_FREE) | PROF_EVMASK(PROF_EV_COUNTER) |
+                  PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END) |
+                  PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END),
 };

@@ -681,4 +681,5 @@ const prof__section prof__sec_model = {
     .text = model_text,
     .json = model_json,
     .destroy = model_destroy,
+    .event_mask = PROF_EVMASK(PROF_EV_SCALAR),
 };

@@ -546,4 +546,5 @@ const prof__section prof__sec_resources = {
     .json = res_json,
     .html = prof__res_sec_html,
     .destroy = res_destroy,
+    .event_mask = PROF_EVMASK(PROF_EV_COUNTER),
 };

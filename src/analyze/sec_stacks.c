@@ -112,4 +112,5 @@ const prof__section prof__sec_stacks = {
     .record = st_record,
     .json = st_json,
     .destroy = st_destroy,
+    .event_mask = PROF_EVMASK_NONE,
 };

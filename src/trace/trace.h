@@ -177,5 +177,7 @@ int64_t prof__cur_svarint(prof__cur *c);
 const char *prof__cur_str(prof__cur *c, size_t *len);
 
 uint32_t prof__crc32c(uint32_t crc, const void *p, size_t n);
+/* The portable table implementation (the fast path uses SSE4.2 when present). */
+uint32_t prof__crc32c_sw(uint32_t crc, const void *p, size_t n);
 
 #endif /* PROF_TRACE_H */
