@@ -34,21 +34,44 @@ static void progress_done(an_progress *pr) {
 
 /* One pass over the records. Returns the reader's final status (0 at a
  * clean end, negative error). */
-static int an_pass(an_priv *p, int pass) {
-  prof__an *an = &p->pub;
-  typedef void (*hook_fn)(prof__an *, void *, const prof__rec *);
-  hook_fn fns[prof__nsections + 1];
-  void *states[prof__nsections + 1];
-  uint64_t masks[prof__nsections + 1];
+typedef void (*hook_fn)(prof__an *, void *, const prof__rec *);
+
+/* The sections one kind of record goes to, in section order. */
+typedef struct hook_list {
+  uint8_t n;
+  uint8_t idx[31];
+} hook_list;
+
+/* Per event type (0..63) and one list for non-event records. */
+typedef struct dispatch {
+  hook_fn fn[32];
+  void *st[32];
+  hook_list by_type[64], other;
+} dispatch;
+
+static void dispatch_build(const prof__an *an, int pass, dispatch *d) {
+  memset(d, 0, sizeof *d);
   size_t nh = 0;
-  for (size_t i = 0; i < prof__nsections; i++) {
+  for (size_t i = 0; i < prof__nsections && nh < 31; i++) {
     const prof__section *s = prof__sections[i];
     hook_fn f = pass == 1 ? s->record : s->record2;
     if (f == NULL) continue;
-    fns[nh] = f;
-    masks[nh] = s->event_mask ? s->event_mask : ~0ull;
-    states[nh++] = an->section_state[i];
+    uint64_t mask = s->event_mask ? s->event_mask : ~0ull;
+    d->fn[nh] = f;
+    d->st[nh] = an->section_state[i];
+    for (int t = 0; t < 64; t++)
+      if (mask & PROF_EVMASK(t)) d->by_type[t].idx[d->by_type[t].n++] = (uint8_t)nh;
+    d->other.idx[d->other.n++] = (uint8_t)nh;
+    nh++;
   }
+}
+
+/* One pass over the records. Returns the reader's final status (0 at a
+ * clean end, negative error). */
+static int an_pass(an_priv *p, int pass) {
+  prof__an *an = &p->pub;
+  dispatch d;
+  dispatch_build(an, pass, &d);
   an_progress pr = {!an->quiet && isatty(2) && prof__reader_size(an->reader) >= AN_PROGRESS_MIN_BYTES, -1, pass};
   prof__rec rec;
   uint64_t n = 0;
@@ -56,9 +79,8 @@ static int an_pass(an_priv *p, int pass) {
   while ((rc = prof__reader_next(an->reader, &rec)) == 1) {
     if (pass == 1) prof__model_record(p, &rec);
     /* Events go only to the sections that asked for their type. */
-    uint64_t bit = rec.kind == PROF_REC_EVENT ? PROF_EVMASK(rec.ev.type & 63) : ~0ull;
-    for (size_t i = 0; i < nh; i++)
-      if (masks[i] & bit) fns[i](an, states[i], &rec);
+    const hook_list *l = rec.kind == PROF_REC_EVENT ? &d.by_type[rec.ev.type & 63] : &d.other;
+    for (unsigned i = 0; i < l->n; i++) d.fn[l->idx[i]](an, d.st[l->idx[i]], &rec);
     if (pr.on && (++n & 0xffff) == 0) progress_show(an, &pr);
   }
   progress_done(&pr);
