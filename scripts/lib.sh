@@ -4,8 +4,8 @@
 MLPROF_PACKAGES=(cmake make gcc pkg-config libzstd-dev libunwind-dev libcmocka-dev
                  libpapi-dev libdw-dev zstd zlib1g-dev)
 # Only the test suite needs these: MPI (libmlprof_mpi and its tests) and the
-# Python binding's tests (numpy, PyTorch).
-MLPROF_TEST_PACKAGES=(libopenmpi-dev openmpi-bin python3 python3-numpy python3-torch)
+# Python binding's tests (numpy, PyTorch) and the HTML report's browser check.
+MLPROF_TEST_PACKAGES=(libopenmpi-dev openmpi-bin python3 python3-numpy python3-torch chromium)
 
 # Print the packages of the list that are not installed.
 mlprof_missing_packages() {
