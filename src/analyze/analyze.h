@@ -185,6 +185,10 @@ int prof__report_write(prof__an *an, const char *format, FILE *out);
  * shutdown). */
 int prof__report_files(const char *trace_path, char *err);
 
+/* Write `"findings": [...]` (id, severity, title, measured, recommendation,
+ * value) into the open object: one format for every report. */
+void prof__json_findings(prof__json *j, const prof__finding *f, size_t n);
+
 /* Exporters. */
 int prof__export_chrome(prof__an *an, FILE *out);
 

@@ -118,23 +118,6 @@ static void json_straggler(const prof__ranks *rs, prof__json *j) {
   prof__json_obj_end(j);
 }
 
-static void json_findings(const prof__ranks *rs, prof__json *j) {
-  prof__json_key(j, "findings");
-  prof__json_arr_begin(j);
-  for (size_t i = 0; i < rs->nfindings; i++) {
-    const prof__finding *f = &rs->findings[i];
-    prof__json_obj_begin(j);
-    prof__json_kstr(j, "id", f->id);
-    prof__json_kstr(j, "severity", f->severity);
-    prof__json_kstr(j, "title", f->title);
-    prof__json_kstr(j, "measured", f->measured);
-    prof__json_kstr(j, "recommendation", f->recommendation);
-    prof__json_knum(j, "value", f->value);
-    prof__json_obj_end(j);
-  }
-  prof__json_arr_end(j);
-}
-
 static int write_json(prof__ranks *rs, FILE *out) {
   prof__json j;
   prof__json_init(&j, out, 1);
@@ -159,7 +142,7 @@ static int write_json(prof__ranks *rs, FILE *out) {
   for (size_t i = 0; i < rs->n; i++) json_rank(&rs->r[i], &j);
   prof__json_arr_end(&j);
   prof__json_obj_end(&j);
-  json_findings(rs, &j);
+  prof__json_findings(&j, rs->findings, rs->nfindings);
   prof__json_obj_end(&j);
   fputc('\n', out);
   return 0;

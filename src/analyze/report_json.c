@@ -151,11 +151,11 @@ static void json_ranges(prof__an *an, prof__json *j) {
   free(idx);
 }
 
-static void json_findings(prof__an *an, prof__json *j) {
+void prof__json_findings(prof__json *j, const prof__finding *fs, size_t n) {
   prof__json_key(j, "findings");
   prof__json_arr_begin(j);
-  for (size_t i = 0; i < an->nfindings; i++) {
-    const prof__finding *f = &an->findings[i];
+  for (size_t i = 0; i < n; i++) {
+    const prof__finding *f = &fs[i];
     prof__json_obj_begin(j);
     prof__json_kstr(j, "id", f->id);
     prof__json_kstr(j, "severity", f->severity);
@@ -195,7 +195,7 @@ int prof__report_json(prof__an *an, FILE *out) {
   json_steps(an, &j);
   json_breakdown(an, &j);
   json_ranges(an, &j);
-  json_findings(an, &j);
+  prof__json_findings(&j, an->findings, an->nfindings);
   json_anomalies(an, &j);
   for (size_t i = 0; i < prof__nsections; i++)
     if (prof__sections[i]->json) prof__sections[i]->json(an, an->section_state[i], &j);

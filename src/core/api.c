@@ -18,49 +18,48 @@ static inline int clamp_cat(int cat) {
   return (unsigned)cat < PROF_CAT_COUNT ? cat : PROF_CAT_OTHER;
 }
 
+/* Record a range begin. Beyond the tracked depth both ends are dropped
+ * (and counted), keeping begin/end pairs intact. */
 static inline void push_id(prof__thread *t, uint32_t id, int cat) {
   uint32_t d = t->depth++;
+  if (PROF_UNLIKELY(d >= PROF_MAX_DEPTH)) {
+    prof__misuse_count(PROF_MU_TOO_DEEP);
+    prof__ring_drop(&t->ring);
+    return;
+  }
   int ok = prof__ring_put(&t->ring, PROF_EV_RANGE_BEGIN, (uint8_t)clamp_cat(cat), id,
                           prof__ticks(), 0, 0);
-  if (PROF_LIKELY(d < PROF_MAX_DEPTH))
-    t->stack[d] = ok ? id : (id | PROF_DROPPED_BIT);
+  t->stack[d] = ok ? id : (id | PROF_DROPPED_BIT);
+}
+
+/* The name's id for the calling thread, or 0 (a NULL name is counted). */
+static inline uint32_t name_of(prof__thread *t, const char *name) {
+  if (PROF_UNLIKELY(!name)) {
+    prof__misuse_count(PROF_MU_NULL_NAME);
+    return 0;
+  }
+  return prof__name_id(t, name);
+}
+
+/* Is this an id prof_name_id() gave out? (A bad one is counted.) */
+static inline int id_ok(uint32_t id) {
+  if (PROF_LIKELY(id != 0 && id <= prof__intern_count())) return 1;
+  prof__misuse_count(PROF_MU_BAD_ID);
+  return 0;
 }
 
 PROF_API void prof_range_push_cat(const char *name, int category) {
   prof__thread *t = self_or_slow();
   if (PROF_UNLIKELY(!t)) return;
-  if (PROF_UNLIKELY(!name)) {
-    prof__misuse_count(PROF_MU_NULL_NAME);
-    return;
-  }
-  uint32_t id = prof__name_id(t, name);
-  if (PROF_UNLIKELY(!id)) return;
-  if (PROF_UNLIKELY(t->depth >= PROF_MAX_DEPTH)) {
-    /* Beyond the tracked depth both ends are dropped, keeping pairs intact. */
-    t->depth++;
-    prof__misuse_count(PROF_MU_TOO_DEEP);
-    prof__ring_drop(&t->ring);
-    return;
-  }
-  push_id(t, id, category);
+  uint32_t id = name_of(t, name);
+  if (PROF_LIKELY(id != 0)) push_id(t, id, category);
 }
 
 PROF_API void prof_range_push(const char *name) { prof_range_push_cat(name, PROF_CAT_COMPUTE); }
 
 PROF_API void prof_range_push_id(uint32_t name_id, int category) {
   prof__thread *t = self_or_slow();
-  if (PROF_UNLIKELY(!t)) return;
-  if (PROF_UNLIKELY(name_id == 0 || name_id > prof__intern_count())) {
-    prof__misuse_count(PROF_MU_BAD_ID);
-    return;
-  }
-  if (PROF_UNLIKELY(t->depth >= PROF_MAX_DEPTH)) {
-    t->depth++;
-    prof__misuse_count(PROF_MU_TOO_DEEP);
-    prof__ring_drop(&t->ring);
-    return;
-  }
-  push_id(t, name_id, category);
+  if (PROF_LIKELY(t != NULL) && id_ok(name_id)) push_id(t, name_id, category);
 }
 
 PROF_API void prof_range_pop(void) {
@@ -94,43 +93,25 @@ static void counter_id(prof__thread *t, uint32_t id, double v) {
 PROF_API void prof_mark(const char *name) {
   prof__thread *t = self_or_slow();
   if (PROF_UNLIKELY(!t)) return;
-  if (PROF_UNLIKELY(!name)) {
-    prof__misuse_count(PROF_MU_NULL_NAME);
-    return;
-  }
-  uint32_t id = prof__name_id(t, name);
+  uint32_t id = name_of(t, name);
   if (id) mark_id(t, id);
 }
 
 PROF_API void prof_counter(const char *name, double value) {
   prof__thread *t = self_or_slow();
   if (PROF_UNLIKELY(!t)) return;
-  if (PROF_UNLIKELY(!name)) {
-    prof__misuse_count(PROF_MU_NULL_NAME);
-    return;
-  }
-  uint32_t id = prof__name_id(t, name);
+  uint32_t id = name_of(t, name);
   if (id) counter_id(t, id, value);
 }
 
 PROF_API void prof_mark_id(uint32_t name_id) {
   prof__thread *t = self_or_slow();
-  if (PROF_UNLIKELY(!t)) return;
-  if (PROF_UNLIKELY(name_id == 0 || name_id > prof__intern_count())) {
-    prof__misuse_count(PROF_MU_BAD_ID);
-    return;
-  }
-  mark_id(t, name_id);
+  if (t && id_ok(name_id)) mark_id(t, name_id);
 }
 
 PROF_API void prof_counter_id(uint32_t name_id, double value) {
   prof__thread *t = self_or_slow();
-  if (PROF_UNLIKELY(!t)) return;
-  if (PROF_UNLIKELY(name_id == 0 || name_id > prof__intern_count())) {
-    prof__misuse_count(PROF_MU_BAD_ID);
-    return;
-  }
-  counter_id(t, name_id, value);
+  if (t && id_ok(name_id)) counter_id(t, name_id, value);
 }
 
 PROF_API uint32_t prof_name_id(const char *name) {
