@@ -276,3 +276,11 @@ void prof__svg_flame(FILE *out, const prof__flame_node *nodes, size_t n, const c
   fputs("</svg><figcaption>click a frame to zoom into it; click the bottom frame to zoom out</figcaption></figure>\n",
         out);
 }
+
+void prof__html_fact(FILE *out, const char *key, const char *value) {
+  fputs("<tr><th>", out);
+  prof__html_esc(out, key);
+  fputs("</th><td>", out);
+  prof__html_esc(out, value);
+  fputs("</td></tr>", out);
+}

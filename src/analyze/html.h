@@ -20,6 +20,8 @@
 
 /* Text and attribute escaping (& < > " '). NULL writes nothing. */
 void prof__html_esc(FILE *out, const char *s);
+/* One "<tr><th>key</th><td>value</td></tr>" row of a facts table, escaped. */
+void prof__html_fact(FILE *out, const char *key, const char *value);
 
 /* <section class="sec" id="ID"><h2>TITLE</h2> ... </section> */
 void prof__html_section_begin(FILE *out, const char *id, const char *title);

@@ -81,31 +81,24 @@ static void nav(prof__an *an, FILE *out) {
   fputs("<a href=\"#health\">Trace health</a></nav>\n<main>\n", out);
 }
 
-static void fact(FILE *out, const char *k, const char *v) {
-  fputs("<tr><th>", out);
-  prof__html_esc(out, k);
-  fputs("</th><td>", out);
-  prof__html_esc(out, v);
-  fputs("</td></tr>", out);
-}
 
 static void facts(prof__an *an, FILE *out) {
   char b[64], d[32], e[32];
   fputs("<table class=\"facts\">", out);
   snprintf(b, sizeof b, "%s on %s", hdr(an, "pid"), hdr(an, "hostname"));
-  fact(out, "process", b);
+  prof__html_fact(out, "process", b);
   const char *cmd = prof__an_header(an, "cmdline");
-  if (cmd && *cmd) fact(out, "command", cmd);
+  if (cmd && *cmd) prof__html_fact(out, "command", cmd);
   snprintf(b, sizeof b, "%s (%llu events, %zu threads)", NS(d, an->last_ns - an->first_ns),
            (unsigned long long)an->events, an->nthreads);
-  fact(out, "traced", b);
+  prof__html_fact(out, "traced", b);
   if (an->nsteps) {
     snprintf(b, sizeof b, "%zu; median %s, p95 %s", an->nsteps, NS(d, an->step_stats.median_ns),
              NS(e, an->step_stats.p95_ns));
-    fact(out, "steps", b);
+    prof__html_fact(out, "steps", b);
   }
   snprintf(b, sizeof b, "%llu", (unsigned long long)an->lost_events);
-  fact(out, "lost events", b);
+  prof__html_fact(out, "lost events", b);
   fputs("</table>\n", out);
   if (an->truncated) {
     fputs("<p class=\"warn\">The trace is truncated (", out);

@@ -24,13 +24,6 @@
 
 static const char *const mode_names[] = {"off", "counts", "sampled", "full"};
 
-static void fact(FILE *out, const char *k, const char *v) {
-  fputs("<tr><th>", out);
-  prof__html_esc(out, k);
-  fputs("</th><td>", out);
-  prof__html_esc(out, v);
-  fputs("</td></tr>", out);
-}
 
 /* Heap peak (exact from events in full mode, else the live-bytes counter)
  * and its time; -1 when unknown. */
@@ -52,30 +45,30 @@ static void facts(prof__an *an, const mem_state *s, FILE *out) {
   fputs("<table class=\"facts\">", out);
   snprintf(b, sizeof b, "%s%s", s->mode >= 0 ? mode_names[s->mode] : "unknown",
            s->mode == 2 ? " (per-site figures are estimates from byte sampling)" : "");
-  fact(out, "mode", b);
+  prof__html_fact(out, "mode", b);
   double peak = heap_peak(s, &ts);
   if (peak >= 0) {
     long step = prof__an_step_at(an, ts);
     int k = snprintf(b, sizeof b, "%s at %.3f s", prof__mem_fmt_bytes(x, sizeof x, peak),
                      ts > an->first_ns ? (double)(ts - an->first_ns) / 1e9 : 0.0);
     if (step >= 0) snprintf(b + k, sizeof b - (size_t)k, " (step %llu)", (unsigned long long)an->steps[step].number);
-    fact(out, prof__mem_exact(s) ? "heap peak (exact)" : "heap peak (sampled counter)", b);
+    prof__html_fact(out, prof__mem_exact(s) ? "heap peak (exact)" : "heap peak (sampled counter)", b);
   }
   double rss = prof__mem_series_max(&s->series[MS_RSS]);
-  if (rss >= 0) fact(out, "RSS peak", prof__mem_fmt_bytes(x, sizeof x, rss));
+  if (rss >= 0) prof__html_fact(out, "RSS peak", prof__mem_fmt_bytes(x, sizeof x, rss));
   if (prof__mem_from_events(s)) {
     snprintf(b, sizeof b, "%.0f allocations, %s", s->allocs, prof__mem_fmt_bytes(x, sizeof x, s->bytes));
-    fact(out, "allocated", b);
+    prof__html_fact(out, "allocated", b);
   }
   if (s->nleaks) {
     snprintf(b, sizeof b, "%s in %.0f block%s from %zu call site%s", prof__mem_fmt_bytes(x, sizeof x, s->leaked_bytes),
              s->leaked_count, s->leaked_count == 1 ? "" : "s", s->nleaks, s->nleaks == 1 ? "" : "s");
-    fact(out, "still allocated at exit", b);
+    prof__html_fact(out, "still allocated at exit", b);
   }
   if (s->growth_steps) {
     snprintf(b, sizeof b, "%s per step over %d steps", prof__mem_fmt_bytes(y, sizeof y, s->growth_per_step),
              s->growth_steps);
-    fact(out, "live bytes change", b);
+    prof__html_fact(out, "live bytes change", b);
   }
   fputs("</table>\n", out);
 }

@@ -16,32 +16,25 @@
 static double rate_mean(const racc *r) { return r->cover_s > 0 ? r->amount / r->cover_s : 0; }
 static double cores_of(const step_res *s) { return s->cover_s > 0 ? s->cpu_core_s / s->cover_s : 0; }
 
-static void fact(FILE *out, const char *k, const char *v) {
-  fputs("<tr><th>", out);
-  prof__html_esc(out, k);
-  fputs("</th><td>", out);
-  prof__html_esc(out, v);
-  fputs("</td></tr>", out);
-}
 
 static void facts(prof__an *an, const res_st *st, FILE *out) {
   char b[200], x[32];
   const racc *r = st->rate;
   fputs("<table class=\"facts\">", out);
   snprintf(b, sizeof b, "every %.0f ms; %.2f usable cores", st->period_ms, st->cpus);
-  fact(out, "sampled", b);
+  prof__html_fact(out, "sampled", b);
   snprintf(b, sizeof b, "%.2f cores mean, %.2f peak; during steps %.2f mean", rate_mean(&r[PROF_RES_CPU]),
            r[PROF_RES_CPU].peak, cores_of(&st->in_steps));
-  fact(out, "process CPU", b);
-  if (st->gauge[PROF_RES_RSS].n) fact(out, "RSS peak", prof__html_bytes(x, sizeof x, st->gauge[PROF_RES_RSS].peak));
+  prof__html_fact(out, "process CPU", b);
+  if (st->gauge[PROF_RES_RSS].n) prof__html_fact(out, "RSS peak", prof__html_bytes(x, sizeof x, st->gauge[PROF_RES_RSS].peak));
   if (r[PROF_RES_IO_READ].cover_s > 0) {
     char y[32];
     snprintf(b, sizeof b, "read %s, written %s (syscalls)", prof__html_bytes(x, sizeof x, r[PROF_RES_IO_READ].amount),
              prof__html_bytes(y, sizeof y, r[PROF_RES_IO_WRITE].amount));
-    fact(out, "I/O", b);
+    prof__html_fact(out, "I/O", b);
   }
   const char *gpu = prof__an_header(an, "res.gpu");
-  if (!st->ngpus) fact(out, "GPU", gpu ? gpu : "not sampled");
+  if (!st->ngpus) prof__html_fact(out, "GPU", gpu ? gpu : "not sampled");
   fputs("</table>\n", out);
 }
 
