@@ -90,7 +90,10 @@ static void do_break(uint64_t step) {
     raise(SIGSTOP);
     return;
   }
-  snprintf(p->ctl.last_snapshot, sizeof p->ctl.last_snapshot, "%s", rc == 0 ? snap : "");
+  /* The page keeps a prefix of a very long path. */
+  if (snprintf(p->ctl.last_snapshot, sizeof p->ctl.last_snapshot, "%s", rc == 0 ? snap : "") >=
+      (int)sizeof p->ctl.last_snapshot)
+    p->ctl.last_snapshot[sizeof p->ctl.last_snapshot - 1] = 0;
   uint32_t seq = __atomic_load_n(&p->ctl.resume_seq, __ATOMIC_ACQUIRE);
   __atomic_store_n(&p->ctl.paused_step, step + 1, __ATOMIC_RELEASE);
   struct timespec ts = {0, 20 * 1000 * 1000};
