@@ -212,7 +212,12 @@ static void sleeping_loader_shows_in_wall_mode_only(void **state) {
   assert_non_null(lw);
   assert_true(prof__jv_get(lw, "total_pct")->num > 20);
   assert_true(!lc || prof__jv_get(lc, "total_pct")->num < 5);
-  assert_true(func_pct(rc, "planted_hot_leaf") > 80);
+  /* In CPU mode the busy thread dominates (the share is loose: the
+   * profiler's own writer thread and a loaded machine take samples too). */
+  const prof__jv *top = prof__jv_get(prof__jv_get(rc, "functions"), "top_self");
+  assert_true(top && top->len > 0);
+  assert_string_equal(prof__jv_get(&top->items[0], "name")->str, "planted_hot_leaf");
+  assert_true(func_pct(rc, "planted_hot_leaf") > 50);
   prof__jv_free(rc);
   prof__jv_free(rw);
 }
