@@ -4,14 +4,18 @@
  * on the step's thread: CPU time, page faults, context switches and, with
  * PAPI, cycles, instructions, IPC and last-level cache misses per thousand
  * instructions. A step boundary falls between two readings; the value there
- * is interpolated linearly in time (docs/cpu-sampling.md). */
+ * is interpolated linearly in time (docs/cpu-sampling.md). The HTML panel
+ * shows the per-step values as a table (at most MAX_ROWS steps) and one of
+ * them (IPC with PAPI, else CPU time) as a line chart across steps. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze.h"
+#include "html_series.h"
 
 #define PREFIX "cpuctr/"
 #define MAXC 12
+#define MAX_ROWS 200 /* steps in the HTML table */
 
 typedef struct reading {
   uint64_t ts;
@@ -108,14 +112,18 @@ static void derived(prof__an *an, const ctr_st *c, size_t k, prof__json *j) {
   if (llc && vi > 0) prof__json_knum(j, "llc_misses_per_kinst", 1000.0 * step_delta(an, c, k, llc) / vi);
 }
 
+/* The last value recorded for a META key, or NULL. */
+static const char *meta(const prof__an *an, const char *key) {
+  const char *v = NULL;
+  for (size_t i = 0; i < an->meta_count; i++)
+    if (strcmp(an->meta[i].key, key) == 0) v = an->meta[i].value;
+  return v;
+}
+
 static void ctr_json(prof__an *an, void *st, prof__json *j) {
   ctr_st *c = st;
   if (!c->ns) return;
-  const char *src = NULL, *why = NULL;
-  for (size_t i = 0; i < an->meta_count; i++) {
-    if (strcmp(an->meta[i].key, "counters.source") == 0) src = an->meta[i].value;
-    if (strcmp(an->meta[i].key, "counters.papi_reason") == 0) why = an->meta[i].value;
-  }
+  const char *src = meta(an, "counters.source"), *why = meta(an, "counters.papi_reason");
   prof__json_key(j, "counters");
   prof__json_obj_begin(j);
   prof__json_kstr(j, "source", src ? src : "software");
@@ -159,6 +167,119 @@ static void ctr_text(prof__an *an, void *st, FILE *out) {
           wall > 0 ? 100 * tc / wall : 0, tp / n, ts / n);
 }
 
+/* ---- HTML ------------------------------------------------------------------ */
+
+/* Per-step derived values: IPC and LLC misses per 1000 instructions; -1 when
+ * the counters are missing. */
+static void derived_vals(prof__an *an, const ctr_st *c, size_t k, double *ipc, double *mpki) {
+  uint32_t cyc = name_id(an, c, "PAPI_TOT_CYC"), ins = name_id(an, c, "PAPI_TOT_INS"), llc = name_id(an, c, "PAPI_L3_TCM");
+  double vi = ins ? step_delta(an, c, k, ins) : 0, vc = cyc ? step_delta(an, c, k, cyc) : 0;
+  *ipc = cyc && ins && vc > 0 ? vi / vc : -1;
+  *mpki = llc && vi > 0 ? 1000.0 * step_delta(an, c, k, llc) / vi : -1;
+}
+
+static void html_facts(prof__an *an, const ctr_st *c, FILE *out) {
+  const char *src = meta(an, "counters.source"), *why = meta(an, "counters.papi_reason");
+  char b[256];
+  int k = 0;
+  fputs("<table class=\"facts\">", out);
+  prof__html_fact(out, "source", src && strcmp(src, "papi+software") == 0 ? "PAPI hardware counters + software counters"
+                                                                         : "software counters (thread CPU time, page faults, context switches)");
+  if (why) prof__html_fact(out, "PAPI unavailable", why);
+  b[0] = 0;
+  for (int i = 0; i < c->nnames && k < (int)sizeof b - 2; i++)
+    k += snprintf(b + k, sizeof b - (size_t)k, "%s%s", i ? ", " : "", prof__an_str(an, c->names[i]) + sizeof PREFIX - 1);
+  prof__html_fact(out, "counters", b);
+  fputs("</table>\n", out);
+  fputs("<p class=\"note\">Values of the thread that ran each step. Counters are read once per writer period and "
+        "interpolated at step boundaries, so counts of steps shorter than that period are estimates.</p>\n",
+        out);
+}
+
+static void td_val(FILE *out, double v, const char *fmt) {
+  char b[32];
+  if (v < 0) {
+    prof__html_td(out, "–");
+    return;
+  }
+  snprintf(b, sizeof b, fmt, v);
+  prof__html_td_num(out, v, b);
+}
+
+static void html_table(prof__an *an, const ctr_st *c, FILE *out, int papi) {
+  const char *h[MAXC + 5];
+  size_t nh = 0;
+  h[nh++] = "step";
+  h[nh++] = "wall";
+  for (int i = 0; i < c->nnames; i++) {
+    const char *nm = prof__an_str(an, c->names[i]) + sizeof PREFIX - 1;
+    h[nh++] = strcmp(nm, "cpu_ns") == 0 ? "CPU time" : nm;
+  }
+  if (papi) h[nh++] = "IPC", h[nh++] = "LLC misses / 1k instr.";
+  prof__html_table_begin(out, h, nh);
+  for (size_t k = 0; k < an->nsteps && k < MAX_ROWS; k++) {
+    char b[32];
+    fputs("<tr>", out);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)an->steps[k].number);
+    prof__html_td_num(out, (double)an->steps[k].number, b);
+    prof__html_td_ns(out, an->steps[k].end_ns - an->steps[k].begin_ns);
+    for (int i = 0; i < c->nnames; i++) {
+      const char *nm = prof__an_str(an, c->names[i]) + sizeof PREFIX - 1;
+      double d = step_delta(an, c, k, c->names[i]);
+      if (strcmp(nm, "cpu_ns") == 0) prof__html_td_ns(out, d > 0 ? (uint64_t)d : 0);
+      else td_val(out, d, d >= 100 ? "%.0f" : "%.1f");
+    }
+    if (papi) {
+      double ipc, mpki;
+      derived_vals(an, c, k, &ipc, &mpki);
+      td_val(out, ipc, "%.2f");
+      td_val(out, mpki, "%.2f");
+    }
+    fputs("</tr>\n", out);
+  }
+  prof__html_table_end(out);
+  if (an->nsteps > MAX_ROWS)
+    fprintf(out, "<p class=\"note\">The first %d of %zu steps; all are in the JSON report.</p>\n", MAX_ROWS, an->nsteps);
+}
+
+/* IPC per step when PAPI counted cycles and instructions, else CPU time. */
+static void html_chart(prof__an *an, const ctr_st *c, FILE *out, int papi) {
+  uint32_t cpu = name_id(an, c, "cpu_ns");
+  if (!papi && !cpu) return;
+  double *v = malloc(an->nsteps * sizeof *v);
+  uint64_t *t = malloc(an->nsteps * sizeof *t);
+  size_t n = 0;
+  for (size_t k = 0; v && t && k < an->nsteps; k++) {
+    double ipc = 0, mpki;
+    if (papi) derived_vals(an, c, k, &ipc, &mpki);
+    v[n] = papi ? (ipc > 0 ? ipc : 0) : step_delta(an, c, k, cpu) / 1e6;
+    t[n++] = an->steps[k].end_ns;
+  }
+  if (v && t && n) {
+    const char *title = papi ? "Instructions per cycle per step" : "CPU time of the step thread per step";
+    fprintf(out, "<h3>%s</h3>\n", title);
+    prof__html_series_chart(out, title, papi ? "IPC" : "ms", 1, t, v, n, an->first_ns);
+    fputs("<p class=\"note\">One point per step, at its end.</p>\n", out);
+  }
+  free(v);
+  free(t);
+}
+
+static void ctr_html(prof__an *an, void *st, FILE *out) {
+  ctr_st *c = st;
+  if (!c->ns) return;
+  int papi = name_id(an, c, "PAPI_TOT_CYC") && name_id(an, c, "PAPI_TOT_INS");
+  prof__html_section_begin(out, "counters", "Counters per step");
+  html_facts(an, c, out);
+  if (an->nsteps) {
+    html_chart(an, c, out, papi);
+    html_table(an, c, out, papi);
+  } else {
+    fputs("<p>The trace has no steps: counters are reported per step.</p>\n", out);
+  }
+  prof__html_section_end(out);
+}
+
 static void ctr_destroy(prof__an *an, void *st) {
   (void)an;
   ctr_st *c = st;
@@ -172,6 +293,7 @@ const prof__section prof__sec_counters = {
     .record = ctr_record,
     .text = ctr_text,
     .json = ctr_json,
+    .html = ctr_html,
     .destroy = ctr_destroy,
     .event_mask = PROF_EVMASK(PROF_EV_COUNTER),
 };

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sec_functions.h"
+#include "sec_functions_int.h"
 #include "symbols.h"
 
 #define TOP_N 20
@@ -16,8 +16,6 @@
 #define HOT_SHARE 0.25      /* hot_function: one function's self share ... */
 #define HOT_SHARE_HIGH 0.5  /* ... high severity from here */
 #define HOT_MIN_SAMPLES 20
-#define WAIT_RATIO 0.5      /* step: CPU/wall below this = waiting */
-#define COMPUTE_RATIO 0.8   /* at least this = compute-bound */
 
 /* ---- map ------------------------------------------------------------------- */
 
@@ -78,44 +76,9 @@ void prof__u64map_free(prof__u64map *m) {
 
 /* ---- state ----------------------------------------------------------------- */
 
-typedef struct tsample {
-  uint64_t ts, weight;
-  uint32_t tid;
-} tsample;
-
-typedef struct func {
-  const char *name, *module, *file;
-  int line;
-  uint64_t self, total, stamp;
-} func;
-
-typedef struct step_cpu {
-  uint64_t cpu_w, all_w;
-} step_cpu;
-
-typedef struct fn_st {
-  prof__u64map agg[2];      /* (range << 32 | stack) -> weight, per mode */
-  uint64_t total[2], samples[2], no_stack[2];
-  tsample *ts;              /* cpu-mode samples with time, for steps */
-  size_t nts, ts_cap;
-  /* finish */
-  int mode;
-  double period_ns;
-  prof__sampled_stack *stacks;
-  size_t nstacks;
-  func *f;
-  size_t nf, f_cap;
-  prof__u64map fmap;        /* name hash -> func index + 1 (chained by probing) */
-  prof__u64map edges;       /* caller << 32 | callee -> weight */
-  prof__u64map rangefn;     /* range << 32 | func -> self weight */
-  prof__u64map rangetot;    /* range -> weight */
-  step_cpu *steps;
-  uint64_t total_w;
-} fn_st;
-
 static void fn_record(prof__an *an, void *st, const prof__rec *rec) {
   (void)an;
-  fn_st *s = st;
+  prof__fn_st *s = st;
   if (rec->kind != PROF_REC_EVENT || rec->ev.type != PROF_EV_SAMPLE) return;
   int mode = rec->ev.aux ? 1 : 0;
   uint64_t w = rec->ev.b ? rec->ev.b : 1;
@@ -126,12 +89,12 @@ static void fn_record(prof__an *an, void *st, const prof__rec *rec) {
   prof__u64map_add(&s->agg[mode], range << 32 | rec->ev.name, w);
   if (s->nts == s->ts_cap) {
     size_t cap = s->ts_cap ? s->ts_cap * 2 : 1024;
-    tsample *p = realloc(s->ts, cap * sizeof *p);
+    prof__fn_tsample *p = realloc(s->ts, cap * sizeof *p);
     if (!p) return;
     s->ts = p;
     s->ts_cap = cap;
   }
-  s->ts[s->nts++] = (tsample){rec->ev.ts, mode == 0 ? w : 0, rec->tid};
+  s->ts[s->nts++] = (prof__fn_tsample){rec->ev.ts, mode == 0 ? w : 0, rec->tid};
 }
 
 /* ---- functions --------------------------------------------------------------- */
@@ -147,17 +110,17 @@ static uint64_t hash_str(const char *a, const char *b) {
 static int streq(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
 
 /* Index of the function of frame f (by name and module), created on first sight. */
-static long func_of(fn_st *s, const prof__frame *fr) {
+static long func_of(prof__fn_st *s, const prof__frame *fr) {
   uint64_t h = hash_str(fr->func, fr->module);
   for (uint64_t probe = 0;; probe++) {
     uint64_t idx = prof__u64map_get(&s->fmap, h + probe);
     if (!idx) break;
-    func *f = &s->f[idx - 1];
+    prof__fn_func *f = &s->f[idx - 1];
     if (streq(f->name, fr->func) && streq(f->module, fr->module)) return (long)idx - 1;
   }
   if (s->nf == s->f_cap) {
     size_t cap = s->f_cap ? s->f_cap * 2 : 256;
-    func *p = realloc(s->f, cap * sizeof *p);
+    prof__fn_func *p = realloc(s->f, cap * sizeof *p);
     if (!p) return -1;
     s->f = p;
     s->f_cap = cap;
@@ -165,7 +128,7 @@ static long func_of(fn_st *s, const prof__frame *fr) {
   uint64_t probe = 0;
   while (prof__u64map_get(&s->fmap, h + probe)) probe++;
   if (prof__u64map_add(&s->fmap, h + probe, s->nf + 1) != 0) return -1;
-  s->f[s->nf] = (func){fr->func, fr->module, fr->file, fr->line, 0, 0, 0};
+  s->f[s->nf] = (prof__fn_func){fr->func, fr->module, fr->file, fr->line, 0, 0, 0};
   return (long)s->nf++;
 }
 
@@ -175,7 +138,7 @@ static const prof__frame *frame_at(prof__an *an, const uintptr_t *pcs, int i) {
   return prof__an_frame(an, i ? pcs[i] - 1 : pcs[i]);
 }
 
-static void add_stack(prof__an *an, fn_st *s, uint32_t stack, uint32_t range, uint64_t w, uint64_t stamp) {
+static void add_stack(prof__an *an, prof__fn_st *s, uint32_t stack, uint32_t range, uint64_t w, uint64_t stamp) {
   const uintptr_t *pcs;
   int d = prof__an_stack(an, stack, &pcs);
   long fi[PROF_STACK_MAX];
@@ -211,7 +174,7 @@ static int cmp_stack(const void *a, const void *b) {
   return x->weight > y->weight ? -1 : x->weight < y->weight ? 1 : (x->stack > y->stack) - (x->stack < y->stack);
 }
 
-static void merge_stacks(fn_st *s) {
+static void merge_stacks(prof__fn_st *s) {
   prof__u64map *m = &s->agg[s->mode], by = {0};
   for (size_t i = 0; i < m->cap; i++)
     if (m->k[i]) prof__u64map_add(&by, (m->k[i] - 1) & 0xffffffffu, m->v[i]);
@@ -222,7 +185,7 @@ static void merge_stacks(fn_st *s) {
   prof__u64map_free(&by);
 }
 
-static void step_times(prof__an *an, fn_st *s) {
+static void step_times(prof__an *an, prof__fn_st *s) {
   if (!an->nsteps) return;
   s->steps = calloc(an->nsteps, sizeof *s->steps);
   if (!s->steps) return;
@@ -234,7 +197,7 @@ static void step_times(prof__an *an, fn_st *s) {
   }
 }
 
-static void add_finding(prof__an *an, fn_st *s) {
+static void add_finding(prof__an *an, prof__fn_st *s) {
   if (!s->nf || s->samples[s->mode] < HOT_MIN_SAMPLES || !s->total_w) return;
   size_t best = 0;
   for (size_t i = 1; i < s->nf; i++)
@@ -256,7 +219,7 @@ static void add_finding(prof__an *an, fn_st *s) {
 }
 
 static void fn_finish(prof__an *an, void *st) {
-  fn_st *s = st;
+  prof__fn_st *s = st;
   s->mode = s->total[0] ? 0 : 1;
   s->total_w = s->total[s->mode];
   s->period_ns = 1e9 / header_hz(an);
@@ -271,7 +234,7 @@ static void fn_finish(prof__an *an, void *st) {
 }
 
 size_t prof__functions_stacks(prof__an *an, const prof__sampled_stack **out, int *mode, double *period_ns) {
-  fn_st *s = prof__an_section(an, "functions");
+  prof__fn_st *s = prof__an_section(an, "functions");
   if (!s || !s->nstacks) return 0;
   if (out) *out = s->stacks;
   if (mode) *mode = s->mode;
@@ -292,17 +255,17 @@ int prof__stack_func_names(prof__an *an, uint32_t stack, const char **names, int
 
 /* ---- ordering ---------------------------------------------------------------- */
 
-static const fn_st *sort_st;
+static const prof__fn_st *sort_st;
 static int by_self(const void *a, const void *b) {
-  const func *x = &sort_st->f[*(const size_t *)a], *y = &sort_st->f[*(const size_t *)b];
+  const prof__fn_func *x = &sort_st->f[*(const size_t *)a], *y = &sort_st->f[*(const size_t *)b];
   return x->self > y->self ? -1 : x->self < y->self ? 1 : strcmp(x->name, y->name);
 }
 static int by_total(const void *a, const void *b) {
-  const func *x = &sort_st->f[*(const size_t *)a], *y = &sort_st->f[*(const size_t *)b];
+  const prof__fn_func *x = &sort_st->f[*(const size_t *)a], *y = &sort_st->f[*(const size_t *)b];
   return x->total > y->total ? -1 : x->total < y->total ? 1 : strcmp(x->name, y->name);
 }
 
-static size_t *ranked(const fn_st *s, int total) {
+size_t *prof__fn_ranked(const prof__fn_st *s, int total) {
   size_t *idx = malloc((s->nf ? s->nf : 1) * sizeof *idx);
   if (!idx) return NULL;
   for (size_t i = 0; i < s->nf; i++) idx[i] = i;
@@ -311,29 +274,26 @@ static size_t *ranked(const fn_st *s, int total) {
   return idx;
 }
 
-typedef struct kv64 {
-  uint64_t k, v;
-} kv64;
 static int by_v(const void *a, const void *b) {
-  const kv64 *x = a, *y = b;
+  const prof__kv64 *x = a, *y = b;
   return x->v > y->v ? -1 : x->v < y->v ? 1 : (x->k > y->k) - (x->k < y->k);
 }
-static kv64 *sorted_map(const prof__u64map *m, size_t *n) {
-  kv64 *v = malloc((m->n ? m->n : 1) * sizeof *v);
+prof__kv64 *prof__fn_sorted_map(const prof__u64map *m, size_t *n) {
+  prof__kv64 *v = malloc((m->n ? m->n : 1) * sizeof *v);
   *n = 0;
   for (size_t i = 0; v && i < m->cap; i++)
-    if (m->k[i]) v[(*n)++] = (kv64){m->k[i] - 1, m->v[i]};
+    if (m->k[i]) v[(*n)++] = (prof__kv64){m->k[i] - 1, m->v[i]};
   if (v) qsort(v, *n, sizeof *v, by_v);
   return v;
 }
 
 /* ---- reports ------------------------------------------------------------------ */
 
-static const char *step_kind(double ratio) {
-  return ratio < WAIT_RATIO ? "waiting" : ratio >= COMPUTE_RATIO ? "compute" : "mixed";
+const char *prof__fn_step_kind(double ratio) {
+  return ratio < PROF_FN_WAIT_RATIO ? "waiting" : ratio >= PROF_FN_COMPUTE_RATIO ? "compute" : "mixed";
 }
 
-static void json_func(prof__json *j, const fn_st *s, const func *f) {
+static void json_func(prof__json *j, const prof__fn_st *s, const prof__fn_func *f) {
   prof__json_obj_begin(j);
   prof__json_kstr(j, "name", f->name);
   if (f->module) prof__json_kstr(j, "module", f->module);
@@ -350,12 +310,12 @@ static void json_func(prof__json *j, const fn_st *s, const func *f) {
   prof__json_obj_end(j);
 }
 
-static void json_ranked(prof__json *j, const fn_st *s, const char *key, int total) {
-  size_t *idx = ranked(s, total);
+static void json_ranked(prof__json *j, const prof__fn_st *s, const char *key, int total) {
+  size_t *idx = prof__fn_ranked(s, total);
   prof__json_key(j, key);
   prof__json_arr_begin(j);
   for (size_t i = 0; idx && i < s->nf && i < TOP_N; i++) {
-    const func *f = &s->f[idx[i]];
+    const prof__fn_func *f = &s->f[idx[i]];
     if (!(total ? f->total : f->self)) break;
     json_func(j, s, f);
   }
@@ -363,9 +323,9 @@ static void json_ranked(prof__json *j, const fn_st *s, const char *key, int tota
   free(idx);
 }
 
-static void json_tree(prof__json *j, const fn_st *s) {
+static void json_tree(prof__json *j, const prof__fn_st *s) {
   size_t n;
-  kv64 *e = sorted_map(&s->edges, &n);
+  prof__kv64 *e = prof__fn_sorted_map(&s->edges, &n);
   prof__json_key(j, "call_tree");
   prof__json_arr_begin(j);
   for (size_t i = 0; e && i < n && i < 2 * TOP_N; i++) {
@@ -381,18 +341,18 @@ static void json_tree(prof__json *j, const fn_st *s) {
 }
 
 /* Top self functions of one range, in (func, weight) pairs. */
-static size_t range_top(const fn_st *s, uint64_t range, kv64 *top, size_t max) {
+size_t prof__fn_range_top(const prof__fn_st *s, uint64_t range, prof__kv64 *top, size_t max) {
   size_t n = 0;
   for (size_t i = 0; i < s->rangefn.cap; i++) {
     if (!s->rangefn.k[i] || ((s->rangefn.k[i] - 1) >> 32) != range) continue;
-    kv64 x = {(s->rangefn.k[i] - 1) & 0xffffffffu, s->rangefn.v[i]};
+    prof__kv64 x = {(s->rangefn.k[i] - 1) & 0xffffffffu, s->rangefn.v[i]};
     size_t k;
     if (n < max) k = n++;
     else if (x.v > top[max - 1].v) k = max - 1;
     else continue;
     top[k] = x;
     while (k > 0 && top[k - 1].v < top[k].v) {
-      kv64 t = top[k - 1];
+      prof__kv64 t = top[k - 1];
       top[k - 1] = top[k];
       top[k] = t;
       k--;
@@ -401,9 +361,9 @@ static size_t range_top(const fn_st *s, uint64_t range, kv64 *top, size_t max) {
   return n;
 }
 
-static void json_ranges(prof__an *an, prof__json *j, const fn_st *s) {
+static void json_ranges(prof__an *an, prof__json *j, const prof__fn_st *s) {
   size_t n;
-  kv64 *r = sorted_map(&s->rangetot, &n);
+  prof__kv64 *r = prof__fn_sorted_map(&s->rangetot, &n);
   prof__json_key(j, "ranges");
   prof__json_arr_begin(j);
   for (size_t i = 0; r && i < n && i < TOP_N; i++) {
@@ -411,8 +371,8 @@ static void json_ranges(prof__an *an, prof__json *j, const fn_st *s) {
     prof__json_kstr(j, "range", r[i].k ? prof__an_str(an, (uint32_t)r[i].k) : "(no range)");
     prof__json_kuint(j, "samples", r[i].v);
     prof__json_knum(j, "pct", 100.0 * (double)r[i].v / (double)s->total_w);
-    kv64 top[5];
-    size_t nt = range_top(s, r[i].k, top, 5);
+    prof__kv64 top[5];
+    size_t nt = prof__fn_range_top(s, r[i].k, top, 5);
     prof__json_key(j, "top_self");
     prof__json_arr_begin(j);
     for (size_t k = 0; k < nt; k++) {
@@ -429,7 +389,7 @@ static void json_ranges(prof__an *an, prof__json *j, const fn_st *s) {
   free(r);
 }
 
-static void json_steps(prof__an *an, prof__json *j, const fn_st *s) {
+static void json_steps(prof__an *an, prof__json *j, const prof__fn_st *s) {
   if (!s->steps || s->mode != 0) return;
   prof__json_key(j, "steps");
   prof__json_arr_begin(j);
@@ -443,14 +403,14 @@ static void json_steps(prof__an *an, prof__json *j, const fn_st *s) {
     prof__json_knum(j, "cpu_ms", cpu);
     prof__json_knum(j, "all_threads_cpu_ms", (double)s->steps[i].all_w * s->period_ns / 1e6);
     prof__json_knum(j, "cpu_ratio", ratio);
-    prof__json_kstr(j, "kind", step_kind(ratio));
+    prof__json_kstr(j, "kind", prof__fn_step_kind(ratio));
     prof__json_obj_end(j);
   }
   prof__json_arr_end(j);
 }
 
 static void fn_json(prof__an *an, void *st, prof__json *j) {
-  fn_st *s = st;
+  prof__fn_st *s = st;
   if (!s->total_w) return;
   prof__json_key(j, "functions");
   prof__json_obj_begin(j);
@@ -468,14 +428,14 @@ static void fn_json(prof__an *an, void *st, prof__json *j) {
   prof__json_obj_end(j);
 }
 
-static void text_steps(prof__an *an, const fn_st *s, FILE *out) {
+static void text_steps(prof__an *an, const prof__fn_st *s, FILE *out) {
   if (!s->steps || s->mode != 0 || !an->nsteps) return;
   size_t kinds[3] = {0};
   double cpu = 0, wall = 0;
   for (size_t i = 0; i < an->nsteps; i++) {
     double w = (double)(an->steps[i].end_ns - an->steps[i].begin_ns), c = (double)s->steps[i].cpu_w * s->period_ns;
     double r = w > 0 ? c / w : 0;
-    kinds[r < WAIT_RATIO ? 0 : r >= COMPUTE_RATIO ? 2 : 1]++;
+    kinds[r < PROF_FN_WAIT_RATIO ? 0 : r >= PROF_FN_COMPUTE_RATIO ? 2 : 1]++;
     cpu += c;
     wall += w;
   }
@@ -484,15 +444,15 @@ static void text_steps(prof__an *an, const fn_st *s, FILE *out) {
 }
 
 static void fn_text(prof__an *an, void *st, FILE *out) {
-  fn_st *s = st;
+  prof__fn_st *s = st;
   if (!s->total_w) return;
   fprintf(out, "\n== Hot functions (%s samples: %llu, %.0f Hz, ~%.1f ms sampled) ==\n", s->mode ? "wall-clock" : "CPU",
           (unsigned long long)s->samples[s->mode], 1e9 / s->period_ns, (double)s->total_w * s->period_ns / 1e6);
   for (int total = 0; total < 2; total++) {
-    size_t *idx = ranked(s, total);
+    size_t *idx = prof__fn_ranked(s, total);
     fprintf(out, "  By %s:\n", total ? "total (inclusive)" : "self");
     for (size_t i = 0; idx && i < s->nf && i < 10; i++) {
-      const func *f = &s->f[idx[i]];
+      const prof__fn_func *f = &s->f[idx[i]];
       uint64_t w = total ? f->total : f->self;
       if (!w) break;
       fprintf(out, "    %5.1f%%  %8.1f ms  %s", 100.0 * (double)w / (double)s->total_w, (double)w * s->period_ns / 1e6, f->name);
@@ -503,16 +463,16 @@ static void fn_text(prof__an *an, void *st, FILE *out) {
     free(idx);
   }
   size_t n;
-  kv64 *e = sorted_map(&s->edges, &n);
+  prof__kv64 *e = prof__fn_sorted_map(&s->edges, &n);
   if (e && n) fprintf(out, "  Call paths (caller -> callee, inclusive share):\n");
   for (size_t i = 0; e && i < n && i < 8; i++)
     fprintf(out, "    %5.1f%%  %s -> %s\n", 100.0 * (double)e[i].v / (double)s->total_w, s->f[e[i].k >> 32].name,
             s->f[e[i].k & 0xffffffffu].name);
   free(e);
-  kv64 *r = sorted_map(&s->rangetot, &n);
+  prof__kv64 *r = prof__fn_sorted_map(&s->rangetot, &n);
   for (size_t i = 0; r && i < n && i < 5; i++) {
-    kv64 top[3];
-    size_t nt = range_top(s, r[i].k, top, 3);
+    prof__kv64 top[3];
+    size_t nt = prof__fn_range_top(s, r[i].k, top, 3);
     fprintf(out, "  Range %s (%.0f%%):", r[i].k ? prof__an_str(an, (uint32_t)r[i].k) : "(none)",
             100.0 * (double)r[i].v / (double)s->total_w);
     for (size_t k = 0; k < nt; k++)
@@ -525,7 +485,7 @@ static void fn_text(prof__an *an, void *st, FILE *out) {
 
 static void fn_destroy(prof__an *an, void *st) {
   (void)an;
-  fn_st *s = st;
+  prof__fn_st *s = st;
   for (int m = 0; m < 2; m++) prof__u64map_free(&s->agg[m]);
   prof__u64map_free(&s->fmap);
   prof__u64map_free(&s->edges);
@@ -539,11 +499,12 @@ static void fn_destroy(prof__an *an, void *st) {
 
 const prof__section prof__sec_functions = {
     .name = "functions",
-    .state_size = sizeof(fn_st),
+    .state_size = sizeof(prof__fn_st),
     .record = fn_record,
     .finish = fn_finish,
     .text = fn_text,
     .json = fn_json,
+    .html = prof__fn_html,
     .destroy = fn_destroy,
     .event_mask = PROF_EVMASK(PROF_EV_SAMPLE),
 };

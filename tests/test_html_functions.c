@@ -1,0 +1,323 @@
+/* test_html_functions.c — the CPU-sampling panels of the HTML report on
+ * hand-built traces: the "functions" panel (facts, top functions with
+ * their shares, the flame graph's frames and their geometry, the small
+ * frames left out, CPU vs wall per step, hot functions per range) and the
+ * "counters" panel (per-step CPU time and page faults from software
+ * counters; IPC and LLC misses per 1000 instructions from PAPI counters);
+ * and neither panel for a trace without their data.
+ *
+ * The stacks point at functions of this test program, and the module map
+ * names this program, so the analyzer symbolizes them to their real names.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze/analyze.h"
+#include "helpers.h"
+#include "mlprof.h"
+#include "trace/trace.h"
+
+#define T0 1000000000ull
+#define MS 1000000ull
+#define RANGE_FWD 20
+#define W 1000 /* weight (sampling periods) of one sample of the big stacks */
+
+/* ---- functions the stacks point at ---------------------------------------- */
+
+volatile int fg_sink;
+__attribute__((noinline)) void fg_leaf(void) { for (int i = 0; i < 3; i++) fg_sink += i; }
+__attribute__((noinline)) void fg_mid(void) { for (int i = 0; i < 3; i++) fg_sink += i * 2; }
+__attribute__((noinline)) void fg_other(void) { for (int i = 0; i < 3; i++) fg_sink += i * 3; }
+__attribute__((noinline)) void fg_tiny(void) { for (int i = 0; i < 3; i++) fg_sink += i * 4; }
+__attribute__((noinline)) void fg_root(void) { for (int i = 0; i < 3; i++) fg_sink += i * 5; }
+
+static uintptr_t pc_in(void (*fn)(void)) { return (uintptr_t)fn + 4; }
+
+static int first_bias(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  *(uintptr_t *)arg = (uintptr_t)info->dlpi_addr;
+  return 1; /* the first object is the program itself */
+}
+
+/* ---- trace building ----------------------------------------------------------- */
+
+static prof__tw *open_trace(const char *stem, const char **path) {
+  char err[256];
+  prof__kv hdr[] = {{"program", "fg-train"}, {"pid", "7"}, {"cpu.sample_hz", "100"}};
+  *path = th_tmp_path(stem, ".mlpt");
+  prof__tw *w = prof__tw_open(*path, hdr, 3, err);
+  if (!w) fail_msg("%s", err);
+  return w;
+}
+
+static void put(prof__tw *w, uint32_t tid, uint64_t ts, int type, uint32_t name, uint16_t aux, uint64_t a,
+                uint64_t b) {
+  prof__event e = {.ts = ts, .type = (uint8_t)type, .aux = aux, .name = name, .a = a, .b = b};
+  assert_int_equal(prof__tw_events(w, tid, &e, 1), 0);
+}
+
+static void str(prof__tw *w, uint32_t id, const char *s) { assert_int_equal(prof__tw_string(w, id, s, strlen(s)), 0); }
+
+static void counter(prof__tw *w, uint32_t tid, uint64_t ts, uint32_t name, double v) {
+  put(w, tid, ts, PROF_EV_COUNTER, name, 0, prof__f64_bits(v), 0);
+}
+
+/* The module map: this program, covering every address. */
+static void modules_chunk(prof__tw *w) {
+  char exe[1024];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  assert_true(n > 0);
+  exe[n] = 0;
+  uintptr_t bias = 0;
+  dl_iterate_phdr(first_bias, &bias);
+  prof__buf b = {0};
+  prof__buf_varint(&b, 1);
+  prof__buf_str(&b, exe, (size_t)n);
+  prof__buf_varint(&b, bias);
+  prof__buf_varint(&b, 0);
+  prof__buf_varint(&b, UINT64_MAX / 2);
+  prof__buf_str(&b, "", 0);
+  assert_int_equal(prof__tw_chunk(w, PROF_CHUNK_MODULES, b.p, b.len), 0);
+  prof__buf_free(&b);
+}
+
+/* Stacks (innermost first): 1 leaf<mid<root, 2 mid<root, 3 other<root, 4 tiny<root. */
+static void stacks_chunk(prof__tw *w) {
+  const uintptr_t st[4][3] = {{pc_in(fg_leaf), pc_in(fg_mid), pc_in(fg_root)},
+                              {pc_in(fg_mid), pc_in(fg_root), 0},
+                              {pc_in(fg_other), pc_in(fg_root), 0},
+                              {pc_in(fg_tiny), pc_in(fg_root), 0}};
+  const int depth[4] = {3, 2, 2, 2};
+  prof__buf b = {0};
+  prof__buf_varint(&b, 4);
+  for (int i = 0; i < 4; i++) {
+    prof__buf_varint(&b, (uint64_t)i + 1);
+    prof__buf_varint(&b, (uint64_t)depth[i]);
+    uintptr_t prev = 0;
+    for (int k = 0; k < depth[i]; k++) {
+      prof__buf_svarint(&b, (int64_t)(st[i][k] - prev));
+      prev = st[i][k];
+    }
+  }
+  assert_int_equal(prof__tw_chunk(w, PROF_CHUNK_STACKS, b.p, b.len), 0);
+  prof__buf_free(&b);
+}
+
+static const char *close_trace(prof__tw *w, const char *path) {
+  prof__kv f[] = {{"events_written", "0"}, {"events_lost", "0"}};
+  assert_int_equal(prof__tw_close(w, f, 2), 0);
+  return path;
+}
+
+/* Two steps of 50 ms on thread 1. Samples, all in step 0 inside the range
+ * "forward": stack 1 ×6, stack 2 ×3, stack 3 ×1 (weight W each) and stack 4
+ * ×1 with weight 5. Total weight 10005: self fg_leaf 6000 (60.0%), fg_mid
+ * 3000, fg_other 1000, fg_tiny 5 (0.05%, under the flame graph's cut);
+ * total fg_root 10005, fg_mid 9000. With `samples` 0 no SAMPLE is written. */
+static const char *functions_trace(int samples) {
+  const char *path;
+  prof__tw *w = open_trace("html-fn", &path);
+  str(w, RANGE_FWD, "forward");
+  modules_chunk(w);
+  stacks_chunk(w);
+  put(w, 1, T0, PROF_EV_STEP_BEGIN, 0, 0, 0, 0);
+  put(w, 1, T0, PROF_EV_RANGE_BEGIN, RANGE_FWD, 0, 0, 0);
+  const uint32_t stack[] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 4};
+  for (int i = 0; samples && i < 11; i++)
+    put(w, 1, T0 + (uint64_t)(i + 1) * MS, PROF_EV_SAMPLE, stack[i], 0, RANGE_FWD, stack[i] == 4 ? 5 : W);
+  put(w, 1, T0 + 40 * MS, PROF_EV_RANGE_END, RANGE_FWD, 0, 0, 0);
+  put(w, 1, T0 + 50 * MS, PROF_EV_STEP_END, 0, 0, 0, 0);
+  put(w, 1, T0 + 50 * MS, PROF_EV_STEP_BEGIN, 0, 0, 1, 0);
+  put(w, 1, T0 + 100 * MS, PROF_EV_STEP_END, 0, 0, 1, 0);
+  return close_trace(w, path);
+}
+
+/* ---- report ------------------------------------------------------------------ */
+
+static char *html_of(const char *path) {
+  prof__an *an = NULL;
+  char err[256];
+  assert_int_equal(prof__an_run_opts(&an, path, 1, err), 0);
+  char *text = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&text, &n);
+  assert_int_equal(prof__report_write(an, "html", f), 0);
+  fclose(f);
+  prof__an_free(an);
+  return text;
+}
+
+static char *section(const char *html, const char *id) {
+  char buf[96];
+  snprintf(buf, sizeof buf, "<section class=\"sec\" id=\"%s\">", id);
+  const char *b = strstr(html, buf);
+  if (!b) return NULL;
+  const char *e = strstr(b, "</section>");
+  assert_non_null(e);
+  return strndup(b, (size_t)(e - b));
+}
+
+static void expect(const char *sec, const char *needle) {
+  if (!strstr(sec, needle)) fail_msg("missing: %s", needle);
+}
+
+static size_t count(const char *s, const char *needle) {
+  size_t n = 0;
+  for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+/* ---- functions ------------------------------------------------------------------ */
+
+static void functions_panel_ranks_and_facts(void **state) {
+  (void)state;
+  char *h = html_of(functions_trace(1));
+  char *sec = section(h, "functions");
+  assert_non_null(sec);
+  expect(sec, "<th>mode</th><td>CPU time (running threads)</td>");
+  expect(sec, "<th>rate</th><td>100 Hz (one sample every 10.00 ms)</td>");
+  expect(sec, "<th>samples</th><td>11 (0 without a call stack)</td>");
+  expect(sec, "<th>sampled time</th><td>about 100050.0 ms (10005 sampling periods)</td>");
+  /* the first row is the top self function: fg_leaf, 60.0% self, 60 s */
+  const char *row = strstr(strstr(sec, "<tbody>"), "<tr><td>");
+  assert_non_null(row);
+  assert_int_equal(strncmp(row, "<tr><td>fg_leaf", 15), 0);
+  expect(row, "<td class=\"num\" data-v=\"0.59970014992503751\">60.0%</td>"
+              "<td class=\"num\" data-v=\"60000\">60000.0 ms</td>");
+  /* fg_root: no self time, every sample in total */
+  expect(sec, "<td class=\"num\" data-v=\"0\">0.0%</td><td class=\"num\" data-v=\"0\">0.0 ms</td>"
+              "<td class=\"num\" data-v=\"1\">100.0%</td>");
+  /* the range table: "forward" holds every sample, fg_leaf hottest */
+  expect(sec, "<td>forward</td><td class=\"num\" data-v=\"10005\">10005</td>");
+  expect(sec, "fg_leaf 60%, fg_mid 30%, fg_other 10%");
+  /* per step: the samples fall in step 0 (compute), none in step 1 (waiting) */
+  expect(sec, "CPU vs wall time per step");
+  expect(sec, "<td>compute</td><td class=\"num\" data-v=\"1\">1</td>");
+  expect(sec, "<td>waiting</td><td class=\"num\" data-v=\"1\">1</td>");
+  free(sec);
+  free(h);
+}
+
+static void flame_graph_has_the_merged_tree(void **state) {
+  (void)state;
+  char *h = html_of(functions_trace(1));
+  char *sec = section(h, "functions");
+  assert_non_null(sec);
+  const char *svg = strstr(sec, "<svg class=\"flame\"");
+  assert_non_null(svg);
+  /* all, fg_root, fg_mid, fg_leaf, fg_other: five frames; fg_tiny (0.05%)
+   * is under the 0.1% cut */
+  assert_int_equal(count(svg, "<g class=\"fr\""), 5);
+  expect(svg, "data-x=\"0.000000\" data-w=\"1.000000\" data-d=\"0\"><title>all — 10.0k samples (100.0%)</title>");
+  expect(svg, "data-x=\"0.000000\" data-w=\"1.000000\" data-d=\"1\"><title>fg_root — 10.0k samples (100.0%)</title>");
+  expect(svg, "data-x=\"0.000000\" data-w=\"0.899550\" data-d=\"2\"><title>fg_mid — 9.00k samples (90.0%)</title>");
+  expect(svg, "data-x=\"0.000000\" data-w=\"0.599700\" data-d=\"3\"><title>fg_leaf — 6.00k samples (60.0%)</title>");
+  expect(svg, "data-x=\"0.899550\" data-w=\"0.099950\" data-d=\"2\"><title>fg_other — 1.00k samples (10.0%)</title>");
+  assert_null(strstr(svg, "fg_tiny"));
+  /* ... while the table still lists it */
+  expect(sec, "<tr><td>fg_tiny");
+  free(sec);
+  free(h);
+}
+
+static void no_samples_no_functions_panel(void **state) {
+  (void)state;
+  char *h = html_of(functions_trace(0));
+  assert_non_null(strstr(h, "id=\"steps\""));
+  assert_null(strstr(h, "id=\"functions\""));
+  assert_null(strstr(h, "class=\"flame\""));
+  assert_null(strstr(h, "id=\"counters\""));
+  free(h);
+}
+
+/* ---- counters ------------------------------------------------------------------- */
+
+enum { C_CPU = 30, C_PF, C_CYC, C_INS, C_LLC };
+
+/* Steps as above; readings on thread 1 at 0, 50 and 100 ms: CPU time 0,
+ * 40, 50 ms and page faults 0, 10, 30 (step 0: 40 ms, 10 faults; step 1:
+ * 10 ms, 20 faults). With `papi`: cycles 0, 1e8, 2e8 and instructions 0,
+ * 2e8, 3e8 (IPC 2.00 then 1.00), LLC misses 0, 4e5, 5e5 (2.00 then 1.00 per
+ * 1000 instructions). */
+static const char *counters_trace(int papi) {
+  const char *path;
+  prof__tw *w = open_trace("html-ctr", &path);
+  str(w, C_CPU, "cpuctr/cpu_ns");
+  str(w, C_PF, "cpuctr/page_faults");
+  str(w, C_CYC, "cpuctr/PAPI_TOT_CYC");
+  str(w, C_INS, "cpuctr/PAPI_TOT_INS");
+  str(w, C_LLC, "cpuctr/PAPI_L3_TCM");
+  prof__kv meta[] = {{"counters.source", papi ? "papi+software" : "software"},
+                     {"counters.papi_reason", "no hardware counters in this VM"}};
+  assert_int_equal(prof__tw_meta(w, meta, papi ? 1 : 2), 0);
+  put(w, 1, T0, PROF_EV_STEP_BEGIN, 0, 0, 0, 0);
+  put(w, 1, T0 + 50 * MS, PROF_EV_STEP_END, 0, 0, 0, 0);
+  put(w, 1, T0 + 50 * MS, PROF_EV_STEP_BEGIN, 0, 0, 1, 0);
+  put(w, 1, T0 + 100 * MS, PROF_EV_STEP_END, 0, 0, 1, 0);
+  const double cpu[] = {0, 40e6, 50e6}, pf[] = {0, 10, 30}, cyc[] = {0, 1e8, 2e8}, ins[] = {0, 2e8, 3e8},
+               llc[] = {0, 4e5, 5e5};
+  for (int i = 0; i < 3; i++) {
+    uint64_t ts = T0 + (uint64_t)i * 50 * MS;
+    counter(w, 1, ts, C_CPU, cpu[i]);
+    counter(w, 1, ts, C_PF, pf[i]);
+    if (!papi) continue;
+    counter(w, 1, ts, C_CYC, cyc[i]);
+    counter(w, 1, ts, C_INS, ins[i]);
+    counter(w, 1, ts, C_LLC, llc[i]);
+  }
+  return close_trace(w, path);
+}
+
+static void counters_panel_software(void **state) {
+  (void)state;
+  char *h = html_of(counters_trace(0));
+  char *sec = section(h, "counters");
+  assert_non_null(sec);
+  expect(sec, "<th>source</th><td>software counters");
+  expect(sec, "<th>PAPI unavailable</th><td>no hardware counters in this VM</td>");
+  expect(sec, "<th>step</th><th>wall</th><th>CPU time</th><th>page_faults</th></tr>");
+  expect(sec, "<tr><td class=\"num\" data-v=\"0\">0</td><td class=\"num\" data-v=\"50000000\">50.00 ms</td>"
+              "<td class=\"num\" data-v=\"40000000\">40.00 ms</td><td class=\"num\" data-v=\"10\">10.0</td></tr>");
+  expect(sec, "<tr><td class=\"num\" data-v=\"1\">1</td><td class=\"num\" data-v=\"50000000\">50.00 ms</td>"
+              "<td class=\"num\" data-v=\"10000000\">10.00 ms</td><td class=\"num\" data-v=\"20\">20.0</td></tr>");
+  /* the line chart of CPU time per step, its peak (step 0) marked */
+  expect(sec, "CPU time of the step thread per step");
+  expect(sec, "peak 40 ms at 0.050 s");
+  assert_null(strstr(sec, "IPC"));
+  free(sec);
+  free(h);
+}
+
+static void counters_panel_papi(void **state) {
+  (void)state;
+  char *h = html_of(counters_trace(1));
+  char *sec = section(h, "counters");
+  assert_non_null(sec);
+  expect(sec, "<th>source</th><td>PAPI hardware counters + software counters</td>");
+  assert_null(strstr(sec, "PAPI unavailable"));
+  expect(sec, "<th>IPC</th><th>LLC misses / 1k instr.</th>");
+  expect(sec, "<td class=\"num\" data-v=\"2\">2.00</td><td class=\"num\" data-v=\"2\">2.00</td></tr>");
+  expect(sec, "<td class=\"num\" data-v=\"1\">1.00</td><td class=\"num\" data-v=\"1\">1.00</td></tr>");
+  expect(sec, "Instructions per cycle per step");
+  expect(sec, "peak 2 IPC at 0.050 s");
+  free(sec);
+  free(h);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(functions_panel_ranks_and_facts), cmocka_unit_test(flame_graph_has_the_merged_tree),
+      cmocka_unit_test(no_samples_no_functions_panel),   cmocka_unit_test(counters_panel_software),
+      cmocka_unit_test(counters_panel_papi),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
