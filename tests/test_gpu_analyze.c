@@ -1,6 +1,7 @@
 /* test_gpu_analyze.c — the GPU report section on hand-built traces: busy %,
  * idle split, priority breakdown, kernels, ranges, copies, memory peak,
- * dropped records, every finding (triggered and not), the GPU chunk codec
+ * dropped records, communication (NCCL) kernels and their overlap with
+ * compute, every finding (triggered and not), the GPU chunk codec
  * against malformed payloads, the JSON key, the Chrome events (alone and
  * through the exporter, with its window and cap) and the HTML panel.
  */
@@ -389,6 +390,177 @@ static void html_report_has_the_gpu_panel(void **state) {
   prof__an_free(an);
 }
 
+/* ---- communication kernels ----------------------------------------------
+ * One step [T0, T0+1000) on thread 100: compute "forward" [0,700), comm
+ * "allreduce" [700,1000). Kernels: gemm [100,400) and [500,700) on stream
+ * 7, the NCCL kernel [nccl_s, nccl_e) on stream 9. Its name string reaches
+ * the file after the GPU chunk (strings are flushed at close), as in a real
+ * trace whose GPU chunk precedes the STRINGS chunk.
+ * With the NCCL kernel at [600,900), by hand:
+ *   all kernels [100,400) + [500,900): busy 700
+ *   compute kernels 500, communication kernels 300, overlap [600,700) 100
+ *   breakdown: kernel 500, communication [700,900) + CPU comm [900,1000)
+ *   = 300, cpu_compute [0,100) + [400,500) = 200; sum 1000. */
+static const char *nccl_trace(uint64_t nccl_s, uint64_t nccl_e, const char *nccl_name) {
+  gtb t = gtb_open("gpunccl");
+  rec(&t, kernel(T0 + 100, T0 + 400, T0 + 50, 2, 1));
+  rec(&t, kernel(T0 + 500, T0 + 700, T0 + 450, 2, 1));
+  prof__gpu_rec n = kernel(T0 + nccl_s, T0 + nccl_e, T0 + 550, 3, 4);
+  n.stream = 9;
+  rec(&t, n);
+  chunk(&t);
+  str(&t, 1, "forward");
+  str(&t, 2, "gemm_kernel");
+  str(&t, 3, nccl_name);
+  str(&t, 4, "allreduce");
+  ev(&t, 100, T0, PROF_EV_STEP_BEGIN, 0, 0, 0);
+  ev(&t, 100, T0, PROF_EV_RANGE_BEGIN, 1, PROF_CAT_COMPUTE, 0);
+  ev(&t, 100, T0 + 700, PROF_EV_RANGE_END, 1, 0, 0);
+  ev(&t, 100, T0 + 700, PROF_EV_RANGE_BEGIN, 4, PROF_CAT_COMM, 0);
+  ev(&t, 100, T0 + 1000, PROF_EV_RANGE_END, 4, 0, 0);
+  ev(&t, 100, T0 + 1000, PROF_EV_STEP_END, 0, 0, 0);
+  return gtb_close(&t);
+}
+
+static void assert_breakdown(const gpu_window *w, const uint64_t want[GPU_BD_COUNT]) {
+  uint64_t sum = 0;
+  for (int b = 0; b < GPU_BD_COUNT; b++) {
+    if (w->bd[b] != want[b])
+      fail_msg("bucket %s: %llu, expected %llu", prof__gpu_bd_name(b), (unsigned long long)w->bd[b],
+               (unsigned long long)want[b]);
+    sum += w->bd[b];
+  }
+  assert_int_equal(sum, w->end - w->begin);
+}
+
+static void nccl_kernels_count_as_communication(void **state) {
+  (void)state;
+  prof__an *an = analyze(nccl_trace(600, 900, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  const gpu_summary *s = prof__gpu_summary(an);
+  assert_int_equal(s->nwindows, 1);
+  assert_int_equal(s->kernels, 3);
+  assert_int_equal(s->comm_kernels, 1);
+  const gpu_window *w = &s->windows[0];
+  assert_int_equal(w->busy_ns, 700); /* all kernels, communication included */
+  assert_int_equal(w->kernels, 3);
+  assert_int_equal(w->comm_kernel_ns, 300);
+  assert_int_equal(w->comm_overlap_ns, 100);
+  const uint64_t want[GPU_BD_COUNT] = {500, 0, 0, 300, 0, 0, 200, 0};
+  assert_breakdown(w, want);
+  assert_int_equal(s->total.comm_kernel_ns, 300);
+  assert_int_equal(s->total.comm_overlap_ns, 100);
+  assert_int_equal(s->total.busy_ns, 700);
+  assert_int_equal(s->total.bd[GPU_BD_COMM], 300);
+  /* idle: [0,100) before the first kernel, [400,500) between the busy periods, [900,1000) after */
+  assert_int_equal(w->idle_host_ns + w->idle_other_ns, 300);
+  prof__an_free(an);
+}
+
+static void trace_without_nccl_has_no_communication_kernels(void **state) {
+  (void)state;
+  /* the same shape with a compute kernel in the NCCL kernel's place */
+  prof__an *an = analyze(nccl_trace(600, 900, "elementwise_add_kernel"));
+  const gpu_summary *s = prof__gpu_summary(an);
+  assert_int_equal(s->comm_kernels, 0);
+  const gpu_window *w = &s->windows[0];
+  assert_int_equal(w->busy_ns, 700);
+  assert_int_equal(w->comm_kernel_ns, 0);
+  assert_int_equal(w->comm_overlap_ns, 0);
+  assert_int_equal(s->total.comm_kernel_ns, 0);
+  assert_int_equal(s->total.comm_overlap_ns, 0);
+  /* every kernel in the kernel bucket; communication is the CPU range after 900 */
+  const uint64_t want[GPU_BD_COUNT] = {700, 0, 0, 100, 0, 0, 200, 0};
+  assert_breakdown(w, want);
+  assert_false(has_finding(an, "gpu_comm_exposed"));
+  size_t len;
+  char *text = report_json(an, &len);
+  char err[128];
+  prof__jv *v = prof__jv_parse(text, len, err);
+  if (!v) fail_msg("bad JSON: %s", err);
+  assert_true(prof__jv_path(v, "gpu.total.comm_kernel_ns")->num == 0);
+  assert_true(prof__jv_path(v, "gpu.total.comm_overlap_ns")->num == 0);
+  prof__jv_free(v);
+  free(text);
+  prof__an_free(an);
+}
+
+static void comm_kernel_names_are_recognised_in_any_case(void **state) {
+  (void)state;
+  assert_true(prof__gpu_comm_kernel_name("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  assert_true(prof__gpu_comm_kernel_name("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
+  assert_true(prof__gpu_comm_kernel_name("NCCL_ReduceScatter"));
+  assert_true(prof__gpu_comm_kernel_name("rcclGenericKernel"));
+  assert_true(prof__gpu_comm_kernel_name("void RCCL_AllReduce<float>"));
+  assert_false(prof__gpu_comm_kernel_name("ampere_fp16_s16816gemm_tensorop"));
+  assert_false(prof__gpu_comm_kernel_name("ncc_l_kernel"));
+  assert_false(prof__gpu_comm_kernel_name(NULL));
+  /* an unnamed kernel (id 0) and one whose name string is missing count as compute */
+  gtb t = gtb_open("gpunoname");
+  rec(&t, kernel(T0 + 100, T0 + 200, T0, 0, 0));
+  rec(&t, kernel(T0 + 300, T0 + 400, T0, 999, 0));
+  ev(&t, 100, T0, PROF_EV_STEP_BEGIN, 0, 0, 0);
+  ev(&t, 100, T0 + 500, PROF_EV_STEP_END, 0, 0, 0);
+  prof__an *an = analyze(gtb_close(&t));
+  const gpu_summary *s = prof__gpu_summary(an);
+  assert_int_equal(s->comm_kernels, 0);
+  assert_int_equal(s->windows[0].bd[GPU_BD_KERNEL], 200);
+  prof__an_free(an);
+}
+
+static void comm_figures_reach_json_text_and_html(void **state) {
+  (void)state;
+  prof__an *an = analyze(nccl_trace(600, 900, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  size_t len;
+  char *text = report_json(an, &len);
+  char err[128];
+  prof__jv *v = prof__jv_parse(text, len, err);
+  if (!v) fail_msg("bad JSON: %s", err);
+  assert_true(prof__jv_path(v, "gpu.total.comm_kernel_ns")->num == 300);
+  assert_true(prof__jv_path(v, "gpu.total.comm_overlap_ns")->num == 100);
+  assert_true(prof__jv_path(v, "gpu.total.breakdown_ns.kernel")->num == 500);
+  assert_true(prof__jv_path(v, "gpu.total.breakdown_ns.communication")->num == 300);
+  assert_true(prof__jv_path(v, "gpu.records.comm_kernels")->num == 1);
+  const prof__jv *st0 = prof__jv_at(prof__jv_path(v, "gpu.steps"), 0);
+  assert_true(prof__jv_get(st0, "comm_kernel_ns")->num == 300);
+  assert_true(prof__jv_get(st0, "comm_overlap_ns")->num == 100);
+  prof__jv_free(v);
+  free(text);
+  char *buf = NULL;
+  FILE *f = open_memstream(&buf, &len);
+  assert_int_equal(prof__report_write(an, "text", f), 0);
+  fclose(f);
+  assert_non_null(strstr(buf, "communication kernels 300 ns, 33.3% overlapped with compute"));
+  free(buf);
+  buf = NULL;
+  f = open_memstream(&buf, &len);
+  assert_int_equal(prof__report_write(an, "html", f), 0);
+  fclose(f);
+  const char *sec = strstr(buf, "<section class=\"sec\" id=\"gpu\">");
+  assert_non_null(sec);
+  assert_non_null(strstr(sec, "<td>communication kernels (NCCL/RCCL)</td>"));
+  assert_non_null(strstr(sec, "33.3% of communication kernel time overlapped with compute kernels."));
+  free(buf);
+  prof__an_free(an);
+}
+
+static void exposed_comm_kernels_are_flagged_only_when_not_overlapped(void **state) {
+  (void)state;
+  /* [600,900): 100 of 300 overlapped (33%), 200 alone = 20% of the step */
+  prof__an *an = analyze(nccl_trace(600, 900, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  assert_true(has_finding(an, "gpu_comm_exposed"));
+  prof__an_free(an);
+  /* [150,350): entirely under the first gemm */
+  an = analyze(nccl_trace(150, 350, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  const gpu_summary *s = prof__gpu_summary(an);
+  assert_int_equal(s->total.comm_kernel_ns, 200);
+  assert_int_equal(s->total.comm_overlap_ns, 200);
+  assert_int_equal(s->total.busy_ns, 500);
+  assert_int_equal(s->total.bd[GPU_BD_KERNEL], 500);
+  assert_int_equal(s->total.bd[GPU_BD_COMM], 300); /* the CPU comm range alone */
+  assert_false(has_finding(an, "gpu_comm_exposed"));
+  prof__an_free(an);
+}
+
 /* ---- findings ------------------------------------------------------------ */
 
 typedef struct shape {
@@ -449,7 +621,8 @@ static const char *shaped_trace(const shape *sh) {
 }
 
 static const char *const gpu_ids[] = {"gpu_low_utilization", "gpu_launch_bound", "gpu_copy_heavy",
-                                      "gpu_host_input_bound", "gpu_sync_heavy", "gpu_fp32_matmul"};
+                                      "gpu_host_input_bound", "gpu_sync_heavy", "gpu_fp32_matmul",
+                                      "gpu_comm_exposed"};
 
 /* Analyze a shape; assert that exactly the findings named in `want` fire. */
 static void expect_findings(const shape *sh, const char *want) {
@@ -609,6 +782,11 @@ int main(void) {
       cmocka_unit_test(chrome_export_carries_gpu_tracks_and_flows),
       cmocka_unit_test(chrome_export_window_and_cap_apply_to_gpu_events),
       cmocka_unit_test(html_report_has_the_gpu_panel),
+      cmocka_unit_test(nccl_kernels_count_as_communication),
+      cmocka_unit_test(trace_without_nccl_has_no_communication_kernels),
+      cmocka_unit_test(comm_kernel_names_are_recognised_in_any_case),
+      cmocka_unit_test(comm_figures_reach_json_text_and_html),
+      cmocka_unit_test(exposed_comm_kernels_are_flagged_only_when_not_overlapped),
       cmocka_unit_test(healthy_trace_has_no_gpu_findings),
       cmocka_unit_test(low_utilization_fires_below_half_busy),
       cmocka_unit_test(many_tiny_late_launches_are_launch_bound),

@@ -3,10 +3,12 @@
  * categories, which kernels, ranges and copies cost most, and findings.
  *
  * Pass 1 keeps compact intervals of kernels, copies, sets and runtime calls
- * (24 bytes per kernel, 16 per other record), per-name aggregates, and the
+ * (32 bytes per kernel, 16 per other record), per-name aggregates, and the
  * innermost range category of each step-running thread while inside a
- * step. finish() sorts the intervals, merges them into unions and measures
- * every step window against them.
+ * step. finish() sorts the intervals, splits kernels into compute and
+ * communication (NCCL/RCCL, by name: the names are known only once the
+ * whole trace was read), merges them into unions and measures every step
+ * window against them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@ typedef struct iv {
 
 typedef struct kiv {
   uint64_t s, e, launch;
+  uint32_t name;
 } kiv;
 
 typedef struct seg {
@@ -143,7 +146,7 @@ static gpu_rstat *rstat_of(gpu_state *g, uint32_t range) {
 static void on_kernel(gpu_state *g, const prof__gpu_rec *r) {
   uint64_t d = r->end - r->start;
   kiv *x = vec_push(g, &g->k, sizeof *x);
-  if (x) *x = (kiv){r->start, r->end, r->launch};
+  if (x) *x = (kiv){r->start, r->end, r->launch, r->name};
   g->sum.kernels++;
   g->sum.kernel_ns += d;
   gpu_kstat *k = kstat_of(g, r->name);
@@ -467,14 +470,18 @@ static void cpu_slice(gpu_state *g, vec *out, const cpu_thread *t, int bucket, u
 static uint64_t count_starts(const kiv *k, size_t n, uint64_t b, uint64_t e);
 
 typedef struct unions {
-  kiv *k;
+  kiv *k;             /* all kernels */
   size_t nk;
   iv *c, *s, *r;
   size_t nc, ns, nr;
+  const void *kc;     /* compute kernels: k itself when no kernel communicates */
+  size_t nkc, kcsz;
+  iv *m;              /* communication kernels */
+  size_t nm;
 } unions;
 
 typedef struct scratch {
-  vec a, cover, tmp;
+  vec a, comm, cover, tmp;
 } scratch;
 
 /* Idle time of [b, e) outside kernel busy periods, split by whether the
@@ -499,20 +506,44 @@ static void idle_split(const unions *u, gpu_window *w) {
   }
 }
 
-static void window_breakdown(gpu_state *g, const unions *u, const cpu_thread *t, gpu_window *w, scratch *x) {
-  x->cover.n = 0;
-  uint64_t b = w->begin, e = w->end, sum = 0;
+/* Length of the intersection of two sorted disjoint lists. */
+static uint64_t intersect(const iv *a, size_t na, const iv *b, size_t nb) {
+  uint64_t t = 0;
+  size_t i = 0, j = 0;
+  while (i < na && j < nb) {
+    uint64_t s = a[i].s > b[j].s ? a[i].s : b[j].s, e = a[i].e < b[j].e ? a[i].e : b[j].e;
+    if (e > s) t += e - s;
+    if (a[i].e < b[j].e) i++;
+    else j++;
+  }
+  return t;
+}
+
+/* Busy time (all kernels), the kernel bucket (compute kernels), the
+ * communication kernels and their overlap with compute kernels. */
+static uint64_t window_kernels(gpu_state *g, const unions *u, gpu_window *w, scratch *x) {
+  uint64_t b = w->begin, e = w->end;
   slice(g, &x->a, u->k, u->nk, sizeof *u->k, b, e);
   w->busy_ns = measure(x->a.p, x->a.n);
-  sum += w->bd[GPU_BD_KERNEL] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+  slice(g, &x->comm, u->m, u->nm, sizeof *u->m, b, e);
+  w->comm_kernel_ns = measure(x->comm.p, x->comm.n);
+  if (u->kc != u->k) slice(g, &x->a, u->kc, u->nkc, u->kcsz, b, e);
+  w->comm_overlap_ns = intersect(x->a.p, x->a.n, x->comm.p, x->comm.n);
+  return w->bd[GPU_BD_KERNEL] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+}
+
+static void window_breakdown(gpu_state *g, const unions *u, const cpu_thread *t, gpu_window *w, scratch *x) {
+  x->cover.n = 0;
+  uint64_t b = w->begin, e = w->end, sum = window_kernels(g, u, w, x);
   slice(g, &x->a, u->c, u->nc, sizeof *u->c, b, e);
   w->memcpy_ns = measure(x->a.p, x->a.n);
   sum += w->bd[GPU_BD_MEMCPY] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
   slice(g, &x->a, u->s, u->ns, sizeof *u->s, b, e);
   w->memset_ns = measure(x->a.p, x->a.n);
   sum += w->bd[GPU_BD_MEMSET] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+  w->bd[GPU_BD_COMM] = cover_add(g, &x->cover, &x->tmp, x->comm.p, x->comm.n);
   cpu_slice(g, &x->a, t, GPU_BD_COMM, b, e);
-  sum += w->bd[GPU_BD_COMM] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+  sum += w->bd[GPU_BD_COMM] += cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
   slice(g, &x->a, u->r, u->nr, sizeof *u->r, b, e);
   sum += w->bd[GPU_BD_RUNTIME] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
   cpu_slice(g, &x->a, t, GPU_BD_DATA, b, e);
@@ -523,7 +554,7 @@ static void window_breakdown(gpu_state *g, const unions *u, const cpu_thread *t,
 }
 
 static void measure_windows(gpu_state *g, prof__an *an, const unions *u, const iv *sync, size_t nsync) {
-  scratch x = {{0}, {0}, {0}};
+  scratch x = {{0}, {0}, {0}, {0}};
   for (size_t i = 0; i < g->sum.nwindows; i++) {
     gpu_window *w = &g->sum.windows[i];
     const cpu_thread *t = NULL;
@@ -543,10 +574,12 @@ static void measure_windows(gpu_state *g, prof__an *an, const unions *u, const i
     tot->busy_ns += w->busy_ns, tot->memcpy_ns += w->memcpy_ns, tot->memset_ns += w->memset_ns;
     tot->idle_host_ns += w->idle_host_ns, tot->idle_other_ns += w->idle_other_ns;
     tot->sync_ns += w->sync_ns;
+    tot->comm_kernel_ns += w->comm_kernel_ns, tot->comm_overlap_ns += w->comm_overlap_ns;
     tot->end += w->end - w->begin; /* total.begin = 0: end holds the summed wall time */
     for (int b = 0; b < GPU_BD_COUNT; b++) tot->bd[b] += w->bd[b];
   }
   free(x.a.p);
+  free(x.comm.p);
   free(x.cover.p);
   free(x.tmp.p);
 }
@@ -637,6 +670,10 @@ int prof__gpu_fp32_matmul_name(const char *name) {
   return 0;
 }
 
+int prof__gpu_comm_kernel_name(const char *name) {
+  return name && (contains_ci(name, "nccl") || contains_ci(name, "rccl"));
+}
+
 static void kernel_stats(gpu_state *g, prof__an *an) {
   gpu_summary *s = &g->sum;
   s->kstats = g->kst.p;
@@ -720,6 +757,58 @@ static void findings_precision(prof__an *an, const gpu_summary *s) {
        100 * s->fp32_share);
 }
 
+static void findings_comm(prof__an *an, const gpu_summary *s, uint64_t wall) {
+  const gpu_window *t = &s->total;
+  uint64_t exposed = t->comm_kernel_ns - t->comm_overlap_ns;
+  double ex = share(exposed, wall), ov = share(t->comm_overlap_ns, t->comm_kernel_ns);
+  if (!t->comm_kernel_ns || ex < GPU_COMM_EXPOSED_SHARE || ov >= GPU_COMM_OVERLAP_MIN) return;
+  FIND("gpu_comm_exposed", ex >= 0.3 ? "high" : "medium", ex,
+       "Communication kernels run mostly without compute alongside",
+       "Overlap the gradient all-reduce with the backward pass: bucket gradients (DDP bucket_cap_mb, "
+       "gradient_as_bucket_view), launch collectives asynchronously (async_op=True) and wait only when "
+       "the result is needed.",
+       "NCCL/RCCL kernels ran %.1f%% of step time, %.1f%% of it overlapped with compute kernels; "
+       "%.1f%% of step time was communication alone",
+       100 * share(t->comm_kernel_ns, wall), 100 * ov, 100 * ex);
+}
+
+/* ---- finish: compute and communication kernels --------------------------- */
+
+/* Is kernel name `id` a communication kernel? Each name is looked at once:
+ * cls[id] is 0 until then, 1 for compute, 2 for communication. */
+static int is_comm(prof__an *an, uint8_t *cls, uint32_t id) {
+  if (!cls || id >= an->nstrings) return 0;
+  if (!cls[id]) cls[id] = prof__gpu_comm_kernel_name(an->strings[id]) ? 2 : 1;
+  return cls[id] == 2;
+}
+
+/* With the kernels sorted by start: when any kernel communicates, fill
+ * u->kc/u->m with the merged compute and communication kernels (the caller
+ * frees both); otherwise the compute kernels are all of them (u->kc = k,
+ * set later) and u->m is empty. Returns -1 when out of memory. */
+static int split_kernels(gpu_state *g, prof__an *an, unions *u) {
+  const kiv *k = g->k.p;
+  uint8_t *cls = calloc(an->nstrings ? an->nstrings : 1, 1);
+  if (!cls) return -1;
+  size_t ncomm = 0;
+  for (size_t i = 0; i < g->k.n; i++) ncomm += (size_t)is_comm(an, cls, k[i].name);
+  iv *c = ncomm ? malloc((g->k.n - ncomm + 1) * sizeof *c) : NULL, *m = ncomm ? malloc(ncomm * sizeof *m) : NULL;
+  if (!c || !m) {
+    free(cls), free(c), free(m);
+    return ncomm ? -1 : 0;
+  }
+  g->sum.comm_kernels = ncomm;
+  size_t nc = 0, nm = 0;
+  for (size_t i = 0; i < g->k.n; i++) {
+    if (is_comm(an, cls, k[i].name)) m[nm++] = (iv){k[i].s, k[i].e};
+    else c[nc++] = (iv){k[i].s, k[i].e};
+  }
+  free(cls);
+  u->kc = c, u->nkc = merge_iv(c, nc), u->kcsz = sizeof *c;
+  u->m = m, u->nm = merge_iv(m, nm);
+  return 0;
+}
+
 /* ---- finish -------------------------------------------------------------- */
 
 static void meta_status(gpu_state *g, prof__an *an) {
@@ -768,14 +857,22 @@ static void gpu_finish(prof__an *an, void *st) {
     s->windows[i].kernels = count_starts(g->k.p, g->k.n, s->windows[i].begin, s->windows[i].end);
     s->total.kernels += s->windows[i].kernels;
   }
-  unions u = {g->k.p, merge_kiv(g->k.p, g->k.n), g->c.p, g->s.p, g->r.p,
-              merge_iv(g->c.p, g->c.n), merge_iv(g->s.p, g->s.n), merge_iv(g->r.p, g->r.n)};
+  unions u = {0};
+  if (split_kernels(g, an, &u)) g->oom = 1; /* then every kernel counts as compute */
+  u.k = g->k.p, u.nk = merge_kiv(g->k.p, g->k.n);
+  if (!u.kc) u.kc = u.k, u.nkc = u.nk, u.kcsz = sizeof *u.k;
+  u.c = g->c.p, u.nc = merge_iv(g->c.p, g->c.n);
+  u.s = g->s.p, u.ns = merge_iv(g->s.p, g->s.n);
+  u.r = g->r.p, u.nr = merge_iv(g->r.p, g->r.n);
   if (g->sync.n) qsort(g->sync.p, g->sync.n, sizeof(iv), cmp_iv);
   measure_windows(g, an, &u, g->sync.p, g->sync.n);
+  if (u.kc != u.k) free((void *)u.kc);
+  free(u.m);
   uint64_t wall = s->total.end;
   findings_util(an, s, wall);
   findings_io(an, s, wall);
   findings_precision(an, s);
+  findings_comm(an, s, wall);
 }
 
 static void gpu_destroy(prof__an *an, void *st) {

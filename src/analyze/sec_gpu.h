@@ -12,7 +12,9 @@
 #include "gpu/gpu.h"
 
 /* Step-time breakdown with GPU categories: each instant of a step counted
- * once, in this priority order. */
+ * once, in this priority order. GPU_BD_KERNEL holds compute kernels only;
+ * communication kernels (NCCL/RCCL) go to GPU_BD_COMM with the CPU's
+ * communication ranges. */
 enum {
   GPU_BD_KERNEL = 0,
   GPU_BD_MEMCPY,
@@ -35,6 +37,8 @@ enum {
 #define GPU_INPUT_DATA_SHARE 0.15    /* ... while the host loads data this share */
 #define GPU_SYNC_SHARE 0.20          /* synchronisation share of step time */
 #define GPU_FP32_SHARE 0.20          /* fp32 matmul share of kernel time, cc >= 7.0 */
+#define GPU_COMM_EXPOSED_SHARE 0.10  /* communication kernels not under compute, share of step time ... */
+#define GPU_COMM_OVERLAP_MIN 0.50    /* ... with less than this share of them overlapped */
 
 typedef struct gpu_window {
   uint64_t number;       /* step number (0 for the whole-trace window) */
@@ -46,6 +50,8 @@ typedef struct gpu_window {
   uint64_t sync_ns;      /* synchronisation records starting in the window */
   uint64_t kernels;      /* kernels starting in the window */
   uint64_t bd[GPU_BD_COUNT];
+  uint64_t comm_kernel_ns;  /* union of communication (NCCL/RCCL) kernels */
+  uint64_t comm_overlap_ns; /* time communication and compute kernels both ran */
 } gpu_window;
 
 typedef struct gpu_kstat {
@@ -78,6 +84,7 @@ typedef struct gpu_summary {
   uint64_t records, bad_chunks, dropped;
   uint64_t kernels, copies, sets, syncs, api_calls, overheads;
   uint64_t kernel_ns, overhead_ns, api_ns;
+  uint64_t comm_kernels;  /* communication kernel records (prof__gpu_comm_kernel_name) */
   gpu_window *windows;   /* one per step, or one whole-trace window */
   size_t nwindows;
   int whole_trace;       /* 1: no steps, windows[0] is the traced span */
@@ -100,6 +107,9 @@ const char *prof__gpu_bd_name(int b);
 /* Is this kernel name an fp32 matmul/convolution that tensor cores could run
  * in reduced precision? */
 int prof__gpu_fp32_matmul_name(const char *name);
+/* Is this kernel name a communication kernel (contains "nccl" or "rccl",
+ * any case)? */
+int prof__gpu_comm_kernel_name(const char *name);
 /* Estimated occupancy (0..1) of a launch, -1 without device properties. */
 double prof__gpu_occupancy(const gpu_device *d, const int32_t block[3], uint32_t regs, uint32_t smem);
 

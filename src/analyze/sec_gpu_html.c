@@ -3,7 +3,8 @@
  *
  * The panel: devices, GPU time per step as stacked bars (kernels running,
  * idle waiting for the host, idle otherwise: together the step's wall
- * time), the idle split and the priority breakdown, the top kernels
+ * time), the idle split with communication kernels and their overlap
+ * with compute kernels, and the priority breakdown, the top kernels
  * (calls, total, average, launch configuration, estimated occupancy),
  * copies by direction with bytes and bandwidth, and the ranges that
  * launched the GPU work. Shown only when the trace has GPU records.
@@ -86,7 +87,14 @@ static void split(const gpu_summary *s, FILE *out) {
   time_row(out, "memcpy (overlap with kernels included)", t->memcpy_ns, wall);
   time_row(out, "memset (overlap with kernels included)", t->memset_ns, wall);
   time_row(out, "synchronisation", t->sync_ns, wall);
+  if (s->comm_kernels) {
+    time_row(out, "communication kernels (NCCL/RCCL)", t->comm_kernel_ns, wall);
+    time_row(out, "communication kernels overlapped with compute kernels", t->comm_overlap_ns, wall);
+  }
   prof__html_table_end(out);
+  if (s->comm_kernels)
+    fprintf(out, "<p>%.1f%% of communication kernel time overlapped with compute kernels.</p>\n",
+            100 * share(t->comm_overlap_ns, t->comm_kernel_ns));
   fputs("<h3>Step-time breakdown with GPU categories</h3>\n", out);
   static const char *const hb[] = {"category", "time", "share of wall time"};
   prof__html_table_begin(out, hb, 3);

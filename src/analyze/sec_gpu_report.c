@@ -38,6 +38,9 @@ static void text_totals(const gpu_summary *s, FILE *out) {
   fputs("  breakdown:", out);
   for (int i = 0; i < GPU_BD_COUNT; i++) fprintf(out, " %s %.1f%%", prof__gpu_bd_name(i), pct(t->bd[i], wall));
   fputc('\n', out);
+  if (s->comm_kernels)
+    fprintf(out, "  communication kernels %s, %.1f%% overlapped with compute\n", NS(a, t->comm_kernel_ns),
+            pct(t->comm_overlap_ns, t->comm_kernel_ns));
 }
 
 static void text_steps(const gpu_summary *s, FILE *out) {
@@ -137,6 +140,8 @@ static void json_window(prof__json *j, const gpu_window *w, uint64_t wall, int w
   prof__json_kuint(j, "idle_other_ns", w->idle_other_ns);
   prof__json_kuint(j, "sync_ns", w->sync_ns);
   prof__json_kuint(j, "kernels", w->kernels);
+  prof__json_kuint(j, "comm_kernel_ns", w->comm_kernel_ns);
+  prof__json_kuint(j, "comm_overlap_ns", w->comm_overlap_ns);
   json_bd(j, w->bd);
   prof__json_obj_end(j);
 }
@@ -237,6 +242,7 @@ static void json_counts(const gpu_summary *s, prof__json *j) {
   prof__json_obj_begin(j);
   prof__json_kuint(j, "total", s->records);
   prof__json_kuint(j, "kernels", s->kernels);
+  prof__json_kuint(j, "comm_kernels", s->comm_kernels);
   prof__json_kuint(j, "memcpy", s->copies);
   prof__json_kuint(j, "memset", s->sets);
   prof__json_kuint(j, "sync", s->syncs);
