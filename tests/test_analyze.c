@@ -136,6 +136,37 @@ static void step_stats_on_known_durations(void **state) {
   prof__an_free(an);
 }
 
+/* The writer adds events for a thread (CPU counters, samples) in blocks of
+ * their own, stamped when it reads them: such a block may be later than
+ * ring events of the same thread that come after it in the file. It must
+ * not shift the steps and ranges that follow. */
+static void late_writer_events_do_not_shift_steps(void **state) {
+  (void)state;
+  tb t = tb_open("late_counter");
+  tb_str(&t, 1, "work");
+  tb_str(&t, 2, "cpuctr/cpu_ns");
+  tb_sb(&t, 7, 1000, 0);
+  tb_b(&t, 7, 1100, 1, 0);
+  tb_e(&t, 7, 1900, 1);
+  tb_se(&t, 7, 2000, 0);
+  tb_counter(&t, 7, 9000, 2, 123.0); /* read by the writer at t=9000 */
+  tb_sb(&t, 7, 2000, 1);             /* ring events pushed before that */
+  tb_b(&t, 7, 2100, 1, 0);
+  tb_e(&t, 7, 2600, 1);
+  tb_se(&t, 7, 3000, 1);
+  tb_sb(&t, 7, 9500, 2);
+  tb_se(&t, 7, 9600, 2);
+  prof__an *an = analyze(tb_close(&t, "0"));
+  assert_int_equal(an->nsteps, 3);
+  assert_int_equal(an->steps[0].end_ns - an->steps[0].begin_ns, 1000);
+  assert_int_equal(an->steps[1].begin_ns, 2000);
+  assert_int_equal(an->steps[1].end_ns - an->steps[1].begin_ns, 1000);
+  assert_int_equal(an->steps[2].end_ns - an->steps[2].begin_ns, 100);
+  assert_int_equal(an->nranges, 1);
+  assert_int_equal(an->ranges[0].total_ns, 800 + 500);
+  prof__an_free(an);
+}
+
 static void p95_and_median_of_odd_counts(void **state) {
   (void)state;
   uint64_t d[21];
@@ -437,6 +468,7 @@ int main(void) {
     cmocka_unit_test(nested_ranges_split_self_and_total),
     cmocka_unit_test(breakdown_innermost_wins_and_counts_untracked),
     cmocka_unit_test(step_stats_on_known_durations),
+    cmocka_unit_test(late_writer_events_do_not_shift_steps),
     cmocka_unit_test(p95_and_median_of_odd_counts),
     cmocka_unit_test(slow_first_step_is_a_warmup_outlier),
     cmocka_unit_test(first_step_at_twice_the_median_is_not_an_outlier),
