@@ -7,23 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "test_html_util.h"
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
 #include "analyze/html.h"
-
-static char *html_of(const char *path, size_t *len) {
-  prof__an *an = NULL;
-  char err[256];
-  assert_int_equal(prof__an_run_opts(&an, path, 1, err), 0);
-  char *text = NULL;
-  size_t n = 0;
-  FILE *f = open_memstream(&text, &n);
-  assert_int_equal(prof__report_write(an, "html", f), 0);
-  fclose(f);
-  prof__an_free(an);
-  if (len) *len = n;
-  return text;
-}
 
 static size_t count(const char *s, const char *needle) {
   size_t n = 0;
@@ -67,7 +54,7 @@ static const char *steps_trace(void) {
 
 static void page_has_every_section_for_a_run_with_steps(void **state) {
   (void)state;
-  char *h = html_of(steps_trace(), NULL);
+  char *h = html_of_len(steps_trace(), NULL);
   assert_true(strncmp(h, "<!DOCTYPE html>", 15) == 0);
   assert_non_null(strstr(h, "</html>"));
   const char *ids[] = {"summary", "steps", "breakdown", "timeline", "ranges", "health"};
@@ -82,7 +69,7 @@ static void page_has_every_section_for_a_run_with_steps(void **state) {
 
 static void timeline_shows_the_median_step_with_both_threads(void **state) {
   (void)state;
-  char *h = html_of(steps_trace(), NULL);
+  char *h = html_of_len(steps_trace(), NULL);
   const char *tl = strstr(h, "id=\"timeline\"");
   assert_non_null(tl);
   assert_non_null(strstr(tl, "Timeline of step 1 (the median step, 12.00 ms)"));
@@ -99,7 +86,7 @@ static void timeline_shows_the_median_step_with_both_threads(void **state) {
 
 static void step_bars_and_breakdown_layers(void **state) {
   (void)state;
-  char *h = html_of(steps_trace(), NULL);
+  char *h = html_of_len(steps_trace(), NULL);
   const char *st = strstr(h, "id=\"steps\""), *bd = strstr(h, "id=\"breakdown\"");
   assert_non_null(strstr(st, "<title>step 2: 30 ms</title>"));
   assert_non_null(strstr(bd, "<title>step 0: compute 7 ms; data 2 ms; comm 0 ms; io 0 ms; other 1 ms</title>"));
@@ -108,7 +95,7 @@ static void step_bars_and_breakdown_layers(void **state) {
 
 static void names_are_escaped_and_nothing_is_external(void **state) {
   (void)state;
-  char *h = html_of(steps_trace(), NULL);
+  char *h = html_of_len(steps_trace(), NULL);
   assert_null(strstr(h, "<b>load</b>"));
   assert_non_null(strstr(h, "&lt;b&gt;load&lt;/b&gt; &amp; &quot;x&quot;"));
   assert_null(strstr(h, "https://"));
@@ -127,7 +114,7 @@ static void run_without_steps_has_no_step_sections(void **state) {
   tb_str(&t, 1, "work");
   tb_b(&t, 1, 100, 1, PROF_CAT_COMPUTE);
   tb_e(&t, 1, 5000, 1);
-  char *h = html_of(tb_close(&t, "0"), NULL);
+  char *h = html_of_len(tb_close(&t, "0"), NULL);
   assert_true(has_section(h, "summary"));
   assert_true(has_section(h, "ranges"));
   assert_false(has_section(h, "steps"));
@@ -135,7 +122,7 @@ static void run_without_steps_has_no_step_sections(void **state) {
   assert_false(has_section(h, "timeline"));
   free(h);
   tb e = tb_open("html-empty");
-  h = html_of(tb_close(&e, "0"), NULL);
+  h = html_of_len(tb_close(&e, "0"), NULL);
   assert_true(has_section(h, "summary"));
   assert_false(has_section(h, "ranges"));
   assert_true(has_section(h, "health"));
@@ -164,7 +151,7 @@ static void big_trace_gives_a_bounded_page(void **state) {
     ts += 100;
   }
   size_t len;
-  char *h = html_of(tb_close(&t, "0"), &len);
+  char *h = html_of_len(tb_close(&t, "0"), &len);
   assert_true(len < 1500000);
   assert_true(count(h, "<g class=\"bar\">") <= 2 * 2000); /* two bar charts, grouped */
   assert_non_null(strstr(h, "each bar is the mean of 3 consecutive points"));

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
+#include "test_html_util.h"
 #include "helpers.h"
 #include "mlprof.h"
 #include "trace/trace.h"
@@ -143,32 +144,8 @@ static const char *functions_trace(int samples) {
 
 /* ---- report ------------------------------------------------------------------ */
 
-static char *html_of(const char *path) {
-  prof__an *an = NULL;
-  char err[256];
-  assert_int_equal(prof__an_run_opts(&an, path, 1, err), 0);
-  char *text = NULL;
-  size_t n = 0;
-  FILE *f = open_memstream(&text, &n);
-  assert_int_equal(prof__report_write(an, "html", f), 0);
-  fclose(f);
-  prof__an_free(an);
-  return text;
-}
 
-static char *section(const char *html, const char *id) {
-  char buf[96];
-  snprintf(buf, sizeof buf, "<section class=\"sec\" id=\"%s\">", id);
-  const char *b = strstr(html, buf);
-  if (!b) return NULL;
-  const char *e = strstr(b, "</section>");
-  assert_non_null(e);
-  return strndup(b, (size_t)(e - b));
-}
 
-static void expect(const char *sec, const char *needle) {
-  if (!strstr(sec, needle)) fail_msg("missing: %s", needle);
-}
 
 static size_t count(const char *s, const char *needle) {
   size_t n = 0;
@@ -180,58 +157,58 @@ static size_t count(const char *s, const char *needle) {
 
 static void functions_panel_ranks_and_facts(void **state) {
   (void)state;
-  char *h = html_of(functions_trace(1));
-  char *sec = section(h, "functions");
+  char *h = html_of_len(functions_trace(1), NULL);
+  char *sec = html_section(h, "functions");
   assert_non_null(sec);
-  expect(sec, "<th>mode</th><td>CPU time (running threads)</td>");
-  expect(sec, "<th>rate</th><td>100 Hz (one sample every 10.00 ms)</td>");
-  expect(sec, "<th>samples</th><td>11 (0 without a call stack)</td>");
-  expect(sec, "<th>sampled time</th><td>about 100050.0 ms (10005 sampling periods)</td>");
+  html_expect(sec, "<th>mode</th><td>CPU time (running threads)</td>");
+  html_expect(sec, "<th>rate</th><td>100 Hz (one sample every 10.00 ms)</td>");
+  html_expect(sec, "<th>samples</th><td>11 (0 without a call stack)</td>");
+  html_expect(sec, "<th>sampled time</th><td>about 100050.0 ms (10005 sampling periods)</td>");
   /* the first row is the top self function: fg_leaf, 60.0% self, 60 s */
   const char *row = strstr(strstr(sec, "<tbody>"), "<tr><td>");
   assert_non_null(row);
   assert_int_equal(strncmp(row, "<tr><td>fg_leaf", 15), 0);
-  expect(row, "<td class=\"num\" data-v=\"0.59970014992503751\">60.0%</td>"
+  html_expect(row, "<td class=\"num\" data-v=\"0.59970014992503751\">60.0%</td>"
               "<td class=\"num\" data-v=\"60000\">60000.0 ms</td>");
   /* fg_root: no self time, every sample in total */
-  expect(sec, "<td class=\"num\" data-v=\"0\">0.0%</td><td class=\"num\" data-v=\"0\">0.0 ms</td>"
+  html_expect(sec, "<td class=\"num\" data-v=\"0\">0.0%</td><td class=\"num\" data-v=\"0\">0.0 ms</td>"
               "<td class=\"num\" data-v=\"1\">100.0%</td>");
   /* the range table: "forward" holds every sample, fg_leaf hottest */
-  expect(sec, "<td>forward</td><td class=\"num\" data-v=\"10005\">10005</td>");
-  expect(sec, "fg_leaf 60%, fg_mid 30%, fg_other 10%");
+  html_expect(sec, "<td>forward</td><td class=\"num\" data-v=\"10005\">10005</td>");
+  html_expect(sec, "fg_leaf 60%, fg_mid 30%, fg_other 10%");
   /* per step: the samples fall in step 0 (compute), none in step 1 (waiting) */
-  expect(sec, "CPU vs wall time per step");
-  expect(sec, "<td>compute</td><td class=\"num\" data-v=\"1\">1</td>");
-  expect(sec, "<td>waiting</td><td class=\"num\" data-v=\"1\">1</td>");
+  html_expect(sec, "CPU vs wall time per step");
+  html_expect(sec, "<td>compute</td><td class=\"num\" data-v=\"1\">1</td>");
+  html_expect(sec, "<td>waiting</td><td class=\"num\" data-v=\"1\">1</td>");
   free(sec);
   free(h);
 }
 
 static void flame_graph_has_the_merged_tree(void **state) {
   (void)state;
-  char *h = html_of(functions_trace(1));
-  char *sec = section(h, "functions");
+  char *h = html_of_len(functions_trace(1), NULL);
+  char *sec = html_section(h, "functions");
   assert_non_null(sec);
   const char *svg = strstr(sec, "<svg class=\"flame\"");
   assert_non_null(svg);
   /* all, fg_root, fg_mid, fg_leaf, fg_other: five frames; fg_tiny (0.05%)
    * is under the 0.1% cut */
   assert_int_equal(count(svg, "<g class=\"fr\""), 5);
-  expect(svg, "data-x=\"0.000000\" data-w=\"1.000000\" data-d=\"0\"><title>all — 10.0k samples (100.0%)</title>");
-  expect(svg, "data-x=\"0.000000\" data-w=\"1.000000\" data-d=\"1\"><title>fg_root — 10.0k samples (100.0%)</title>");
-  expect(svg, "data-x=\"0.000000\" data-w=\"0.899550\" data-d=\"2\"><title>fg_mid — 9.00k samples (90.0%)</title>");
-  expect(svg, "data-x=\"0.000000\" data-w=\"0.599700\" data-d=\"3\"><title>fg_leaf — 6.00k samples (60.0%)</title>");
-  expect(svg, "data-x=\"0.899550\" data-w=\"0.099950\" data-d=\"2\"><title>fg_other — 1.00k samples (10.0%)</title>");
+  html_expect(svg, "data-x=\"0.000000\" data-w=\"1.000000\" data-d=\"0\"><title>all — 10.0k samples (100.0%)</title>");
+  html_expect(svg, "data-x=\"0.000000\" data-w=\"1.000000\" data-d=\"1\"><title>fg_root — 10.0k samples (100.0%)</title>");
+  html_expect(svg, "data-x=\"0.000000\" data-w=\"0.899550\" data-d=\"2\"><title>fg_mid — 9.00k samples (90.0%)</title>");
+  html_expect(svg, "data-x=\"0.000000\" data-w=\"0.599700\" data-d=\"3\"><title>fg_leaf — 6.00k samples (60.0%)</title>");
+  html_expect(svg, "data-x=\"0.899550\" data-w=\"0.099950\" data-d=\"2\"><title>fg_other — 1.00k samples (10.0%)</title>");
   assert_null(strstr(svg, "fg_tiny"));
   /* ... while the table still lists it */
-  expect(sec, "<tr><td>fg_tiny");
+  html_expect(sec, "<tr><td>fg_tiny");
   free(sec);
   free(h);
 }
 
 static void no_samples_no_functions_panel(void **state) {
   (void)state;
-  char *h = html_of(functions_trace(0));
+  char *h = html_of_len(functions_trace(0), NULL);
   assert_non_null(strstr(h, "id=\"steps\""));
   assert_null(strstr(h, "id=\"functions\""));
   assert_null(strstr(h, "class=\"flame\""));
@@ -279,19 +256,19 @@ static const char *counters_trace(int papi) {
 
 static void counters_panel_software(void **state) {
   (void)state;
-  char *h = html_of(counters_trace(0));
-  char *sec = section(h, "counters");
+  char *h = html_of_len(counters_trace(0), NULL);
+  char *sec = html_section(h, "counters");
   assert_non_null(sec);
-  expect(sec, "<th>source</th><td>software counters");
-  expect(sec, "<th>PAPI unavailable</th><td>no hardware counters in this VM</td>");
-  expect(sec, "<th>step</th><th>wall</th><th>CPU time</th><th>page_faults</th></tr>");
-  expect(sec, "<tr><td class=\"num\" data-v=\"0\">0</td><td class=\"num\" data-v=\"50000000\">50.00 ms</td>"
+  html_expect(sec, "<th>source</th><td>software counters");
+  html_expect(sec, "<th>PAPI unavailable</th><td>no hardware counters in this VM</td>");
+  html_expect(sec, "<th>step</th><th>wall</th><th>CPU time</th><th>page_faults</th></tr>");
+  html_expect(sec, "<tr><td class=\"num\" data-v=\"0\">0</td><td class=\"num\" data-v=\"50000000\">50.00 ms</td>"
               "<td class=\"num\" data-v=\"40000000\">40.00 ms</td><td class=\"num\" data-v=\"10\">10.0</td></tr>");
-  expect(sec, "<tr><td class=\"num\" data-v=\"1\">1</td><td class=\"num\" data-v=\"50000000\">50.00 ms</td>"
+  html_expect(sec, "<tr><td class=\"num\" data-v=\"1\">1</td><td class=\"num\" data-v=\"50000000\">50.00 ms</td>"
               "<td class=\"num\" data-v=\"10000000\">10.00 ms</td><td class=\"num\" data-v=\"20\">20.0</td></tr>");
   /* the line chart of CPU time per step, its peak (step 0) marked */
-  expect(sec, "CPU time of the step thread per step");
-  expect(sec, "peak 40 ms at 0.050 s");
+  html_expect(sec, "CPU time of the step thread per step");
+  html_expect(sec, "peak 40 ms at 0.050 s");
   assert_null(strstr(sec, "IPC"));
   free(sec);
   free(h);
@@ -299,16 +276,16 @@ static void counters_panel_software(void **state) {
 
 static void counters_panel_papi(void **state) {
   (void)state;
-  char *h = html_of(counters_trace(1));
-  char *sec = section(h, "counters");
+  char *h = html_of_len(counters_trace(1), NULL);
+  char *sec = html_section(h, "counters");
   assert_non_null(sec);
-  expect(sec, "<th>source</th><td>PAPI hardware counters + software counters</td>");
+  html_expect(sec, "<th>source</th><td>PAPI hardware counters + software counters</td>");
   assert_null(strstr(sec, "PAPI unavailable"));
-  expect(sec, "<th>IPC</th><th>LLC misses / 1k instr.</th>");
-  expect(sec, "<td class=\"num\" data-v=\"2\">2.00</td><td class=\"num\" data-v=\"2\">2.00</td></tr>");
-  expect(sec, "<td class=\"num\" data-v=\"1\">1.00</td><td class=\"num\" data-v=\"1\">1.00</td></tr>");
-  expect(sec, "Instructions per cycle per step");
-  expect(sec, "peak 2 IPC at 0.050 s");
+  html_expect(sec, "<th>IPC</th><th>LLC misses / 1k instr.</th>");
+  html_expect(sec, "<td class=\"num\" data-v=\"2\">2.00</td><td class=\"num\" data-v=\"2\">2.00</td></tr>");
+  html_expect(sec, "<td class=\"num\" data-v=\"1\">1.00</td><td class=\"num\" data-v=\"1\">1.00</td></tr>");
+  html_expect(sec, "Instructions per cycle per step");
+  html_expect(sec, "peak 2 IPC at 0.050 s");
   free(sec);
   free(h);
 }

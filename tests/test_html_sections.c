@@ -13,6 +13,7 @@
 
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
+#include "test_html_util.h"
 #include "res/res.h"
 
 #define T0 1000000000ull
@@ -40,33 +41,8 @@ static const char *close_trace(prof__tw *w, const char *path) {
   return path;
 }
 
-static char *html_of(const char *path) {
-  prof__an *an = NULL;
-  char err[256];
-  assert_int_equal(prof__an_run_opts(&an, path, 1, err), 0);
-  char *text = NULL;
-  size_t n = 0;
-  FILE *f = open_memstream(&text, &n);
-  assert_int_equal(prof__report_write(an, "html", f), 0);
-  fclose(f);
-  prof__an_free(an);
-  return text;
-}
 
-/* The text of section `id` (a copy), or NULL when absent. */
-static char *section(const char *html, const char *id) {
-  char buf[96];
-  snprintf(buf, sizeof buf, "<section class=\"sec\" id=\"%s\">", id);
-  const char *b = strstr(html, buf);
-  if (!b) return NULL;
-  const char *e = strstr(b, "</section>");
-  assert_non_null(e);
-  return strndup(b, (size_t)(e - b));
-}
 
-static void expect(const char *sec, const char *needle) {
-  if (!strstr(sec, needle)) fail_msg("missing: %s", needle);
-}
 
 /* ---- memory ---------------------------------------------------------------
  * Full mode, one step [T0, T0+10ms) on thread 1:
@@ -101,26 +77,26 @@ static const char *memory_trace(size_t nlive) {
 
 static void memory_panel_shows_exact_peak_leak_sites_and_charts(void **state) {
   (void)state;
-  char *h = html_of(memory_trace(4));
-  char *sec = section(h, "memory");
+  char *h = html_of_len(memory_trace(4), NULL);
+  char *sec = html_section(h, "memory");
   assert_non_null(sec);
-  expect(sec, "<th>heap peak (exact)</th><td>3.9 KiB at 0.002 s (step 0)</td>");
-  expect(sec, "<th>RSS peak</th><td>3.0 MiB</td>");
-  expect(sec, "<th>allocated</th><td>3 allocations, 4.4 KiB</td>");
-  expect(sec, "<th>still allocated at exit</th><td>2.9 KiB in 1 block from 1 call site</td>");
+  html_expect(sec, "<th>heap peak (exact)</th><td>3.9 KiB at 0.002 s (step 0)</td>");
+  html_expect(sec, "<th>RSS peak</th><td>3.0 MiB</td>");
+  html_expect(sec, "<th>allocated</th><td>3 allocations, 4.4 KiB</td>");
+  html_expect(sec, "<th>still allocated at exit</th><td>2.9 KiB in 1 block from 1 call site</td>");
   /* the leak, the site by bytes and calls, the temporary block */
   const char *leaks = strstr(sec, "Still allocated at exit (1 call site)");
   assert_non_null(leaks);
-  expect(leaks, "<td class=\"num\" data-v=\"3000\">2.9 KiB</td><td class=\"num\" data-v=\"1\">1</td><td>heap</td>");
+  html_expect(leaks, "<td class=\"num\" data-v=\"3000\">2.9 KiB</td><td class=\"num\" data-v=\"1\">1</td><td>heap</td>");
   const char *by_bytes = strstr(sec, "Top allocation sites by bytes allocated");
   assert_non_null(by_bytes);
-  expect(by_bytes, "<td class=\"num\" data-v=\"4500\">4.4 KiB</td><td class=\"num\" data-v=\"3\">3</td>");
+  html_expect(by_bytes, "<td class=\"num\" data-v=\"4500\">4.4 KiB</td><td class=\"num\" data-v=\"3\">3</td>");
   const char *temp = strstr(sec, "Temporary allocations");
   assert_non_null(temp);
-  expect(temp, "<td class=\"num\" data-v=\"500\">500 B</td><td class=\"num\" data-v=\"1\">1</td>");
+  html_expect(temp, "<td class=\"num\" data-v=\"500\">500 B</td><td class=\"num\" data-v=\"1\">1</td>");
   /* charts: live bytes in KiB, RSS in MiB, each with its peak marked */
-  expect(sec, "peak 8 KiB at 0.002 s");
-  expect(sec, "peak 3 MiB at 0.002 s");
+  html_expect(sec, "peak 8 KiB at 0.002 s");
+  html_expect(sec, "peak 3 MiB at 0.002 s");
   free(sec);
   free(h);
 }
@@ -135,12 +111,12 @@ static size_t polyline_points(const char *s) {
 
 static void long_memory_series_is_reduced_and_keeps_its_peak(void **state) {
   (void)state;
-  char *h = html_of(memory_trace(5000));
-  char *sec = section(h, "memory");
+  char *h = html_of_len(memory_trace(5000), NULL);
+  char *sec = html_section(h, "memory");
   assert_non_null(sec);
   size_t n = polyline_points(sec);
   assert_true(n >= 900 && n <= 1000);
-  expect(sec, "peak 954 MiB at 3.333 s"); /* 1e9 B, sample 3333 */
+  html_expect(sec, "peak 954 MiB at 3.333 s"); /* 1e9 B, sample 3333 */
   free(sec);
   free(h);
 }
@@ -173,25 +149,25 @@ static const char *resources_trace(void) {
 
 static void resources_panel_has_charts_and_per_step_rows(void **state) {
   (void)state;
-  char *h = html_of(resources_trace());
-  char *sec = section(h, "resources");
+  char *h = html_of_len(resources_trace(), NULL);
+  char *sec = html_section(h, "resources");
   assert_non_null(sec);
-  expect(sec, "<th>sampled</th><td>every 100 ms; 4.00 usable cores</td>");
-  expect(sec, "<h3>Process CPU over time</h3>");
-  expect(sec, "peak 3 cores at 1.450 s"); /* interval 14: [1.4, 1.5) s, drawn at its middle */
-  expect(sec, "<h3>Read rate over time (syscalls)</h3>");
-  expect(sec, "peak 2 MiB/s");
-  expect(sec, "<h3>GPU utilisation over time (NVML, mean of the GPUs)</h3>");
-  expect(sec, "peak 40 %");
+  html_expect(sec, "<th>sampled</th><td>every 100 ms; 4.00 usable cores</td>");
+  html_expect(sec, "<h3>Process CPU over time</h3>");
+  html_expect(sec, "peak 3 cores at 1.450 s"); /* interval 14: [1.4, 1.5) s, drawn at its middle */
+  html_expect(sec, "<h3>Read rate over time (syscalls)</h3>");
+  html_expect(sec, "peak 2 MiB/s");
+  html_expect(sec, "<h3>GPU utilisation over time (NVML, mean of the GPUs)</h3>");
+  html_expect(sec, "peak 40 %");
   assert_null(strstr(sec, "Write rate over time")); /* nothing was written */
   /* per step: duration, CPU mean, reads per second, GPU utilisation */
-  expect(sec, "<tr><td class=\"num\" data-v=\"0\">0</td><td class=\"num\" data-v=\"1000000000\">1.000 s</td>"
+  html_expect(sec, "<tr><td class=\"num\" data-v=\"0\">0</td><td class=\"num\" data-v=\"1000000000\">1.000 s</td>"
               "<td class=\"num\" data-v=\"1.5"); /* 1.5 up to rounding */
-  expect(sec, "<td class=\"num\" data-v=\"1\">1</td><td class=\"num\" data-v=\"1000000000\">1.000 s</td>"
+  html_expect(sec, "<td class=\"num\" data-v=\"1\">1</td><td class=\"num\" data-v=\"1000000000\">1.000 s</td>"
               "<td class=\"num\" data-v=\"1.6"); /* 1.65 up to rounding */
-  expect(sec, ">1.65</td><td class=\"num\" data-v=\"3\">3.00</td>"); /* mean and peak of step 1 */
-  expect(sec, ">2.0 MiB/s</td>");
-  expect(sec, ">40%</td>");
+  html_expect(sec, ">1.65</td><td class=\"num\" data-v=\"3\">3.00</td>"); /* mean and peak of step 1 */
+  html_expect(sec, ">2.0 MiB/s</td>");
+  html_expect(sec, ">40%</td>");
   free(sec);
   free(h);
 }
@@ -215,12 +191,12 @@ static const char *comm_trace(void) {
 
 static void comm_panel_has_calls_bytes_and_time(void **state) {
   (void)state;
-  char *h = html_of(comm_trace());
-  char *sec = section(h, "comm");
+  char *h = html_of_len(comm_trace(), NULL);
+  char *sec = html_section(h, "comm");
   assert_non_null(sec);
-  expect(sec, "<td>allreduce</td><td class=\"num\" data-v=\"2\">2</td>"
+  html_expect(sec, "<td>allreduce</td><td class=\"num\" data-v=\"2\">2</td>"
               "<td class=\"num\" data-v=\"2097152\">2.0 MiB</td><td class=\"num\" data-v=\"3000000\">3.00 ms</td>");
-  expect(sec, "<td class=\"num\" data-v=\"8\">8</td></tr>"); /* communicator size */
+  html_expect(sec, "<td class=\"num\" data-v=\"8\">8</td></tr>"); /* communicator size */
   free(sec);
   free(h);
 }
@@ -235,11 +211,11 @@ static void trace_without_section_data_has_no_panels(void **state) {
   tb_b(&t, 1, T0, 1, PROF_CAT_COMPUTE);
   tb_e(&t, 1, T0 + 5 * MS, 1);
   tb_se(&t, 1, T0 + 6 * MS, 0);
-  char *h = html_of(tb_close(&t, "0"));
+  char *h = html_of_len(tb_close(&t, "0"), NULL);
   assert_non_null(strstr(h, "id=\"steps\""));
   const char *ids[] = {"memory", "gpu", "resources", "comm"};
   for (size_t i = 0; i < 4; i++) {
-    char *sec = section(h, ids[i]);
+    char *sec = html_section(h, ids[i]);
     if (sec) fail_msg("unexpected section '%s'", ids[i]);
   }
   free(h);

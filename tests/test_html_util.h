@@ -1,0 +1,43 @@
+/* test_html_util.h — shared by the HTML report tests: render a trace's HTML
+ * report into memory and pick sections out of it. Include after cmocka.h. */
+#ifndef TEST_HTML_UTIL_H
+#define TEST_HTML_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+
+/* The HTML report of the trace at `path` (malloc'd); its length in *len. */
+__attribute__((noinline, unused)) static char *html_of_len(const char *path, size_t *len) {
+  prof__an *an = NULL;
+  char err[256];
+  assert_int_equal(prof__an_run_opts(&an, path, 1, err), 0);
+  char *text = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&text, &n);
+  assert_int_equal(prof__report_write(an, "html", f), 0);
+  fclose(f);
+  prof__an_free(an);
+  if (len) *len = n;
+  return text;
+}
+
+/* The text of section `id` (a copy), or NULL when absent. */
+static inline char *html_section(const char *html, const char *id) {
+  char buf[96];
+  snprintf(buf, sizeof buf, "<section class=\"sec\" id=\"%s\">", id);
+  const char *b = strstr(html, buf);
+  if (!b) return NULL;
+  const char *e = strstr(b, "</section>");
+  assert_non_null(e);
+  return strndup(b, (size_t)(e - b));
+}
+
+/* Fail unless `needle` occurs in `sec`. */
+static inline void html_expect(const char *sec, const char *needle) {
+  if (!strstr(sec, needle)) fail_msg("missing: %s", needle);
+}
+
+#endif
