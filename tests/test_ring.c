@@ -34,26 +34,50 @@ static void full_ring_drops_and_counts(void **state) {
   assert_int_equal(prof__ring_count(r), 0);
 }
 
-static void payload_events_take_two_slots(void **state) {
+static void payload_events_take_five_slots(void **state) {
   prof__ring *r = *state;
   for (int i = 0; i < 10; i++) prof__ring_put(r, PROF_EV_COUNTER, 0, 3, (uint64_t)i, 100 + (uint64_t)i, 0);
-  assert_int_equal(prof__ring_count(r), 16); /* 8 events of 2 slots */
-  assert_int_equal(prof__ring_dropped(r), 2);
+  assert_int_equal(prof__ring_count(r), 15); /* 3 events of 5 slots */
+  assert_int_equal(prof__ring_dropped(r), 7);
   prof__event out[16];
-  assert_int_equal(prof__ring_read(r, out, 16), 8);
-  for (int i = 0; i < 8; i++) {
+  assert_int_equal(prof__ring_read(r, out, 16), 3);
+  for (int i = 0; i < 3; i++) {
     assert_int_equal(out[i].type, PROF_EV_COUNTER);
+    assert_int_equal(out[i].ts, i);
     assert_int_equal(out[i].a, 100 + i);
     assert_int_equal(out[i].b, 0);
   }
   /* A partial read leaves the rest, and never splits an event. */
   prof__ring_put(r, PROF_EV_MARK, 0, 1, 1, 0, 0);
-  prof__ring_put(r, PROF_EV_ALLOC, 0, 2, 2, 0x1000, 64);
+  prof__ring_put_aux(r, PROF_EV_ALLOC, 0, 7, 2, 2, 0x1000, 64);
   assert_int_equal(prof__ring_read(r, out, 1), 1);
   assert_int_equal(out[0].type, PROF_EV_MARK);
   assert_int_equal(prof__ring_read(r, out, 4), 1);
   assert_int_equal(out[0].a, 0x1000);
   assert_int_equal(out[0].b, 64);
+  assert_int_equal(out[0].aux, 7);
+  assert_int_equal(out[0].name, 2);
+}
+
+/* Short slots hold 32-bit time deltas and 22-bit names; a longer gap or a
+ * larger id falls back to the full record, and times stay exact. */
+static void long_gaps_and_large_names_keep_exact_values(void **state) {
+  prof__ring *r = *state;
+  const uint64_t ts[] = {5, 6, 6 + (1ull << 32), (1ull << 40) + 3, (1ull << 40) + 4, UINT64_MAX - 1};
+  const uint32_t names[] = {1, (1u << 22) - 1, 3, 1u << 22, UINT32_MAX, 9};
+  prof__event out[8];
+  for (int i = 0; i < 6; i++) {
+    assert_true(prof__ring_put(r, PROF_EV_RANGE_BEGIN, (uint8_t)(i % 5), names[i], ts[i], 0, 0));
+    assert_int_equal(prof__ring_read(r, out, 8), 1); /* drain: room for the next */
+    assert_true(out[0].ts == ts[i]);
+    assert_int_equal(out[0].name, names[i]);
+    assert_int_equal(out[0].cat, i % 5);
+    assert_int_equal(out[0].type, PROF_EV_RANGE_BEGIN);
+  }
+  /* A gap that goes backwards (ticks of another core) is exact too. */
+  assert_true(prof__ring_put(r, PROF_EV_MARK, 0, 4, 100, 0, 0));
+  assert_int_equal(prof__ring_read(r, out, 8), 1);
+  assert_int_equal(out[0].ts, 100);
 }
 
 static void wraps_around_preserving_order(void **state) {
@@ -61,13 +85,14 @@ static void wraps_around_preserving_order(void **state) {
   prof__event out[8];
   uint64_t next = 0, expect = 0;
   for (int round = 0; round < 100; round++) {
-    for (int i = 0; i < 7; i++) assert_true(prof__ring_put(r, PROF_EV_COUNTER, 2, 9, next++, 5, 6));
+    for (int i = 0; i < 3; i++) assert_true(prof__ring_put(r, PROF_EV_COUNTER, 2, 9, next++, 5, 6));
+    for (int i = 0; i < 1; i++) assert_true(prof__ring_put(r, PROF_EV_MARK, 1, 9, next++, 0, 0));
     size_t n = prof__ring_read(r, out, 8);
-    assert_int_equal(n, 7);
+    assert_int_equal(n, 4);
     for (size_t i = 0; i < n; i++) {
       assert_int_equal(out[i].ts, expect++);
-      assert_int_equal(out[i].cat, 2);
-      assert_int_equal(out[i].a, 5);
+      assert_int_equal(out[i].cat, i < 3 ? 2 : 1);
+      assert_int_equal(out[i].a, i < 3 ? 5 : 0);
     }
   }
   assert_int_equal(prof__ring_dropped(r), 0);
@@ -121,7 +146,8 @@ static void concurrent_consumer_sees_ordered_events_and_exact_losses(void **stat
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(full_ring_drops_and_counts, setup, teardown),
-      cmocka_unit_test_setup_teardown(payload_events_take_two_slots, setup, teardown),
+      cmocka_unit_test_setup_teardown(payload_events_take_five_slots, setup, teardown),
+      cmocka_unit_test_setup_teardown(long_gaps_and_large_names_keep_exact_values, setup, teardown),
       cmocka_unit_test_setup_teardown(wraps_around_preserving_order, setup, teardown),
       cmocka_unit_test(size_rounds_up_to_power_of_two),
       cmocka_unit_test(concurrent_consumer_sees_ordered_events_and_exact_losses),
