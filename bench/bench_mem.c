@@ -151,7 +151,9 @@ static void versus_heaptrack(void) {
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--child") == 0)
     return strcmp(argv[2], "pairs") == 0 ? child_pairs() : child_work();
-  self_path = argv[0];
+  static char self_abs[4096];
+  /* The children run from a temporary folder: find this program by path. */
+  self_path = realpath(argv[0], self_abs) ? self_abs : argv[0];
   snprintf(tmpdir, sizeof tmpdir, "/tmp/mlprof-bench-mem.%d", (int)getpid());
   mkdir(tmpdir, 0700);
   printf("%-34s %12s %12s %8s\n", "name", "value", "baseline", "ratio");
