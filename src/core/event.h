@@ -40,7 +40,7 @@ enum {
   PROF_EV_STEP_END = 6,
   PROF_EV_ALLOC = 7,    /* name: stack id, a: address, b: size, aux: pool */
   PROF_EV_FREE = 8,     /* a: address, aux: pool */
-  PROF_EV_SAMPLE = 9,   /* name: stack id, a: innermost range id, aux: 0 cpu / 1 wall */
+  PROF_EV_SAMPLE = 9,   /* name: stack id, a: innermost range id, b: weight, aux: 0 cpu / 1 wall */
   PROF_EV_SCALAR = 10,  /* name: tag id, a: double bits (per-step metric) */
   PROF_EV_COMM = 11,    /* name: op name id, a: bytes; aux 0 (a call): b = comm size | (peer+1) << 32;
                            aux 1 (a nonblocking op completed): b = hidden ns (docs/multi-rank.md) */
