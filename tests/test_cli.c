@@ -55,18 +55,26 @@ static void info_shows_header_counts_and_state(void **state) {
   free(out);
 }
 
+/* Parse the JSON file the command wrote (the test fails if it cannot). */
+static prof__jv *json_file(const char *path) {
+  size_t len;
+  char err[128];
+  char *text = th_read_file(path, &len);
+  assert_non_null(text);
+  prof__jv *v = prof__jv_parse(text, len, err);
+  free(text);
+  if (!v) fail_msg("%s", err);
+  return v;
+}
+
 static void report_json_parses_with_the_contract_keys(void **state) {
   (void)state;
-  char args[700], *out, err[128];
+  char args[700], *out;
   const char *json = th_tmp_path("cli-report", ".json");
   snprintf(args, sizeof args, "report --format json -o '%s' '%s'", json, cli_trace());
   assert_int_equal(mlprof(args, &out), 0);
   free(out);
-  size_t len;
-  char *text = th_read_file(json, &len);
-  assert_non_null(text);
-  prof__jv *v = prof__jv_parse(text, len, err);
-  if (!v) fail_msg("%s", err);
+  prof__jv *v = json_file(json);
   const char *keys[] = {"schema", "trace", "steps", "breakdown", "ranges", "findings"};
   for (size_t i = 0; i < 6; i++) assert_non_null(prof__jv_get(v, keys[i]));
   assert_true(prof__jv_path(v, "trace.lost_events")->num == 4);
@@ -80,7 +88,6 @@ static void report_json_parses_with_the_contract_keys(void **state) {
   }
   assert_true(medium_input);
   prof__jv_free(v);
-  free(text);
 }
 
 static void report_text_goes_to_stdout(void **state) {
@@ -95,23 +102,18 @@ static void report_text_goes_to_stdout(void **state) {
 
 static void export_chrome_writes_valid_json(void **state) {
   (void)state;
-  char args[700], *out, err[128];
+  char args[700], *out;
   const char *json = th_tmp_path("cli-chrome", ".json");
   snprintf(args, sizeof args, "export --chrome '%s' -o '%s'", cli_trace(), json);
   assert_int_equal(mlprof(args, &out), 0);
   free(out);
-  size_t len;
-  char *text = th_read_file(json, &len);
-  assert_non_null(text);
-  prof__jv *v = prof__jv_parse(text, len, err);
-  if (!v) fail_msg("%s", err);
+  prof__jv *v = json_file(json);
   const prof__jv *ev = prof__jv_get(v, "traceEvents");
   assert_non_null(ev);
   int x = 0;
   for (size_t i = 0; i < ev->len; i++) x += strcmp(prof__jv_get(&ev->items[i], "ph")->str, "X") == 0;
   assert_int_equal(x, 9); /* 6 ranges + 3 steps */
   prof__jv_free(v);
-  free(text);
 }
 
 static void help_exits_zero(void **state) {

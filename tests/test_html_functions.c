@@ -60,14 +60,6 @@ static prof__tw *open_trace(const char *stem, const char **path) {
   return w;
 }
 
-static void put(prof__tw *w, uint32_t tid, uint64_t ts, int type, uint32_t name, uint16_t aux, uint64_t a,
-                uint64_t b) {
-  prof__event e = {.ts = ts, .type = (uint8_t)type, .aux = aux, .name = name, .a = a, .b = b};
-  assert_int_equal(prof__tw_events(w, tid, &e, 1), 0);
-}
-
-static void str(prof__tw *w, uint32_t id, const char *s) { assert_int_equal(prof__tw_string(w, id, s, strlen(s)), 0); }
-
 static void counter(prof__tw *w, uint32_t tid, uint64_t ts, uint32_t name, double v) {
   put(w, tid, ts, PROF_EV_COUNTER, name, 0, prof__f64_bits(v), 0);
 }
@@ -113,12 +105,6 @@ static void stacks_chunk(prof__tw *w) {
   prof__buf_free(&b);
 }
 
-static const char *close_trace(prof__tw *w, const char *path) {
-  prof__kv f[] = {{"events_written", "0"}, {"events_lost", "0"}};
-  assert_int_equal(prof__tw_close(w, f, 2), 0);
-  return path;
-}
-
 /* Two steps of 50 ms on thread 1. Samples, all in step 0 inside the range
  * "forward": stack 1 ×6, stack 2 ×3, stack 3 ×1 (weight W each) and stack 4
  * ×1 with weight 5. Total weight 10005: self fg_leaf 6000 (60.0%), fg_mid
@@ -143,9 +129,6 @@ static const char *functions_trace(int samples) {
 }
 
 /* ---- report ------------------------------------------------------------------ */
-
-
-
 
 static size_t count(const char *s, const char *needle) {
   size_t n = 0;

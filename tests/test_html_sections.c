@@ -27,23 +27,6 @@ static prof__tw *open_with(const char *stem, const prof__kv *hdr, size_t n, cons
   return w;
 }
 
-static void put(prof__tw *w, uint32_t tid, uint64_t ts, int type, uint32_t name, uint16_t aux, uint64_t a,
-                uint64_t b) {
-  prof__event e = {.ts = ts, .type = (uint8_t)type, .aux = aux, .name = name, .a = a, .b = b};
-  assert_int_equal(prof__tw_events(w, tid, &e, 1), 0);
-}
-
-static void str(prof__tw *w, uint32_t id, const char *s) { assert_int_equal(prof__tw_string(w, id, s, strlen(s)), 0); }
-
-static const char *close_trace(prof__tw *w, const char *path) {
-  prof__kv f[] = {{"events_written", "0"}, {"events_lost", "0"}};
-  assert_int_equal(prof__tw_close(w, f, 2), 0);
-  return path;
-}
-
-
-
-
 /* ---- memory ---------------------------------------------------------------
  * Full mode, one step [T0, T0+10ms) on thread 1:
  *   +1 ms ALLOC A 1000 B; +2 ms ALLOC B 3000 B (heap peak 4000 B);

@@ -1,5 +1,6 @@
-/* test_html_util.h — shared by the HTML report tests: render a trace's HTML
- * report into memory and pick sections out of it. Include after cmocka.h. */
+/* test_html_util.h — shared by the HTML report tests: write small traces by
+ * hand, render a trace's HTML report into memory and pick sections out of
+ * it. Include after cmocka.h. */
 #ifndef TEST_HTML_UTIL_H
 #define TEST_HTML_UTIL_H
 
@@ -8,6 +9,24 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "trace/trace.h"
+
+/* Writing small traces by hand: one event, one string, and the footer. */
+static inline void put(prof__tw *w, uint32_t tid, uint64_t ts, int type, uint32_t name, uint16_t aux,
+                       uint64_t a, uint64_t b) {
+  prof__event e = {.ts = ts, .type = (uint8_t)type, .aux = aux, .name = name, .a = a, .b = b};
+  assert_int_equal(prof__tw_events(w, tid, &e, 1), 0);
+}
+
+static inline void str(prof__tw *w, uint32_t id, const char *s) {
+  assert_int_equal(prof__tw_string(w, id, s, strlen(s)), 0);
+}
+
+static inline const char *close_trace(prof__tw *w, const char *path) {
+  prof__kv f[] = {{"events_written", "0"}, {"events_lost", "0"}};
+  assert_int_equal(prof__tw_close(w, f, 2), 0);
+  return path;
+}
 
 /* The HTML report of the trace at `path` (malloc'd); its length in *len. */
 __attribute__((noinline, unused)) static char *html_of_len(const char *path, size_t *len) {
