@@ -152,6 +152,7 @@ static void back_to_back_cycles_from_the_environment(void **state) {
 
 static int scenario_trigger(const char *path) {
   setenv("MLPROF_TRIGGER_STEPS", "3", 1);
+  setenv("MLPROF_TRIGGER_SIGNAL", "USR2", 1); /* no trigger signal unless named */
   prof_config c = prof_config_default();
   c.output = path;
   c.report = 0;

@@ -16,6 +16,11 @@ enum { PROF_SAMPLE_CPU = 0, PROF_SAMPLE_WALL = 1 }; /* SAMPLE event aux */
 #define PROF_CPUCTR_PREFIX "cpuctr/"
 
 unsigned prof__sampler_hz(void);
+/* The realtime signal the sampler's timers send while its handler is
+ * installed, else 0 (before start, after shutdown, or after stepping aside). */
+int prof__sampler_signal(void);
+/* 1 once the program took over the sampling signal and sampling stopped. */
+int prof__sampler_stepped_aside(void);
 
 /* The kernel's encoding of a thread's CPU-time clock (what
  * pthread_getcpuclockid returns): ~tid << 3 | PERTHREAD | SCHED. */

@@ -1,7 +1,7 @@
 /* sampler.c — statistical CPU sampling with call stacks.
  *
- * Every thread of the process gets a POSIX timer that sends SIGPROF to that
- * thread alone (SIGEV_THREAD_ID): on its own CPU-time clock by default, or on
+ * Every thread of the process gets a POSIX timer that sends the sampling
+ * signal to that thread alone (SIGEV_THREAD_ID): on its own CPU-time clock by default, or on
  * CLOCK_MONOTONIC in wall-clock mode (MLPROF_SAMPLE_MODE=wall), which also
  * samples threads that sleep or wait. The writer thread arms timers for new
  * threads by scanning /proc/self/task every cycle, so threads that never call
@@ -13,9 +13,22 @@
  * thread's own preallocated single-producer buffer (never the core ring,
  * which is not reentrant). The writer hook drains those buffers into SAMPLE
  * events. docs/cpu-sampling.md has the details.
+ *
+ * The sampling signal is never one the program may use: at start the
+ * sampler takes the first realtime signal from SIGRTMIN+SIG_FIRST up that
+ * has the default disposition and is neither blocked nor pending (SIGPROF
+ * and ITIMER_PROF stay the program's). Its handler is installed before any
+ * timer exists. Every writer cycle checks that the handler is still ours;
+ * when the program has taken the signal over, the sampler deletes all its
+ * timers and steps aside with one message. Timers are always deleted
+ * before the handler is given back (SIG_IGN first, which discards any
+ * signal still pending, then the old action): a realtime signal's default
+ * action ends the process. A library destructor does the same when
+ * libmlprof is unloaded (dlclose), so no handler points into unmapped code.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mlprof.h"
 #include "core/session.h"
 #include "cpu.h"
 #include "stack/stack.h"
@@ -31,6 +45,7 @@
 #define SAMPLE_BUF 2048 /* samples per thread between two writer cycles */
 #define MAX_THREADS 4096
 #define SAMPLE_MAGIC 0x5350u
+#define SIG_FIRST 4 /* SIGRTMIN..+3 are the ones programs pick first */
 
 typedef struct sample {
   uint64_t ticks;
@@ -54,7 +69,11 @@ static struct {
   int mode;              /* PROF_SAMPLE_CPU / PROF_SAMPLE_WALL */
   unsigned hz;
   int on;                /* handler records */
-  int installed;
+  int installed;         /* our handler is on `sig` */
+  int aside;             /* the program took `sig`: sampling stopped */
+  int sig;               /* the sampling signal (0: none yet) */
+  pid_t pid;             /* process that owns the timers */
+  struct sigaction old;  /* disposition of `sig` before us */
   int hook_added;
   pid_t writer_tid;
   uint64_t gen;
@@ -74,7 +93,7 @@ static uint32_t current_range(void) {
   return t->stack[d - 1] & ~PROF_DROPPED_BIT;
 }
 
-static void on_sigprof(int sig, siginfo_t *si, void *uc) {
+static void on_sample(int sig, siginfo_t *si, void *uc) {
   (void)sig;
   if (!si || si->si_code != SI_TIMER || !__atomic_load_n(&S.on, __ATOMIC_ACQUIRE)) return;
   unsigned v = (unsigned)si->si_value.sival_int;
@@ -104,7 +123,7 @@ static int arm(cpu_thr *t, int slot) {
   struct sigevent sev;
   memset(&sev, 0, sizeof sev);
   sev.sigev_notify = SIGEV_THREAD_ID;
-  sev.sigev_signo = SIGPROF;
+  sev.sigev_signo = S.sig;
   sev.sigev_value.sival_int = (int)((SAMPLE_MAGIC << 16) | (unsigned)slot);
   sev._sigev_un._tid = t->tid;
   clockid_t clk = S.mode == PROF_SAMPLE_WALL ? CLOCK_MONOTONIC : (clockid_t)prof__thread_cpu_clock(t->tid);
@@ -218,17 +237,67 @@ static void final_meta(void) {
   prof__meta_add("cpu.samples_dropped", v);
   snprintf(v, sizeof v, "%llu", (unsigned long long)S.no_stack);
   prof__meta_add("cpu.samples_without_stack", v);
+  if (S.sig) {
+    snprintf(v, sizeof v, "%d", S.sig);
+    prof__meta_add("cpu.signal", v);
+  }
+  if (S.aside) prof__meta_add("cpu.stopped", "the program took over the sampling signal");
+}
+
+/* 1 while our handler is the one installed on the sampling signal. */
+static int handler_is_ours(void) {
+  struct sigaction cur;
+  if (!S.sig || sigaction(S.sig, NULL, &cur) != 0) return 0;
+  return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sample;
+}
+
+static void signal_name(int sig, char *out, size_t n) {
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX) snprintf(out, n, "SIGRTMIN+%d (%d)", sig - SIGRTMIN, sig);
+  else snprintf(out, n, "%d", sig);
+}
+
+/* Give the signal back. Only once no timer of ours exists: SIG_IGN
+ * discards a signal still pending in any thread, then the old action
+ * returns. A handler the program installed since is left alone. */
+static void release_signal(void) {
+  if (!S.installed) return;
+  S.installed = 0;
+  if (!handler_is_ours()) return;
+  struct sigaction ign;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(S.sig, &ign, NULL);
+  sigaction(S.sig, &S.old, NULL);
+}
+
+/* The program installed its own handler on our signal: delete every timer
+ * (nothing more is sent to it) and stop sampling. */
+static void step_aside(prof__tw *tw) {
+  __atomic_store_n(&S.on, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&S.aside, 1, __ATOMIC_RELEASE);
+  S.installed = 0; /* the handler is the program's now */
+  retire(tw, 1);
+  char name[32];
+  signal_name(S.sig, name, sizeof name);
+  fprintf(stderr, "mlprof: the program installed its own handler for signal %s, which CPU sampling used; "
+          "CPU sampling stops\n", name);
 }
 
 static void sampler_hook(prof__tw *tw, int final, void *arg) {
   (void)arg;
   if (!S.writer_tid) S.writer_tid = (pid_t)syscall(SYS_gettid);
   if (__atomic_load_n(&S.on, __ATOMIC_ACQUIRE) && !final) {
-    scan_threads();
-    retire(tw, 0);
+    if (!handler_is_ours()) {
+      step_aside(tw);
+    } else {
+      scan_threads();
+      retire(tw, 0);
+    }
   } else {
     retire(tw, 1);
   }
+  if (final) release_signal(); /* every timer is gone now */
   if (tw) prof__stack_emit(tw); /* stacks of the samples just queued */
   prof__counters_cycle(tw, final);
   if (final) final_meta();
@@ -268,19 +337,36 @@ static size_t cpu_header(prof__kv *kv, size_t max) {
   return 2;
 }
 
+/* The first realtime signal from SIGRTMIN+SIG_FIRST up that the program
+ * does not use: default disposition, not blocked on this thread (a hint
+ * of sigwait or signalfd use), not pending. 0 when none is free. */
+static int free_signal(void) {
+  sigset_t blocked, pending;
+  if (pthread_sigmask(SIG_BLOCK, NULL, &blocked) != 0 || sigpending(&pending) != 0) return 0;
+  for (int sig = SIGRTMIN + SIG_FIRST; sig <= SIGRTMAX; sig++) {
+    struct sigaction cur;
+    if (sigaction(sig, NULL, &cur) != 0) continue;
+    if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL && !sigismember(&blocked, sig) &&
+        !sigismember(&pending, sig))
+      return sig;
+  }
+  return 0;
+}
+
 static int install_handler(void) {
-  struct sigaction old, sa;
-  if (sigaction(SIGPROF, NULL, &old) != 0) return -1;
-  if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN &&
-      !((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_sigprof)) {
-    fprintf(stderr, "mlprof: SIGPROF already has a handler (another profiler?); CPU sampling is off\n");
+  int sig = free_signal();
+  if (!sig) {
+    fprintf(stderr, "mlprof: no free realtime signal for CPU sampling; CPU sampling is off\n");
     return -1;
   }
+  struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_sigprof;
+  sa.sa_sigaction = on_sample;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  if (sigaction(SIGPROF, &sa, NULL) != 0) return -1;
+  if (sigaction(sig, &sa, &S.old) != 0) return -1;
+  S.sig = sig;
+  S.pid = getpid();
   S.installed = 1;
   return 0;
 }
@@ -300,11 +386,28 @@ static int cpu_start(void) {
 }
 
 static void cpu_stop(void) {
-  /* Timers are deleted by the final writer cycle; the handler stays
-   * installed (a pending SIGPROF with the default action would kill us). */
+  /* Timers are deleted by the final writer cycle, which then gives the
+   * signal back (release_signal). */
   __atomic_store_n(&S.on, 0, __ATOMIC_RELEASE);
+}
+
+/* libmlprof is being unloaded (dlclose) or the process ends: no timer may
+ * outlive the code of its handler. prof_shutdown() is idempotent; once it
+ * returned, the writer thread is gone, so deleting what is left here races
+ * with nothing. A forked child has the handler but none of the timers
+ * (their ids may name the child's own timers): it only gives the handler
+ * back. */
+__attribute__((destructor)) static void sampler_unload(void) {
+  prof_shutdown();
+  __atomic_store_n(&S.on, 0, __ATOMIC_RELEASE);
+  if (S.pid == getpid())
+    for (int i = 0; i < MAX_THREADS; i++)
+      if (S.thr[i]) disarm(S.thr[i]);
+  release_signal();
 }
 
 const prof__module prof__mod_cpu = {"cpu", cpu_header, cpu_start, cpu_stop};
 
 unsigned prof__sampler_hz(void) { return S.hz; }
+int prof__sampler_signal(void) { return S.installed ? S.sig : 0; }
+int prof__sampler_stepped_aside(void) { return __atomic_load_n(&S.aside, __ATOMIC_ACQUIRE); }

@@ -1,9 +1,14 @@
 /* ctl.c — control of a running job at step boundaries: on-demand capture
- * (a signal, SIGUSR2 by default, or `mlprof trigger` through the live page)
- * and MLPROF_BREAK_AT (write a snapshot, then wait for `mlprof resume`).
+ * (`mlprof trigger` through the live page, or a signal the user names in
+ * MLPROF_TRIGGER_SIGNAL) and MLPROF_BREAK_AT (write a snapshot, then wait
+ * for `mlprof resume`).
  *
- * The signal handler only sets a flag; the next prof_start() turns it into
- * a capture request, so nothing unsafe runs in signal context.
+ * No signal is taken by default: signals belong to the program. A named
+ * trigger signal must be SIGUSR1, SIGUSR2 or a realtime signal, and is left
+ * alone when the program already handles it. The handler only sets a flag;
+ * the next prof_start() turns it into a capture request, so nothing unsafe
+ * runs in signal context. It stays installed after shutdown (a late signal
+ * must not kill the program) and is given back when libmlprof is unloaded.
  */
 #include <errno.h>
 #include <signal.h>
@@ -20,26 +25,73 @@ static volatile sig_atomic_t sig_pending;
 static uint64_t trigger_default = 10;
 static uint64_t break_at = UINT64_MAX;
 
+static int trigger_sig;              /* the signal we handle, 0: none */
+static struct sigaction trigger_old; /* its disposition before us */
+
 static void on_trigger_signal(int s) {
   (void)s;
   sig_pending = 1;
 }
 
-/* MLPROF_TRIGGER_SIGNAL: USR1, USR2 (default), a number, or 0/none. */
-static int trigger_signal(void) {
-  const char *v = prof__env("TRIGGER_SIGNAL");
-  if (!v) return SIGUSR2;
-  if (strncmp(v, "SIG", 3) == 0) v += 3;
-  if (strcmp(v, "USR1") == 0) return SIGUSR1;
-  if (strcmp(v, "USR2") == 0) return SIGUSR2;
-  if (strcmp(v, "none") == 0 || strcmp(v, "off") == 0) return 0;
-  char *end;
-  long n = strtol(v, &end, 10);
-  if (*end || n < 0 || n >= NSIG || n == SIGKILL || n == SIGSTOP) {
-    fprintf(stderr, "mlprof: ignoring MLPROF_TRIGGER_SIGNAL='%s'; using SIGUSR2\n", v);
-    return SIGUSR2;
+/* "N", "RTMIN+N" or "RTMAX-N" (after an optional "SIG"): a realtime signal
+ * number, or 0 when `v` is not one. */
+static int realtime_signal(const char *v) {
+  int base = 0, dir = 1;
+  if (strncmp(v, "RTMIN", 5) == 0) base = SIGRTMIN, v += 5;
+  else if (strncmp(v, "RTMAX", 5) == 0) base = SIGRTMAX, v += 5, dir = -1;
+  long off = 0;
+  if (base && *v) {
+    if (*v != (dir > 0 ? '+' : '-')) return 0;
+    v++;
   }
-  return (int)n;
+  if (!base || *v) {
+    char *end;
+    errno = 0;
+    off = strtol(v, &end, 10);
+    if (errno || end == v || *end) return 0;
+  }
+  long sig = base ? base + dir * off : off;
+  return sig >= SIGRTMIN && sig <= SIGRTMAX ? (int)sig : 0;
+}
+
+/* MLPROF_TRIGGER_SIGNAL: USR1, USR2, RTMIN+N, RTMAX-N or such a signal's
+ * number (with or without "SIG"); unset, empty, 0, none or off: no signal. */
+static int trigger_signal(void) {
+  const char *raw = prof__env("TRIGGER_SIGNAL");
+  if (!raw || !*raw) return 0;
+  const char *v = strncmp(raw, "SIG", 3) == 0 ? raw + 3 : raw;
+  if (strcmp(v, "none") == 0 || strcmp(v, "off") == 0 || strcmp(v, "0") == 0) return 0;
+  if (strcmp(v, "USR1") == 0 || strcmp(v, "10") == 0) return SIGUSR1;
+  if (strcmp(v, "USR2") == 0 || strcmp(v, "12") == 0) return SIGUSR2;
+  int sig = realtime_signal(v);
+  if (!sig)
+    fprintf(stderr, "mlprof: MLPROF_TRIGGER_SIGNAL='%s' is not allowed (USR1, USR2 or a realtime signal, "
+            "RTMIN+N or %d..%d); no trigger signal (mlprof trigger still works)\n", raw, SIGRTMIN, SIGRTMAX);
+  return sig;
+}
+
+static int trigger_handler_is_ours(void) {
+  struct sigaction cur;
+  return trigger_sig && sigaction(trigger_sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+         cur.sa_handler == on_trigger_signal;
+}
+
+/* Take `sig` unless the program handles it already. */
+static void take_trigger_signal(int sig) {
+  struct sigaction cur;
+  if (sigaction(sig, NULL, &cur) != 0) return;
+  if (cur.sa_handler == on_trigger_signal && !(cur.sa_flags & SA_SIGINFO)) return; /* ours already */
+  if ((cur.sa_flags & SA_SIGINFO) || (cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN)) {
+    fprintf(stderr, "mlprof: signal %d (MLPROF_TRIGGER_SIGNAL) already has a handler in the program; "
+            "it is left alone (mlprof trigger still works)\n", sig);
+    return;
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_trigger_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(sig, &sa, &trigger_old) == 0) trigger_sig = sig;
 }
 
 static uint64_t env_u64(const char *name, const char *prefix, uint64_t dflt) {
@@ -61,18 +113,20 @@ void prof__ctl_start(void) {
   if (!trigger_default) trigger_default = 10;
   break_at = env_u64("BREAK_AT", "step:", UINT64_MAX);
   int sig = trigger_signal();
-  if (!sig) return;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_trigger_signal;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  sigaction(sig, &sa, NULL);
+  if (sig) take_trigger_signal(sig);
 }
 
 /* The handler stays installed after shutdown: a late signal must not kill
- * the program (the default action of SIGUSR2). */
+ * the program (the default action of SIGUSR1/2 and realtime signals). */
 void prof__ctl_stop(void) {}
+
+/* libmlprof is being unloaded (or the process ends): give the signal back,
+ * unless the program installed its own handler since. */
+__attribute__((destructor)) static void ctl_unload(void) {
+  prof_shutdown();
+  if (trigger_handler_is_ours()) sigaction(trigger_sig, &trigger_old, NULL);
+  trigger_sig = 0;
+}
 
 /* Snapshot, then wait until `mlprof resume` bumps resume_seq (or SIGCONT
  * when there is no live page). */

@@ -3,9 +3,19 @@
  *
  * prof__stack_capture() walks the caller's own stack (allocation sites);
  * prof__stack_capture_uc() walks the stack a signal interrupted (CPU
- * samples). Both are async-signal-safe once the thread is prepared:
- * libunwind's per-thread cache is selected at first use, and the fast
- * unw_backtrace() path keeps its trace cache in memory it maps itself.
+ * samples).
+ *
+ * libunwind's set-up is not thread-safe and not async-signal-safe, so none
+ * of it may run lazily on a background thread or in a signal handler:
+ * prof__stack_thread_init() selects the per-thread caching policy (once)
+ * and its first unw_backtrace() runs libunwind's global init (register
+ * maps, memory validation, the trace-cache key). The stack module's start
+ * calls it inside prof_init(), on the caller's thread. After that, walking
+ * from a signal is safe on any thread: the fast unw_backtrace() path is
+ * taken only on threads whose trace cache already exists (created outside
+ * signal context, by prof__stack_thread_init() or a prof__stack_capture()
+ * call); creating it needs pthread_setspecific, which may allocate. Other
+ * threads use the exact walk, which needs no per-thread set-up.
  * Without libunwind both return 0 (no stacks; documented).
  */
 #include <pthread.h>
@@ -48,6 +58,7 @@ int prof__stack_capture(uintptr_t *pcs, int max, int skip) {
   int want = max + skip + 1; /* +1: this function's own frame */
   if (want > (int)(sizeof buf / sizeof buf[0])) want = (int)(sizeof buf / sizeof buf[0]);
   int n = unw_backtrace(buf, want);
+  thread_ready = 1; /* the trace cache exists now, made outside a signal */
   int first = skip + 1, d = 0;
   for (int i = first; i < n && d < max; i++) pcs[d++] = (uintptr_t)buf[i];
   return d;
@@ -81,7 +92,7 @@ int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max) {
   if (!ucontext || !pcs || max <= 0) return 0;
   if (max > PROF_STACK_MAX_DEPTH) max = PROF_STACK_MAX_DEPTH;
   uintptr_t ip = uc_ip(ucontext);
-  if (__atomic_load_n(&policy_set, __ATOMIC_ACQUIRE) && ip) {
+  if (__atomic_load_n(&policy_set, __ATOMIC_ACQUIRE) && thread_ready && ip) {
     /* Fast path: trace from here through the signal frame, then keep the
      * part from the interrupted instruction on. */
     void *buf[SCRATCH + PROF_STACK_MAX_DEPTH];
