@@ -52,7 +52,7 @@ check() {
   d=$WORK/$N.$name
   mkdir -p "$d/traces"
   # (the subshell keeps the shell's own "Aborted"-style notice out of bare.err)
-  (timeout 60 "$@" >"$d/bare.out" 2>"$d/bare.err") 2>/dev/null
+  ( (timeout 60 "$@" >"$d/bare.out" 2>"$d/bare.err"); exit $?) 2>/dev/null
   bare=$?
   if [ $report = 1 ]; then
     timeout 90 "$MLPROF" run -q --library "$LIB" -o "$d/traces" -- "$@" >"$d/run.out" 2>"$d/run.err"
