@@ -63,8 +63,8 @@ const mlprof_cmd mlprof_cmd_trigger = {
     "Asks the job to record its next N steps (default 10) into\n"
     "<trace>.trigger<K>.mlpt, complete on its own, with its report beside it,\n"
     "and waits until it is written (prints the path). The request goes through\n"
-    "the live page; the job's signal (SIGUSR2, MLPROF_TRIGGER_SIGNAL) does the\n"
-    "same with MLPROF_TRIGGER_STEPS steps.\n"
+    "the live page; no signal is sent. A job started with MLPROF_TRIGGER_SIGNAL\n"
+    "(USR1, USR2 or RTMIN+N) also records MLPROF_TRIGGER_STEPS steps on that signal.\n"
     "  -n, --steps N        steps to record (1..1000000, default 10)\n"
     "  -t, --timeout S      give up waiting after S seconds (default: no limit)\n"
     "      --no-wait        return once the request is made\n",
