@@ -150,7 +150,13 @@ sort -n -S 1M '$BIG' | tail -3; gzip -c '$BIG' | gzip -dc | wc -l; exit 3"
 done
 
 # ---- PyTorch --------------------------------------------------------------------
-if python3 -c 'import torch' >/dev/null 2>&1; then
+# The first python3 that imports torch: the one on PATH, else the system's
+# (Debian's python3-torch installs for /usr/bin/python3 only).
+PY=
+for cand in python3 /usr/bin/python3; do
+  if "$cand" -c 'import torch' >/dev/null 2>&1; then PY=$cand; break; fi
+done
+if [ -n "$PY" ]; then
   TRAIN='
 import torch
 torch.manual_seed(0)
@@ -169,10 +175,10 @@ print("final loss %.4f" % loss.item())
   k=0
   while [ $k -lt 5 ]; do
     k=$((k + 1))
-    check torch -- python3 -c "$TRAIN"
+    check torch -- "$PY" -c "$TRAIN"
   done
 else
-  echo "real_programs: skip torch: python3 cannot import torch"
+  echo "real_programs: skip torch: no python3 here can import torch"
 fi
 
 if [ $FAILS -ne 0 ]; then
