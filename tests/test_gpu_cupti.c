@@ -908,6 +908,17 @@ static void build_without_cupti_reports_not_built(void **state) {
 }
 #endif
 
+/* The CPU clock (TSC with a calibration) against CUPTI's (CLOCK_MONOTONIC):
+ * the residual is measured and its largest value kept. */
+static void clock_residual_is_measured(void **state) {
+  (void)state;
+  prof__clock_init(0);
+  prof__clock_calibrate(20);
+  int64_t r = prof__gpu_clock_check();
+  assert_true(r > -1000000 && r < 1000000); /* just calibrated: well under a millisecond */
+  assert_true(prof__gpu_clock_residual_max() >= (r < 0 ? -r : r));
+}
+
 /* ---- a real session on this machine --------------------------------------- */
 
 static void cpu_profiling_continues_without_gpu(void **state) {
@@ -982,6 +993,7 @@ int main(void) {
 #endif
       cmocka_unit_test_setup(no_driver_is_quiet_unless_asked, setup),
       cmocka_unit_test_setup(gpu_0_disables_without_loading_anything, setup),
+      cmocka_unit_test_setup(clock_residual_is_measured, setup),
       cmocka_unit_test_setup(cpu_profiling_continues_without_gpu, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

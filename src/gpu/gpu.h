@@ -153,6 +153,13 @@ int prof__cupti_injected(void);
 /* The CUDA driver's injection entry point (exported; gpu_mod.c). */
 int InitializeInjection(void);
 
+/* Residual between the CPU event clock (TSC ticks converted with the
+ * session's calibration) and CLOCK_MONOTONIC, CUPTI's time base: measured
+ * now (ns, signed) and the largest |residual| so far. The writer hook
+ * measures every cycle and puts the largest in META gpu.clock_residual_ns. */
+int64_t prof__gpu_clock_check(void);
+int64_t prof__gpu_clock_residual_max(void);
+
 /* Why GPU data is absent (or "ok"): the value written to gpu.status. */
 const char *prof__gpu_status(void);
 

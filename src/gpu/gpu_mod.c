@@ -193,8 +193,32 @@ static void report_dropped(prof__tw *tw) {
   prof__tw_thread(tw, PROF_GPU_PSEUDO_TID, "mlprof-cupti", d, 0);
 }
 
+/* CPU events are TSC ticks converted with a calibration; CUPTI's times are
+ * CLOCK_MONOTONIC (timestamp callback). Their difference now, the largest
+ * seen, goes to META at the end: the residual a GPU record can be off
+ * against the CPU ranges around it. */
+static int64_t residual_max;
+
+int64_t prof__gpu_clock_check(void) {
+  uint64_t a = prof__mono_ns();
+  uint64_t t = prof__ticks_to_ns(prof__ticks());
+  uint64_t b = prof__mono_ns();
+  int64_t r = (int64_t)(t - (a + (b - a) / 2));
+  int64_t m = r < 0 ? -r : r;
+  if (m > residual_max) residual_max = m;
+  return r;
+}
+
+int64_t prof__gpu_clock_residual_max(void) { return residual_max; }
+
 static void writer_hook(prof__tw *tw, int final, void *arg) {
   (void)arg;
+  prof__gpu_clock_check();
+  if (final) {
+    char v[32];
+    snprintf(v, sizeof v, "%lld", (long long)residual_max);
+    prof__meta_add("gpu.clock_residual_ns", v);
+  }
   if (!final) prof__cupti_tick(prof__mono_ns());
   prof__buf b;
   while (prof__gpu_queue_pop(&b)) {
