@@ -169,6 +169,17 @@ const char *prof__gpu_status(void);
 int prof__gpu_try_start(void);
 void prof__gpu_stop_for_test(void);
 
+/* ---- NVTX capture (nvtx.c) ------------------------------------------------ */
+
+/* 1 when this libmlprof was built with the NVTX headers (capture works). */
+int prof__nvtx_available(void);
+/* At prof_start, on the caller's thread: point NVTX_INJECTION64_PATH at the
+ * shared libmlprof when nothing else is set, so a program linked with it
+ * needs no variable. MLPROF_NVTX=0 skips it. */
+void prof__nvtx_session_start(void);
+/* Start/end ranges not recorded because all 16 lanes were open. */
+uint64_t prof__nvtx_async_dropped(void);
+
 /* ---- Between the module (gpu_mod.c) and the CUPTI backend (cupti.c) ---- */
 
 /* Status codes written to gpu.status. */

@@ -269,6 +269,8 @@ int prof__gpu_try_start(void) {
 static int hooked;
 
 static int gpu_start(void) {
+  const char *nv = prof__env("NVTX");
+  if (!nv || strcmp(nv, "0") != 0) prof__nvtx_session_start();
   int rc = prof__gpu_try_start();
   if ((rc == 0 || rc == PROF_GPU_DEFERRED) && !hooked) hooked = prof__writer_hook_add(writer_hook, NULL) == 0;
   return rc == PROF_GPU_DEFERRED ? 0 : rc;
