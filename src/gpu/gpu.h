@@ -177,6 +177,10 @@ int prof__nvtx_available(void);
  * shared libmlprof when nothing else is set, so a program linked with it
  * needs no variable. MLPROF_NVTX=0 skips it. */
 void prof__nvtx_session_start(void);
+/* Point the loader variable `var` (NVTX_INJECTION64_PATH,
+ * CUDA_INJECTION64_PATH) at the shared libmlprof unless it is set. Returns 1
+ * when set. setenv: call it only from prof_init's thread. */
+int prof__gpu_point_env(const char *var);
 /* Start/end ranges not recorded because all 16 lanes were open. */
 uint64_t prof__nvtx_async_dropped(void);
 

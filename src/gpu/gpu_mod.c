@@ -273,6 +273,8 @@ static int gpu_start(void) {
   if (!nv || strcmp(nv, "0") != 0) prof__nvtx_session_start();
   int rc = prof__gpu_try_start();
   if ((rc == 0 || rc == PROF_GPU_DEFERRED) && !hooked) hooked = prof__writer_hook_add(writer_hook, NULL) == 0;
+  /* The program initialises CUDA later: its cuInit calls InitializeInjection here. */
+  if (rc == PROF_GPU_DEFERRED) prof__gpu_point_env("CUDA_INJECTION64_PATH");
   return rc == PROF_GPU_DEFERRED ? 0 : rc;
 }
 

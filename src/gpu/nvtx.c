@@ -39,6 +39,15 @@
 #endif
 #endif
 
+/* Name the shared libmlprof in `var` unless it is set already; nothing when
+ * libmlprof is linked statically (no library for a loader to open). */
+int prof__gpu_point_env(const char *var) {
+  if (getenv(var)) return 0;
+  Dl_info info;
+  if (!dladdr((void *)prof__gpu_point_env, &info) || !info.dli_fname || !strstr(info.dli_fname, ".so")) return 0;
+  return setenv(var, info.dli_fname, 0) == 0;
+}
+
 #ifndef PROF_HAVE_NVTX
 
 int prof__nvtx_available(void) { return 0; }
@@ -311,13 +320,8 @@ PROF_API int (*InitializeInjectionNvtx2_fnptr)(NvtxGetExportTableFunc_t) = Initi
 uint64_t prof__nvtx_async_dropped(void) { return __atomic_load_n(&async_dropped, __ATOMIC_RELAXED); }
 
 /* Programs linked with the shared libmlprof: NVTX_INJECTION64_PATH names
- * it, unless the user (or nsys) set one. Done at prof_start on the caller's
+ * it, unless the user (or nsys) set one. Done at prof_init on the caller's
  * thread, before the program's first NVTX call in the usual order. */
-void prof__nvtx_session_start(void) {
-  if (getenv("NVTX_INJECTION64_PATH")) return;
-  Dl_info info;
-  if (!dladdr((void *)prof__nvtx_session_start, &info) || !info.dli_fname || !strstr(info.dli_fname, ".so")) return;
-  setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
-}
+void prof__nvtx_session_start(void) { prof__gpu_point_env("NVTX_INJECTION64_PATH"); }
 
 #endif /* PROF_HAVE_NVTX */
