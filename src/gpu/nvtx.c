@@ -61,6 +61,7 @@ uint64_t prof__nvtx_async_dropped(void) { return 0; }
 
 #define LANES 16u
 #define DOMAINS 64u
+#define STRINGS 4096u
 #define MSG_MAX 256
 
 /* A domain: its name (prefix) and interned names of its categories. */
@@ -84,6 +85,12 @@ typedef struct lane {
 } lane;
 
 static lane lanes[LANES];
+/* Domains and registered strings live in fixed pools: no allocation on an
+ * NVTX call, and handles stay valid until exit (NVTX may use them late). A
+ * full pool answers NULL: NVTX's default domain / an unnamed range. */
+static nvtxDomainRegistration domain_pool[DOMAINS];
+static nvtxStringRegistration string_pool[STRINGS];
+static uint32_t ndomains, nstrings;
 static uint64_t next_range_id = 1;
 static uint64_t async_dropped, async_emitted;
 static int announced[LANES];
@@ -226,20 +233,20 @@ static void lanes_hook(prof__tw *tw, int final, void *arg) {
 /* ---- domains, strings, names ----------------------------------------------- */
 
 static nvtxDomainHandle_t NVTX_API dom_create(const char *name) {
-  prof__mem_internal_begin();
-  nvtxDomainRegistration *d = calloc(1, sizeof *d); /* rare; kept until exit (NVTX may use it late) */
-  prof__mem_internal_end();
-  if (d) snprintf(d->name, sizeof d->name, "%s", name ? name : "domain");
+  uint32_t i = __atomic_fetch_add(&ndomains, 1, __ATOMIC_RELAXED);
+  if (i >= DOMAINS) return NULL;
+  nvtxDomainRegistration *d = &domain_pool[i];
+  snprintf(d->name, sizeof d->name, "%s", name ? name : "domain");
   return d;
 }
 
 static void NVTX_API dom_destroy(nvtxDomainHandle_t d) { (void)d; /* kept: strings may still point at it */ }
 
 static nvtxStringHandle_t NVTX_API dom_register(nvtxDomainHandle_t d, const char *s) {
-  prof__mem_internal_begin();
-  nvtxStringRegistration *r = calloc(1, sizeof *r);
-  prof__mem_internal_end();
-  if (r) r->id = intern_msg(d, s ? s : "");
+  uint32_t i = __atomic_fetch_add(&nstrings, 1, __ATOMIC_RELAXED);
+  if (i >= STRINGS) return NULL;
+  nvtxStringRegistration *r = &string_pool[i];
+  r->id = intern_msg(d, s ? s : "");
   return r;
 }
 
