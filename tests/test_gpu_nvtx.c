@@ -153,7 +153,22 @@ static void bare_program_runs_unchanged(void **state) {
   assert_string_equal(text ? text : "", "nvtx_prog done\n");
   free(text);
 }
-#else
+#endif
+
+/* The loader variables are pointed at libmlprof only when nobody set them
+ * (nsys, the user), and only when libmlprof is a shared library (this test
+ * links the static one). */
+static void loader_variables_set_by_others_are_kept(void **state) {
+  (void)state;
+  setenv("NVTX_INJECTION64_PATH", "/opt/other-tool/libinject.so", 1);
+  assert_int_equal(prof__gpu_point_env("NVTX_INJECTION64_PATH"), 0);
+  assert_string_equal(getenv("NVTX_INJECTION64_PATH"), "/opt/other-tool/libinject.so");
+  unsetenv("NVTX_INJECTION64_PATH");
+  assert_int_equal(prof__gpu_point_env("NVTX_INJECTION64_PATH"), 0); /* static libmlprof: nothing to load */
+  assert_null(getenv("NVTX_INJECTION64_PATH"));
+}
+
+#ifndef MLPROF_TEST_NVTX
 static void without_nvtx_headers(void **state) {
   (void)state;
   print_message("built without the NVTX 3 headers: NVTX capture is not tested\n");
@@ -171,6 +186,7 @@ int main(void) {
 #else
       cmocka_unit_test(without_nvtx_headers),
 #endif
+      cmocka_unit_test(loader_variables_set_by_others_are_kept),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
