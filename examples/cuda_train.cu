@@ -5,9 +5,15 @@
  * backward and SGD kernels (ranges "forward", "backward", "optimizer") and
  * reads the loss back. Options: --steps N (default 50), --batch N (256),
  * --hidden N (512), --pageable (copy from pageable instead of pinned host
- * memory). It prints the kernel launch count, so a second tool's count can
- * be compared with mlprof's (scripts/gpu-check).
+ * memory). It prints its own counts (kernel launches, copies by direction
+ * and host memory kind, memsets), so a second tool's counts can be compared
+ * with mlprof's (scripts/gpu-check). Check options: --event-timing (sum of
+ * kernel times measured with cudaEvents around each launch: slower),
+ * --no-shutdown (exit without prof_shutdown), --fork-after-init (a forked
+ * child that does CPU work only, after CUDA is initialised).
  */
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,11 +33,22 @@
     }                                                                                  \
   } while (0)
 
-static unsigned long launches;
-#define LAUNCH(kernel, grid, block, ...)           \
-  do {                                             \
-    kernel<<<(grid), (block)>>>(__VA_ARGS__);      \
-    launches++;                                    \
+static unsigned long launches, h2d_copies, d2h_copies, memsets;
+static int event_timing;
+static cudaEvent_t ev0, ev1;
+static double event_ms;
+#define LAUNCH(kernel, grid, block, ...)                          \
+  do {                                                            \
+    if (event_timing) cudaEventRecord(ev0);                       \
+    kernel<<<(grid), (block)>>>(__VA_ARGS__);                     \
+    if (event_timing) {                                           \
+      float ms_ = 0.f;                                            \
+      cudaEventRecord(ev1);                                       \
+      cudaEventSynchronize(ev1);                                  \
+      cudaEventElapsedTime(&ms_, ev0, ev1);                       \
+      event_ms += ms_;                                            \
+    }                                                             \
+    launches++;                                                   \
   } while (0)
 
 /* C[m x n] = A[m x k] * B[k x n] (row-major), optional transposes. */
@@ -123,6 +140,7 @@ static void forward(net *n) {
   LAUNCH(sgemm_naive, grid2(B, OUT), dim3(16, 16), n->h, n->w2, n->z, B, OUT, H, 0, 0);
   LAUNCH(bias_relu, blocks(B * OUT), 256, n->z, n->b2, B, OUT, 0);
   CHECK(cudaMemsetAsync(n->loss, 0, sizeof(float)));
+  memsets++;
   LAUNCH(softmax_xent, blocks(B), 256, n->z, n->y, n->loss, B);
 }
 
@@ -154,17 +172,37 @@ static void make_batch(float *x, int *y, int batch) {
 }
 
 int main(int argc, char **argv) {
-  int steps = 50, batch = 256, hidden = 512, pageable = 0;
+  int steps = 50, batch = 256, hidden = 512, pageable = 0, no_shutdown = 0, fork_after = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--hidden") && i + 1 < argc) hidden = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--pageable")) pageable = 1;
+    else if (!strcmp(argv[i], "--event-timing")) event_timing = 1;
+    else if (!strcmp(argv[i], "--no-shutdown")) no_shutdown = 1;
+    else if (!strcmp(argv[i], "--fork-after-init")) fork_after = 1;
   }
   prof_init(NULL);
   srand(1);
   net n;
   net_init(&n, batch, hidden);
+  if (event_timing) {
+    CHECK(cudaEventCreate(&ev0));
+    CHECK(cudaEventCreate(&ev1));
+  }
+  if (fork_after) { /* CUDA is initialised: the child must not touch it, and the profiler must not either */
+    pid_t pid = fork();
+    if (pid == 0) {
+      volatile double acc = 0;
+      for (int i = 0; i < 1000000; i++) acc += i;
+      _exit(acc < 0);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      fprintf(stderr, "cuda_train: forked child failed\n");
+      return 1;
+    }
+  }
   size_t xb = (size_t)batch * IN * sizeof(float), yb = batch * sizeof(int);
   float *hx;
   int *hy;
@@ -183,6 +221,7 @@ int main(int argc, char **argv) {
     prof_range_push("h2d");
     CHECK(cudaMemcpyAsync(n.x, hx, xb, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpyAsync(n.y, hy, yb, cudaMemcpyHostToDevice));
+    h2d_copies += 2;
     prof_range_pop();
     prof_range_push("forward");
     forward(&n);
@@ -194,11 +233,17 @@ int main(int argc, char **argv) {
     optimizer(&n, 0.1f);
     prof_range_pop();
     CHECK(cudaMemcpy(&loss, n.loss, sizeof loss, cudaMemcpyDeviceToHost)); /* synchronises */
+    d2h_copies++;
     prof_counter("loss", loss);
     prof_stop();
   }
   CHECK(cudaDeviceSynchronize());
   printf("cuda_train: %d steps, final loss %.4f, kernel launches %lu\n", steps, loss, launches);
+  /* h2d copies come from pinned memory unless --pageable; the d2h loss copy lands in pageable memory */
+  printf("cuda_train: h2d copies %lu (%s), d2h copies %lu (pageable), memsets %lu\n", h2d_copies,
+         pageable ? "pageable" : "pinned", d2h_copies, memsets);
+  if (event_timing) printf("cuda_train: event-timed kernel time %.0f ns\n", event_ms * 1e6);
+  if (no_shutdown) return 0; /* atexit and the context-destroy flush must still save the tail */
   prof_shutdown(); /* before CUDA tears down, so CUPTI's last buffers are flushed */
   return 0;
 }

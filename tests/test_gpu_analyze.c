@@ -773,6 +773,140 @@ static void trace_without_gpu_has_no_section(void **state) {
   prof__an_free(an);
 }
 
+/* ---- per device, per thread, and what cannot be attributed ---------------- */
+
+/* One step [T0, T0+1000) on thread 100. Device 0 busy [0,1000), device 1
+ * only [0,10): one union over both would call the GPU 100 % busy. Syncs on
+ * the step thread [100,600) and [200,700) overlap (union 600); a watchdog
+ * thread 200 syncs the whole step and must not count. Runtime calls: the
+ * step thread [100,200), a pin-memory thread 300 [0,1000). Memory: 1 GiB
+ * pinned host memory and 100 MiB of device memory on device 1. */
+static const char *per_device_trace(void) {
+  gtb t = gtb_open("gpudev");
+  str(&t, 1, "k0");
+  str(&t, 2, "k1");
+  ev(&t, 100, T0, PROF_EV_STEP_BEGIN, 0, 0, 0);
+  ev(&t, 100, T0 + 1000, PROF_EV_STEP_END, 0, 0, 0);
+  prof__gpu_rec d0 = device(8, 1), d1 = device(8, 2);
+  d1.device = 1;
+  rec(&t, d0);
+  rec(&t, d1);
+  rec(&t, kernel(T0, T0 + 1000, T0 - 5, 1, 0));
+  prof__gpu_rec k1 = kernel(T0, T0 + 10, T0 - 5, 2, 0);
+  k1.device = 1;
+  rec(&t, k1);
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_SYNC, .start = T0 + 100, .end = T0 + 600, .tid = 100});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_SYNC, .start = T0 + 200, .end = T0 + 700, .tid = 100});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_SYNC, .start = T0, .end = T0 + 1000, .tid = 200});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_API, .sub = PROF_GPU_API_RUNTIME, .start = T0 + 100, .end = T0 + 200,
+                          .tid = 100, .name = 1});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_API, .sub = PROF_GPU_API_RUNTIME, .start = T0, .end = T0 + 1000,
+                          .tid = 300, .name = 1});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_MEMORY, .sub = PROF_GPU_MEMOP_ALLOC, .src_mem = PROF_GPU_MEM_PINNED,
+                          .bytes = 1ull << 30, .start = T0 + 1, .end = T0 + 1, .device = 1});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_MEMORY, .sub = PROF_GPU_MEMOP_ALLOC, .src_mem = PROF_GPU_MEM_DEVICE,
+                          .bytes = 100ull << 20, .start = T0 + 2, .end = T0 + 2, .device = 1});
+  return gtb_close(&t);
+}
+
+static void busy_is_per_device_not_one_union(void **state) {
+  (void)state;
+  prof__an *an = analyze(per_device_trace());
+  const gpu_summary *s = prof__gpu_summary(an);
+  assert_int_equal(s->nbusy_devices, 2);
+  assert_int_equal(s->total.busy_ns_dev[0], 1000);
+  assert_int_equal(s->total.busy_ns_dev[1], 10);
+  assert_int_equal(s->total.busy_ns, 505); /* the mean of the devices */
+  prof__an_free(an);
+}
+
+static void sync_is_a_union_on_the_step_thread(void **state) {
+  (void)state;
+  prof__an *an = analyze(per_device_trace());
+  const gpu_summary *s = prof__gpu_summary(an);
+  assert_int_equal(s->total.sync_ns, 600);
+  assert_true(s->total.sync_ns <= s->total.end);
+  prof__an_free(an);
+}
+
+static void runtime_time_is_the_step_threads(void **state) {
+  (void)state;
+  prof__an *an = analyze(per_device_trace());
+  const gpu_summary *s = prof__gpu_summary(an);
+  /* [100,200) of the step thread lies under device 0's kernel: nothing left for runtime_api */
+  assert_int_equal(s->total.bd[GPU_BD_RUNTIME], 0);
+  assert_int_equal(s->total.bd[GPU_BD_KERNEL], 1000);
+  prof__an_free(an);
+}
+
+static void device_memory_peak_excludes_pinned_host_memory(void **state) {
+  (void)state;
+  prof__an *an = analyze(per_device_trace());
+  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_device *d = NULL;
+  for (size_t i = 0; i < s->ndevices; i++)
+    if (s->devices[i].id == 1) d = &s->devices[i];
+  assert_non_null(d);
+  assert_int_equal(d->mem_peak, 100ull << 20);
+  prof__an_free(an);
+}
+
+/* Runtime calls of a thread that is not the step's leave the breakdown;
+ * the step thread's own call outside kernels counts. */
+static void runtime_of_other_threads_is_not_step_time(void **state) {
+  (void)state;
+  gtb t = gtb_open("gpurt");
+  str(&t, 1, "cudaMemcpy");
+  ev(&t, 100, T0, PROF_EV_STEP_BEGIN, 0, 0, 0);
+  ev(&t, 100, T0 + 1000, PROF_EV_STEP_END, 0, 0, 0);
+  rec(&t, kernel(T0, T0 + 100, T0 - 5, 1, 0));
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_API, .sub = PROF_GPU_API_RUNTIME, .start = T0 + 200, .end = T0 + 300,
+                          .tid = 100, .name = 1});
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_API, .sub = PROF_GPU_API_RUNTIME, .start = T0 + 100, .end = T0 + 1000,
+                          .tid = 300, .name = 1});
+  prof__an *an = analyze(gtb_close(&t));
+  assert_int_equal(prof__gpu_summary(an)->total.bd[GPU_BD_RUNTIME], 100);
+  prof__an_free(an);
+}
+
+static void idle_before_unattributed_kernels_has_its_own_bucket(void **state) {
+  (void)state;
+  gtb t = gtb_open("gpunolaunch");
+  str(&t, 1, "k");
+  ev(&t, 100, T0, PROF_EV_STEP_BEGIN, 0, 0, 0);
+  ev(&t, 100, T0 + 1000, PROF_EV_STEP_END, 0, 0, 0);
+  rec(&t, kernel(T0 + 500, T0 + 600, 0, 1, 0)); /* no launch record */
+  prof__an *an = analyze(gtb_close(&t));
+  const gpu_summary *s = prof__gpu_summary(an);
+  assert_int_equal(s->total.idle_unattributed_ns, 500);
+  assert_int_equal(s->total.idle_other_ns, 400);
+  assert_int_equal(s->total.idle_host_ns, 0);
+  assert_int_equal(s->kernels_unattributed, 1);
+  prof__an_free(an);
+}
+
+/* Kernel names cuBLAS/cuDNN really use (Volta to Hopper). */
+static void fp32_matmul_names_match_real_cublas_kernels(void **state) {
+  (void)state;
+  static const char *const fp32[] = {"volta_sgemm_128x64_nn", "ampere_sgemm_128x64_tn",
+                                     "ampere_sgemm_64x32_sliced1x4_nn", "turing_sgemm_128x32_nt",
+                                     "sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1",
+                                     "scudnn_128x64_relu_interior_nn_v1"};
+  static const char *const reduced[] = {
+      "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn",
+      "sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16_stage4_warpsize2x2x1_tensor16x8x8_kernel",
+      "cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4",
+      "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_tn",
+      "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1",
+      "volta_h884gemm_64x64_ldg8_nn",
+      "turing_fp16_s1688gemm_fp16_256x128_ldg8_f2f_tn",
+      "elementwise_kernel"};
+  for (size_t i = 0; i < sizeof fp32 / sizeof fp32[0]; i++)
+    if (!prof__gpu_fp32_matmul_name(fp32[i])) fail_msg("not fp32: %s", fp32[i]);
+  for (size_t i = 0; i < sizeof reduced / sizeof reduced[0]; i++)
+    if (prof__gpu_fp32_matmul_name(reduced[i])) fail_msg("fp32: %s", reduced[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(busy_idle_and_breakdown_match_hand_computation),
@@ -797,6 +931,13 @@ int main(void) {
       cmocka_unit_test(codec_round_trips_every_kind),
       cmocka_unit_test(corrupt_gpu_chunk_is_counted_not_fatal),
       cmocka_unit_test(trace_without_gpu_has_no_section),
+      cmocka_unit_test(busy_is_per_device_not_one_union),
+      cmocka_unit_test(sync_is_a_union_on_the_step_thread),
+      cmocka_unit_test(runtime_time_is_the_step_threads),
+      cmocka_unit_test(device_memory_peak_excludes_pinned_host_memory),
+      cmocka_unit_test(runtime_of_other_threads_is_not_step_time),
+      cmocka_unit_test(idle_before_unattributed_kernels_has_its_own_bucket),
+      cmocka_unit_test(fp32_matmul_names_match_real_cublas_kernels),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -135,6 +135,9 @@ static void child_env(const run_opts *o, const char *lib, const char *trace) {
   snprintf(pre, sizeof pre, "%s%s%s%s", mpi, lib, old && *old ? ":" : "", old && *old ? old : "");
   setenv("LD_PRELOAD", pre, 1);
   setenv("MLPROF_PRELOAD", "1", 1);
+  /* NVTX annotations and the program's cuInit reach libmlprof (a tool the user set, e.g. nsys, wins). */
+  setenv("NVTX_INJECTION64_PATH", lib, 0);
+  setenv("CUDA_INJECTION64_PATH", lib, 0);
   char pid[24];
   snprintf(pid, sizeof pid, "%d", (int)getpid());
   setenv("MLPROF_RUN_PID", pid, 1);

@@ -22,8 +22,13 @@ typedef struct iv {
 
 typedef struct kiv {
   uint64_t s, e, launch;
-  uint32_t name;
+  uint32_t name, device;
 } kiv;
+
+typedef struct tiv { /* an interval on a CPU thread */
+  uint64_t s, e;
+  uint32_t tid;
+} tiv;
 
 typedef struct seg {
   uint64_t s, e;
@@ -34,7 +39,7 @@ typedef struct memev {
   uint64_t ts;
   uint64_t bytes;
   uint32_t device;
-  int alloc;
+  uint8_t alloc, mem;
 } memev;
 
 typedef struct vec {
@@ -61,7 +66,8 @@ typedef struct idmap { /* open addressing: key+1 -> index */
 typedef struct gpu_state {
   gpu_summary sum;
   int inited, capture, oom;
-  vec k, c, s, r, sync, mem; /* kiv, iv, iv, iv, iv, memev */
+  vec k, c, s, r, sync, mem; /* kiv, iv, iv, tiv, tiv, memev */
+  uint64_t r_max, sync_max;  /* longest runtime call and synchronisation */
   vec kst, rst;              /* gpu_kstat, gpu_rstat */
   idmap kmap, rmap;
   cpu_thread *th;
@@ -146,8 +152,12 @@ static gpu_rstat *rstat_of(gpu_state *g, uint32_t range) {
 static void on_kernel(gpu_state *g, const prof__gpu_rec *r) {
   uint64_t d = r->end - r->start;
   kiv *x = vec_push(g, &g->k, sizeof *x);
-  if (x) *x = (kiv){r->start, r->end, r->launch, r->name};
+  if (x) *x = (kiv){r->start, r->end, r->launch, r->name, r->device};
   g->sum.kernels++;
+  if (!r->launch) g->sum.kernels_unattributed++;
+  size_t di = 0;
+  while (di < g->sum.nbusy_devices && g->sum.busy_devices[di] != r->device) di++;
+  if (di == g->sum.nbusy_devices && di < 16) g->sum.busy_devices[g->sum.nbusy_devices++] = r->device;
   g->sum.kernel_ns += d;
   gpu_kstat *k = kstat_of(g, r->name);
   if (k) {
@@ -214,8 +224,9 @@ static void on_gpu_rec(gpu_state *g, const prof__gpu_rec *r) {
   case PROF_GPU_MEMCPY:
   case PROF_GPU_MEMSET: on_copy(g, r); break;
   case PROF_GPU_SYNC: {
-    iv *x = vec_push(g, &g->sync, sizeof *x);
-    if (x) *x = (iv){r->start, r->end};
+    tiv *x = vec_push(g, &g->sync, sizeof *x);
+    if (x) *x = (tiv){r->start, r->end, r->tid};
+    if (r->end - r->start > g->sync_max) g->sync_max = r->end - r->start;
     g->sum.syncs++;
     g->sum.sync_by_type[r->sub < 5 ? r->sub : 0] += r->end - r->start;
     break;
@@ -223,13 +234,14 @@ static void on_gpu_rec(gpu_state *g, const prof__gpu_rec *r) {
   case PROF_GPU_API: {
     g->sum.api_calls++;
     g->sum.api_ns += r->end - r->start;
-    iv *x = r->sub == PROF_GPU_API_RUNTIME ? vec_push(g, &g->r, sizeof *x) : NULL;
-    if (x) *x = (iv){r->start, r->end};
+    tiv *x = r->sub == PROF_GPU_API_RUNTIME ? vec_push(g, &g->r, sizeof *x) : NULL;
+    if (x) *x = (tiv){r->start, r->end, r->tid};
+    if (x && r->end - r->start > g->r_max) g->r_max = r->end - r->start;
     break;
   }
   case PROF_GPU_MEMORY: {
     memev *m = vec_push(g, &g->mem, sizeof *m);
-    if (m) *m = (memev){r->start, r->bytes, r->device, r->sub == PROF_GPU_MEMOP_ALLOC};
+    if (m) *m = (memev){r->start, r->bytes, r->device, r->sub == PROF_GPU_MEMOP_ALLOC, r->src_mem};
     break;
   }
   case PROF_GPU_OVERHEAD:
@@ -368,6 +380,11 @@ static int cmp_iv(const void *a, const void *b) {
   return x->s < y->s ? -1 : x->s > y->s ? 1 : 0;
 }
 
+static int cmp_tiv(const void *a, const void *b) {
+  const tiv *x = a, *y = b;
+  return x->s < y->s ? -1 : x->s > y->s ? 1 : 0;
+}
+
 static int cmp_kiv(const void *a, const void *b) {
   const kiv *x = a, *y = b;
   return x->s < y->s ? -1 : x->s > y->s ? 1 : 0;
@@ -472,8 +489,13 @@ static uint64_t count_starts(const kiv *k, size_t n, uint64_t b, uint64_t e);
 typedef struct unions {
   kiv *k;             /* all kernels */
   size_t nk;
-  iv *c, *s, *r;
-  size_t nc, ns, nr;
+  iv *dev[16];        /* kernels of each busy device (summary.busy_devices), merged */
+  size_t ndev[16];
+  iv *c, *s;
+  size_t nc, ns;
+  const tiv *r, *sync; /* runtime calls, synchronisations: sorted by start, not merged */
+  size_t nr, nsync;
+  uint64_t r_max, sync_max;
   const void *kc;     /* compute kernels: k itself when no kernel communicates */
   size_t nkc, kcsz;
   iv *m;              /* communication kernels */
@@ -497,6 +519,7 @@ static void idle_split(const unions *u, gpu_window *w) {
       const kiv *next = i < u->nk ? &u->k[i] : NULL;
       int host = next && next->launch && prev_end && next->launch >= prev_end;
       if (host) w->idle_host_ns += gap_end - gap;
+      else if (next && !next->launch && next->s < w->end) w->idle_unattributed_ns += gap_end - gap;
       else w->idle_other_ns += gap_end - gap;
     }
     if (!have) break;
@@ -523,13 +546,41 @@ static uint64_t intersect(const iv *a, size_t na, const iv *b, size_t nb) {
  * communication kernels and their overlap with compute kernels. */
 static uint64_t window_kernels(gpu_state *g, const unions *u, gpu_window *w, scratch *x) {
   uint64_t b = w->begin, e = w->end;
+  uint64_t busy = 0;
+  size_t ndev = 0;
+  for (size_t d = 0; d < 16 && u->dev[d]; d++, ndev++) {
+    slice(g, &x->a, u->dev[d], u->ndev[d], sizeof(iv), b, e);
+    busy += w->busy_ns_dev[d] = measure(x->a.p, x->a.n);
+  }
   slice(g, &x->a, u->k, u->nk, sizeof *u->k, b, e);
-  w->busy_ns = measure(x->a.p, x->a.n);
+  w->busy_ns = ndev ? busy / ndev : measure(x->a.p, x->a.n); /* per device, not one union over all */
+  if (!ndev) w->busy_ns_dev[0] = w->busy_ns;
   slice(g, &x->comm, u->m, u->nm, sizeof *u->m, b, e);
   w->comm_kernel_ns = measure(x->comm.p, x->comm.n);
   if (u->kc != u->k) slice(g, &x->a, u->kc, u->nkc, u->kcsz, b, e);
   w->comm_overlap_ns = intersect(x->a.p, x->a.n, x->comm.p, x->comm.n);
   return w->bd[GPU_BD_KERNEL] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
+}
+
+/* The intervals of `v` (sorted by start, longest `maxlen`) on thread
+ * `tid` (every thread when tid is 0; records of an unknown thread count for
+ * every thread) inside [b, e), clipped and merged. */
+static void thread_slice(gpu_state *g, vec *out, const tiv *v, size_t n, uint64_t maxlen, uint32_t tid, uint64_t b,
+                         uint64_t e) {
+  out->n = 0;
+  uint64_t from = b > maxlen ? b - maxlen : 0;
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid].s < from) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo; i < n && v[i].s < e; i++) {
+    if ((tid && v[i].tid && v[i].tid != tid) || v[i].e <= b) continue;
+    iv *o = vec_push(g, out, sizeof *o);
+    if (o) *o = (iv){v[i].s > b ? v[i].s : b, v[i].e < e ? v[i].e : e};
+  }
+  out->n = merge_iv(out->p, out->n);
 }
 
 static void window_breakdown(gpu_state *g, const unions *u, const cpu_thread *t, gpu_window *w, scratch *x) {
@@ -544,7 +595,7 @@ static void window_breakdown(gpu_state *g, const unions *u, const cpu_thread *t,
   w->bd[GPU_BD_COMM] = cover_add(g, &x->cover, &x->tmp, x->comm.p, x->comm.n);
   cpu_slice(g, &x->a, t, GPU_BD_COMM, b, e);
   sum += w->bd[GPU_BD_COMM] += cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
-  slice(g, &x->a, u->r, u->nr, sizeof *u->r, b, e);
+  thread_slice(g, &x->a, u->r, u->nr, u->r_max, t ? t->tid : 0, b, e); /* the step thread's calls only */
   sum += w->bd[GPU_BD_RUNTIME] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
   cpu_slice(g, &x->a, t, GPU_BD_DATA, b, e);
   sum += w->bd[GPU_BD_DATA] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
@@ -553,7 +604,7 @@ static void window_breakdown(gpu_state *g, const unions *u, const cpu_thread *t,
   w->bd[GPU_BD_OTHER] = (e - b) - sum;
 }
 
-static void measure_windows(gpu_state *g, prof__an *an, const unions *u, const iv *sync, size_t nsync) {
+static void measure_windows(gpu_state *g, prof__an *an, const unions *u) {
   scratch x = {{0}, {0}, {0}, {0}};
   for (size_t i = 0; i < g->sum.nwindows; i++) {
     gpu_window *w = &g->sum.windows[i];
@@ -563,16 +614,14 @@ static void measure_windows(gpu_state *g, prof__an *an, const unions *u, const i
         if (g->th[j].tid == an->steps[i].tid) t = &g->th[j];
     window_breakdown(g, u, t, w, &x);
     idle_split(u, w);
-    size_t lo = 0, hi = nsync; /* sync is sorted by start */
-    while (lo < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (sync[mid].s < w->begin) lo = mid + 1;
-      else hi = mid;
-    }
-    for (size_t s = lo; s < nsync && sync[s].s < w->end; s++) w->sync_ns += sync[s].e - sync[s].s;
+    /* The time the step's thread was blocked: a union, so it never exceeds the step. */
+    thread_slice(g, &x.a, u->sync, u->nsync, u->sync_max, g->sum.whole_trace ? 0 : an->steps[i].tid, w->begin, w->end);
+    w->sync_ns = measure(x.a.p, x.a.n);
     gpu_window *tot = &g->sum.total;
     tot->busy_ns += w->busy_ns, tot->memcpy_ns += w->memcpy_ns, tot->memset_ns += w->memset_ns;
+    for (int d = 0; d < 16; d++) tot->busy_ns_dev[d] += w->busy_ns_dev[d];
     tot->idle_host_ns += w->idle_host_ns, tot->idle_other_ns += w->idle_other_ns;
+    tot->idle_unattributed_ns += w->idle_unattributed_ns;
     tot->sync_ns += w->sync_ns;
     tot->comm_kernel_ns += w->comm_kernel_ns, tot->comm_overlap_ns += w->comm_overlap_ns;
     tot->end += w->end - w->begin; /* total.begin = 0: end holds the summed wall time */
@@ -642,7 +691,7 @@ static void memory_peak(gpu_state *g) {
     gpu_device *dev = &g->sum.devices[d];
     int64_t cur = 0, peak = 0;
     for (size_t i = 0; i < g->mem.n; i++) {
-      if (m[i].device != dev->id) continue;
+      if (m[i].device != dev->id || m[i].mem == PROF_GPU_MEM_PINNED || m[i].mem == PROF_GPU_MEM_PAGEABLE) continue;
       cur += m[i].alloc ? (int64_t)m[i].bytes : -(int64_t)m[i].bytes;
       if (cur > peak) peak = cur;
     }
@@ -663,6 +712,9 @@ int prof__gpu_fp32_matmul_name(const char *name) {
   static const char *const tc[] = {"tensorop", "hmma", "xmma", "wmma", "mma_", "884", "1688", "16816",
                                    "tf32", "f16", "bf16", "fp16", "half", "s8", "imma", "_h_"};
   if (!name) return 0;
+  if (contains_ci(name, "tf32")) return 0;
+  /* cuBLAS on sm90: "sm90_xmma_gemm_f32f32_f32f32_f32_..." is an fp32-in, fp32-compute kernel. */
+  if (contains_ci(name, "f32f32_f32f32")) return 1;
   for (size_t i = 0; i < sizeof tc / sizeof tc[0]; i++)
     if (contains_ci(name, tc[i])) return 0;
   for (size_t i = 0; i < sizeof fp32 / sizeof fp32[0]; i++)
@@ -809,6 +861,24 @@ static int split_kernels(gpu_state *g, prof__an *an, unions *u) {
   return 0;
 }
 
+/* With kernels on several devices: each device's kernels, merged (sorted
+ * input). One device needs none: its busy time is the union of all. */
+static int per_device_kernels(gpu_state *g, unions *u) {
+  const kiv *k = g->k.p;
+  for (size_t d = 0; d < g->sum.nbusy_devices; d++) {
+    size_t n = 0;
+    for (size_t i = 0; i < g->k.n; i++) n += k[i].device == g->sum.busy_devices[d];
+    iv *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) return -1;
+    n = 0;
+    for (size_t i = 0; i < g->k.n; i++)
+      if (k[i].device == g->sum.busy_devices[d]) v[n++] = (iv){k[i].s, k[i].e};
+    u->dev[d] = v;
+    u->ndev[d] = merge_iv(v, n);
+  }
+  return 0;
+}
+
 /* ---- finish -------------------------------------------------------------- */
 
 static void meta_status(gpu_state *g, prof__an *an) {
@@ -859,15 +929,19 @@ static void gpu_finish(prof__an *an, void *st) {
   }
   unions u = {0};
   if (split_kernels(g, an, &u)) g->oom = 1; /* then every kernel counts as compute */
+  if (s->nbusy_devices > 1 && per_device_kernels(g, &u)) g->oom = 1;
   u.k = g->k.p, u.nk = merge_kiv(g->k.p, g->k.n);
   if (!u.kc) u.kc = u.k, u.nkc = u.nk, u.kcsz = sizeof *u.k;
   u.c = g->c.p, u.nc = merge_iv(g->c.p, g->c.n);
   u.s = g->s.p, u.ns = merge_iv(g->s.p, g->s.n);
-  u.r = g->r.p, u.nr = merge_iv(g->r.p, g->r.n);
-  if (g->sync.n) qsort(g->sync.p, g->sync.n, sizeof(iv), cmp_iv);
-  measure_windows(g, an, &u, g->sync.p, g->sync.n);
+  if (g->r.n) qsort(g->r.p, g->r.n, sizeof(tiv), cmp_tiv);
+  if (g->sync.n) qsort(g->sync.p, g->sync.n, sizeof(tiv), cmp_tiv);
+  u.r = g->r.p, u.nr = g->r.n, u.r_max = g->r_max;
+  u.sync = g->sync.p, u.nsync = g->sync.n, u.sync_max = g->sync_max;
+  measure_windows(g, an, &u);
   if (u.kc != u.k) free((void *)u.kc);
   free(u.m);
+  for (int d = 0; d < 16; d++) free(u.dev[d]);
   uint64_t wall = s->total.end;
   findings_util(an, s, wall);
   findings_io(an, s, wall);

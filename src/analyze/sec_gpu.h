@@ -45,9 +45,11 @@ typedef struct gpu_window {
   uint64_t begin, end;
   uint64_t busy_ns;      /* union of kernel intervals */
   uint64_t memcpy_ns, memset_ns; /* unions of copies, sets (overlap with kernels included) */
+  uint64_t busy_ns_dev[16]; /* per device (summary.busy_devices[]); busy_ns is their mean */
   uint64_t idle_host_ns; /* no kernel running, next kernel launched after the previous ended */
   uint64_t idle_other_ns;
-  uint64_t sync_ns;      /* synchronisation records starting in the window */
+  uint64_t idle_unattributed_ns; /* ended by a kernel whose launch is unknown (no launch record) */
+  uint64_t sync_ns;      /* union of synchronisation on the step's thread (all threads without steps) */
   uint64_t kernels;      /* kernels starting in the window */
   uint64_t bd[GPU_BD_COUNT];
   uint64_t comm_kernel_ns;  /* union of communication (NCCL/RCCL) kernels */
@@ -74,7 +76,7 @@ typedef struct gpu_copy {
 typedef struct gpu_device {
   uint32_t id, name, cc_major, cc_minor, sm_count, max_threads_per_sm, max_warps_per_sm;
   uint32_t max_blocks_per_sm, max_regs_per_sm, max_smem_per_sm;
-  uint64_t mem_bytes, mem_peak;
+  uint64_t mem_bytes, mem_peak; /* mem_peak: device and managed memory, never pinned host memory */
 } gpu_device;
 
 typedef struct gpu_summary {
@@ -93,6 +95,9 @@ typedef struct gpu_summary {
   size_t nkstats;
   gpu_rstat *rstats;     /* sorted by kernel time, largest first */
   size_t nrstats;
+  uint32_t busy_devices[16]; /* device ids that ran kernels, in first-seen order */
+  size_t nbusy_devices;
+  uint64_t kernels_unattributed; /* kernel records without a launch time */
   gpu_copy copy[PROF_GPU_COPY_COUNT];
   uint64_t sync_by_type[5];
   gpu_device devices[16];

@@ -33,8 +33,11 @@ static void text_totals(const gpu_summary *s, FILE *out) {
   fprintf(out, "  %s: %s; GPU busy (kernels) %.1f%%, memcpy %s, memset %s, sync %s\n",
           s->whole_trace ? "whole trace (no steps)" : "steps", NS(a, wall), pct(t->busy_ns, wall),
           NS(b, t->memcpy_ns), NS(c, t->memset_ns), NS(d, t->sync_ns));
-  fprintf(out, "  GPU idle: %.1f%% waiting for the host, %.1f%% other\n", pct(t->idle_host_ns, wall),
+  fprintf(out, "  GPU idle: %.1f%% waiting for the host, %.1f%% other", pct(t->idle_host_ns, wall),
           pct(t->idle_other_ns, wall));
+  if (t->idle_unattributed_ns)
+    fprintf(out, ", %.1f%% before kernels without a launch record", pct(t->idle_unattributed_ns, wall));
+  fputc('\n', out);
   fputs("  breakdown:", out);
   for (int i = 0; i < GPU_BD_COUNT; i++) fprintf(out, " %s %.1f%%", prof__gpu_bd_name(i), pct(t->bd[i], wall));
   fputc('\n', out);
@@ -138,6 +141,7 @@ static void json_window(prof__json *j, const gpu_window *w, uint64_t wall, int w
   prof__json_kuint(j, "memset_ns", w->memset_ns);
   prof__json_kuint(j, "idle_host_wait_ns", w->idle_host_ns);
   prof__json_kuint(j, "idle_other_ns", w->idle_other_ns);
+  prof__json_kuint(j, "idle_unattributed_ns", w->idle_unattributed_ns);
   prof__json_kuint(j, "sync_ns", w->sync_ns);
   prof__json_kuint(j, "kernels", w->kernels);
   prof__json_kuint(j, "comm_kernel_ns", w->comm_kernel_ns);
@@ -250,6 +254,7 @@ static void json_counts(const gpu_summary *s, prof__json *j) {
   prof__json_kuint(j, "overhead", s->overheads);
   prof__json_kuint(j, "dropped", s->dropped);
   prof__json_kuint(j, "bad_chunks", s->bad_chunks);
+  prof__json_kuint(j, "kernels_unattributed", s->kernels_unattributed);
   prof__json_obj_end(j);
   prof__json_kuint(j, "kernel_ns", s->kernel_ns);
   prof__json_kuint(j, "api_ns", s->api_ns);
@@ -270,6 +275,16 @@ void prof__gpu_json(prof__an *an, void *st, prof__json *j) {
   prof__json_kbool(j, "whole_trace", s->whole_trace);
   prof__json_key(j, "total");
   json_window(j, &s->total, s->total.end, 0);
+  prof__json_key(j, "busy_by_device"); /* each device's own busy time: one device idle is not hidden */
+  prof__json_arr_begin(j);
+  for (size_t d = 0; d < s->nbusy_devices; d++) {
+    prof__json_obj_begin(j);
+    prof__json_kuint(j, "device", s->busy_devices[d]);
+    prof__json_kuint(j, "busy_ns", s->total.busy_ns_dev[d]);
+    prof__json_knum(j, "busy_pct", pct(s->total.busy_ns_dev[d], s->total.end));
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
   prof__json_key(j, "steps");
   prof__json_arr_begin(j);
   for (size_t i = 0; i < s->nwindows && !s->whole_trace; i++)

@@ -6,4 +6,5 @@
 #define PROF_TIDS_H
 #define PROF_TID_RESOURCES 0xFFFFFF01u /* resource samples (src/res) */
 #define PROF_TID_CUPTI 0xFFFFFF02u     /* CUPTI bookkeeping (src/gpu) */
+#define PROF_TID_NVTX_LANE0 0xFFFFFF10u /* NVTX start/end ranges: 16 lanes, ..1F (src/gpu/nvtx.c) */
 #endif

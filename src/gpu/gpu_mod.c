@@ -14,6 +14,7 @@
 
 #include "core/session.h"
 #include "gpu.h"
+#include "mlprof.h"
 
 /* ---- failure report ------------------------------------------------------ */
 
@@ -27,6 +28,7 @@ const char *prof__gpu_status(void) { return status; }
 static int quiet_failure(const char *st) {
   const char *v = prof__env("GPU");
   int asked = v && (strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "yes") == 0);
+  if (strcmp(st, PROF_GPU_ST_HIDDEN) == 0) return 1; /* a deliberate choice, not a problem */
   return !asked && (strcmp(st, PROF_GPU_ST_NO_DRIVER) == 0 || strcmp(st, PROF_GPU_ST_NOT_BUILT) == 0);
 }
 
@@ -45,41 +47,69 @@ static void gpu_ok(void) {
 
 /* ---- launch table -------------------------------------------------------- */
 
-#define LAUNCH_SLOTS (1u << 16)
-
 typedef struct launch_slot {
-  uint32_t corr; /* 0: empty or being written */
+  uint32_t seq;  /* even: stable; odd: being written */
+  uint32_t corr; /* 0: empty */
   uint32_t tid, range;
   uint64_t api_start;
 } launch_slot;
 
-static launch_slot launches[LAUNCH_SLOTS];
+static launch_slot launches[PROF_GPU_LAUNCH_SLOTS];
+
+static launch_slot *slot_of(uint32_t corr) { return &launches[corr & (PROF_GPU_LAUNCH_SLOTS - 1)]; }
+
+/* Claim a slot for writing; 0 when another writer holds it (the put is dropped). */
+static int claim(launch_slot *s, uint32_t *seq) {
+  uint32_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+  if (q & 1) return 0;
+  if (!__atomic_compare_exchange_n(&s->seq, &q, q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 0;
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  *seq = q + 2;
+  return 1;
+}
+
+static void release(launch_slot *s, uint32_t seq) { __atomic_store_n(&s->seq, seq, __ATOMIC_RELEASE); }
+
+/* mode 0: put (the newest call wins the slot); 1: fill (gaps of the same
+ * call, or an empty / older slot). Correlation ids grow by one per call:
+ * "older" is the serial-number comparison. */
+static void launch_write(uint32_t corr, uint32_t tid, uint32_t range, uint64_t api_start, int fill) {
+  if (!corr) return;
+  launch_slot *s = slot_of(corr);
+  uint32_t seq;
+  if (!claim(s, &seq)) return;
+  uint32_t old = __atomic_load_n(&s->corr, __ATOMIC_RELAXED);
+  if (old == corr) { /* a second source for the same call fills the gaps only */
+    if (!s->tid) __atomic_store_n(&s->tid, tid, __ATOMIC_RELAXED);
+    if (!s->range) __atomic_store_n(&s->range, range, __ATOMIC_RELAXED);
+    if (!s->api_start) __atomic_store_n(&s->api_start, api_start, __ATOMIC_RELAXED);
+  } else if (!fill || !old || (int32_t)(corr - old) > 0) {
+    __atomic_store_n(&s->corr, corr, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->tid, tid, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->range, range, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->api_start, api_start, __ATOMIC_RELAXED);
+  }
+  release(s, seq);
+}
 
 void prof__gpu_launch_put(uint32_t corr, uint32_t tid, uint32_t range, uint64_t api_start) {
-  if (!corr) return;
-  launch_slot *s = &launches[corr & (LAUNCH_SLOTS - 1)];
-  uint32_t old = __atomic_load_n(&s->corr, __ATOMIC_ACQUIRE);
-  if (old == corr) { /* a second source for the same call fills the gaps only */
-    if (!__atomic_load_n(&s->tid, __ATOMIC_RELAXED)) __atomic_store_n(&s->tid, tid, __ATOMIC_RELAXED);
-    if (!__atomic_load_n(&s->range, __ATOMIC_RELAXED)) __atomic_store_n(&s->range, range, __ATOMIC_RELAXED);
-    if (!__atomic_load_n(&s->api_start, __ATOMIC_RELAXED))
-      __atomic_store_n(&s->api_start, api_start, __ATOMIC_RELAXED);
-    return;
-  }
-  __atomic_store_n(&s->corr, 0, __ATOMIC_RELEASE);
-  __atomic_store_n(&s->tid, tid, __ATOMIC_RELAXED);
-  __atomic_store_n(&s->range, range, __ATOMIC_RELAXED);
-  __atomic_store_n(&s->api_start, api_start, __ATOMIC_RELAXED);
-  __atomic_store_n(&s->corr, corr, __ATOMIC_RELEASE);
+  launch_write(corr, tid, range, api_start, 0);
+}
+
+void prof__gpu_launch_fill(uint32_t corr, uint32_t tid, uint32_t range, uint64_t api_start) {
+  launch_write(corr, tid, range, api_start, 1);
 }
 
 int prof__gpu_launch_get(uint32_t corr, uint32_t *tid, uint32_t *range, uint64_t *api_start) {
   if (!corr) return 0;
-  launch_slot *s = &launches[corr & (LAUNCH_SLOTS - 1)];
-  if (__atomic_load_n(&s->corr, __ATOMIC_ACQUIRE) != corr) return 0;
+  launch_slot *s = slot_of(corr);
+  uint32_t q = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+  if (q & 1) return 0;
+  uint32_t c = __atomic_load_n(&s->corr, __ATOMIC_RELAXED);
   uint32_t t = __atomic_load_n(&s->tid, __ATOMIC_RELAXED), r = __atomic_load_n(&s->range, __ATOMIC_RELAXED);
   uint64_t a = __atomic_load_n(&s->api_start, __ATOMIC_RELAXED);
-  if (__atomic_load_n(&s->corr, __ATOMIC_ACQUIRE) != corr) return 0; /* overwritten meanwhile */
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) != q || c != corr) return 0; /* rewritten meanwhile */
   *tid = t;
   *range = r;
   *api_start = a;
@@ -163,8 +193,32 @@ static void report_dropped(prof__tw *tw) {
   prof__tw_thread(tw, PROF_GPU_PSEUDO_TID, "mlprof-cupti", d, 0);
 }
 
+/* CPU events are TSC ticks converted with a calibration; CUPTI's times are
+ * CLOCK_MONOTONIC (timestamp callback). Their difference now, the largest
+ * seen, goes to META at the end: the residual a GPU record can be off
+ * against the CPU ranges around it. */
+static int64_t residual_max;
+
+int64_t prof__gpu_clock_check(void) {
+  uint64_t a = prof__mono_ns();
+  uint64_t t = prof__ticks_to_ns(prof__ticks());
+  uint64_t b = prof__mono_ns();
+  int64_t r = (int64_t)(t - (a + (b - a) / 2));
+  int64_t m = r < 0 ? -r : r;
+  if (m > residual_max) residual_max = m;
+  return r;
+}
+
+int64_t prof__gpu_clock_residual_max(void) { return residual_max; }
+
 static void writer_hook(prof__tw *tw, int final, void *arg) {
   (void)arg;
+  prof__gpu_clock_check();
+  if (final) {
+    char v[32];
+    snprintf(v, sizeof v, "%lld", (long long)residual_max);
+    prof__meta_add("gpu.clock_residual_ns", v);
+  }
   if (!final) prof__cupti_tick(prof__mono_ns());
   prof__buf b;
   while (prof__gpu_queue_pop(&b)) {
@@ -191,6 +245,11 @@ static size_t gpu_header(prof__kv *kv, size_t max) {
   return 1;
 }
 
+/* 1 while the session waits for the program to initialise CUDA. */
+static int waiting, injected;
+
+int prof__cupti_injected(void) { return __atomic_load_n(&injected, __ATOMIC_ACQUIRE); }
+
 int prof__gpu_try_start(void) {
   if (gpu_disabled()) {
     snprintf(status, sizeof status, "%s", PROF_GPU_ST_OFF);
@@ -198,20 +257,49 @@ int prof__gpu_try_start(void) {
     return PROF_EDISABLED;
   }
   int rc = prof__cupti_start();
+  __atomic_store_n(&waiting, rc == PROF_GPU_DEFERRED, __ATOMIC_RELEASE);
+  if (rc == PROF_GPU_DEFERRED) {
+    snprintf(status, sizeof status, "%s", PROF_GPU_ST_WAITING);
+    prof__meta_add("gpu.status", status);
+  }
   if (rc == 0) gpu_ok();
   return rc;
 }
 
+static int hooked;
+
 static int gpu_start(void) {
-  static int hooked;
+  const char *nv = prof__env("NVTX");
+  if (!nv || strcmp(nv, "0") != 0) prof__nvtx_session_start();
   int rc = prof__gpu_try_start();
-  if (rc == 0 && !hooked) hooked = prof__writer_hook_add(writer_hook, NULL) == 0;
-  return rc;
+  if ((rc == 0 || rc == PROF_GPU_DEFERRED) && !hooked) hooked = prof__writer_hook_add(writer_hook, NULL) == 0;
+  /* The program initialises CUDA later: its cuInit calls InitializeInjection here. */
+  if (rc == PROF_GPU_DEFERRED) prof__gpu_point_env("CUDA_INJECTION64_PATH");
+  return rc == PROF_GPU_DEFERRED ? 0 : rc;
 }
 
-static void gpu_stop(void) { prof__cupti_stop(); }
+/* The driver's injection entry point: cuInit calls it, on the program's
+ * thread, in the library CUDA_INJECTION64_PATH names (mlprof run sets it to
+ * libmlprof). A session waiting for CUDA starts CUPTI here; one that has
+ * not started yet will (prof_start sees `injected`). Returns 1 (success)
+ * as the driver expects. */
+PROF_API int InitializeInjection(void) {
+  __atomic_store_n(&injected, 1, __ATOMIC_RELEASE);
+  if (__atomic_load_n(&waiting, __ATOMIC_ACQUIRE)) {
+    int rc = prof__gpu_try_start();
+    if (rc == 0 && !hooked) hooked = prof__writer_hook_add(writer_hook, NULL) == 0;
+  }
+  return 1;
+}
+
+static void gpu_stop(void) {
+  __atomic_store_n(&waiting, 0, __ATOMIC_RELEASE);
+  prof__cupti_stop();
+}
 
 void prof__gpu_stop_for_test(void) {
+  __atomic_store_n(&waiting, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&injected, 0, __ATOMIC_RELEASE);
   prof__cupti_stop();
   prof__buf b;
   while (prof__gpu_queue_pop(&b)) prof__buf_free(&b);

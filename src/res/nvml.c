@@ -6,9 +6,18 @@
  * their documented C types; NVML's header is not needed to build. NVML
  * reports device-wide figures: with several processes on one GPU, the
  * utilisation is everyone's.
+ *
+ * Only the devices the job can use are sampled: CUDA_VISIBLE_DEVICES is
+ * honoured (indices, GPU-<uuid> and MIG-<uuid>, unique UUID prefixes; the
+ * list ends at the first entry that names no device, as CUDA's does), so a
+ * one-GPU job on an 8-GPU node is not averaged with seven idle GPUs. A MIG
+ * instance has no utilisation counter: its samples carry memory only.
+ * nvmlInit runs from the session's start on the caller's thread (the
+ * resource module's header/start hooks), never on the writer thread.
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "res.h"
@@ -35,6 +44,8 @@ static struct {
   nv_ret (*get_clock)(nv_dev, int, unsigned *);
   nv_ret (*get_temp)(nv_dev, int, unsigned *);
   nv_ret (*get_name)(nv_dev, char *, unsigned);
+  nv_ret (*get_uuid)(nv_dev, char *, unsigned);
+  nv_ret (*by_uuid)(const char *, nv_dev *);
 } N;
 
 static void *sym(const char *name) { return dlsym(N.lib, name); }
@@ -50,6 +61,8 @@ static int load_symbols(void) {
   *(void **)&N.get_clock = sym("nvmlDeviceGetClockInfo");
   *(void **)&N.get_temp = sym("nvmlDeviceGetTemperature");
   *(void **)&N.get_name = sym("nvmlDeviceGetName");
+  *(void **)&N.get_uuid = sym("nvmlDeviceGetUUID");
+  *(void **)&N.by_uuid = sym("nvmlDeviceGetHandleByUUID");
   return N.init && N.shutdown && N.get_count && N.get_handle ? 0 : -1;
 }
 
@@ -58,6 +71,47 @@ static int fail(char *msg, size_t n, const char *why) {
   if (N.lib) dlclose(N.lib);
   memset(&N, 0, sizeof N);
   return -1;
+}
+
+/* The device one CUDA_VISIBLE_DEVICES entry names, or 0. */
+static int entry_device(const char *e, size_t len, unsigned count, nv_dev *out) {
+  char want[96];
+  if (!len || len >= sizeof want) return 0;
+  memcpy(want, e, len);
+  want[len] = 0;
+  if (want[0] >= '0' && want[0] <= '9') {
+    char *end;
+    unsigned long i = strtoul(want, &end, 10);
+    return !*end && i < count && N.get_handle((unsigned)i, out) == 0;
+  }
+  if (strncmp(want, "MIG-", 4) == 0) return N.by_uuid && N.by_uuid(want, out) == 0;
+  if (strncmp(want, "GPU-", 4) != 0 || !N.get_uuid) return 0;
+  int found = 0; /* a prefix must name exactly one GPU */
+  for (unsigned i = 0; i < count; i++) {
+    nv_dev d;
+    char uuid[96];
+    if (N.get_handle(i, &d) != 0 || N.get_uuid(d, uuid, sizeof uuid) != 0) continue;
+    if (strncmp(uuid, want, len) == 0) {
+      *out = d;
+      found++;
+    }
+  }
+  return found == 1;
+}
+
+static void visible(const char *cvd, unsigned count) {
+  for (const char *p = cvd; *p && N.count < PROF_RES_MAX_GPUS;) {
+    while (*p == ' ' || *p == ',') p++;
+    size_t len = strcspn(p, ",");
+    while (len && p[len - 1] == ' ') len--;
+    if (!len) break;
+    nv_dev d;
+    if (!entry_device(p, len, count, &d)) break; /* CUDA ignores the rest of the list too */
+    int dup = 0;
+    for (int i = 0; i < N.count; i++) dup |= N.dev[i] == d;
+    if (!dup) N.dev[N.count++] = d;
+    p += strcspn(p, ",");
+  }
 }
 
 int prof__res_nvml_open(const char *lib, char *msg, size_t n) {
@@ -80,13 +134,18 @@ int prof__res_nvml_open(const char *lib, char *msg, size_t n) {
     N.shutdown();
     return fail(msg, n, "NVML found no GPU");
   }
-  for (unsigned i = 0; i < count && N.count < PROF_RES_MAX_GPUS; i++)
-    if (N.get_handle(i, &N.dev[N.count]) == 0) N.count++;
+  const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+  if (cvd) {
+    visible(cvd, count);
+  } else {
+    for (unsigned i = 0; i < count && N.count < PROF_RES_MAX_GPUS; i++)
+      if (N.get_handle(i, &N.dev[N.count]) == 0) N.count++;
+  }
   if (!N.count) {
     N.shutdown();
-    return fail(msg, n, "NVML could not open any GPU");
+    return fail(msg, n, cvd ? "CUDA_VISIBLE_DEVICES names no GPU" : "NVML could not open any GPU");
   }
-  snprintf(msg, n, "NVML, %d GPU%s", N.count, N.count > 1 ? "s" : "");
+  snprintf(msg, n, "NVML, %d GPU%s%s", N.count, N.count > 1 ? "s" : "", cvd ? " (CUDA_VISIBLE_DEVICES)" : "");
   return N.count;
 }
 
