@@ -5,6 +5,7 @@
 
 #include "mlprof.h"
 #include "ranks.h"
+#include "termsafe.h"
 
 static double ps(const prof__rank_sum *r, uint64_t ns) { return r->steps ? (double)ns / (double)r->steps : 0; }
 
@@ -150,9 +151,18 @@ static int write_json(prof__ranks *rs, FILE *out) {
 
 int prof__ranks_write(prof__ranks *rs, const char *format, FILE *out) {
   if (!rs || !format || !out) return PROF_EINVAL;
-  int rc = strcmp(format, "json") == 0   ? write_json(rs, out)
-           : strcmp(format, "text") == 0 ? write_text(rs, out)
-                                         : PROF_EUNSUPPORTED;
+  int rc;
+  if (strcmp(format, "json") == 0) {
+    rc = write_json(rs, out);
+  } else if (strcmp(format, "text") == 0) {
+    FILE *t = prof__term_open(out); /* names from the traces must not drive the terminal */
+    if (!t) return PROF_ENOMEM;
+    rc = write_text(rs, t);
+    int crc = prof__term_close(t);
+    if (rc == 0) rc = crc;
+  } else {
+    rc = PROF_EUNSUPPORTED;
+  }
   if (rc == 0 && (fflush(out) || ferror(out))) rc = PROF_EIO;
   return rc;
 }

@@ -4,8 +4,14 @@
  * is bounds-checked; a bad byte ends the stream with PROF_EFORMAT and a
  * message naming the chunk and offset, a short file with PROF_ETRUNC after
  * every complete chunk was delivered.
+ *
+ * A small crafted file can announce chunks that decompress to hundreds of
+ * MiB each; the bytes decompressed in one pass are capped (see
+ * prof__reader_cap_bytes) so such a file fails with a clear message instead
+ * of taking gigabytes.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +33,8 @@ struct prof__reader {
   size_t nhdr;
   char *hdr_store;
   int footer, err;
+  uint64_t raw_total;    /* bytes decompressed in this pass */
+  uint64_t read_cap;     /* most bytes one pass may decompress (0: no cap) */
   char msg[320];
   prof__zd *zd;
   /* current chunk */
@@ -171,9 +179,32 @@ int prof__reader_open(prof__reader **out, const char *path, char *err) {
     prof__reader_close(r);
     return rc;
   }
+  char cap_err[256];
+  r->read_cap = prof__reader_cap_bytes(r->size, cap_err);
+  if (cap_err[0]) fprintf(stderr, "mlprof: %s\n", cap_err);
   r->chunk_done = 1;
   *out = r;
   return 0;
+}
+
+uint64_t prof__reader_cap_bytes(uint64_t file_size, char *err) {
+  err[0] = 0;
+  uint64_t mb = PROF_READ_MAX_MB_DEFAULT;
+  const char *v = getenv("MLPROF_READ_MAX_MB");
+  if (v && *v) {
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || *v == '-' || x > (UINT64_MAX >> 20))
+      snprintf(err, 256, "ignoring MLPROF_READ_MAX_MB='%.40s': not a number of MiB (0 = no cap); using %u",
+               v, PROF_READ_MAX_MB_DEFAULT);
+    else
+      mb = x;
+  }
+  if (mb == 0) return 0;
+  uint64_t cap = mb << 20;
+  uint64_t scaled = file_size > UINT64_MAX / PROF_READ_RATIO ? UINT64_MAX : file_size * PROF_READ_RATIO;
+  return scaled > cap ? scaled : cap;
 }
 
 size_t prof__reader_header_count(const prof__reader *r) { return r->nhdr; }
@@ -225,6 +256,13 @@ static int load_chunk(prof__reader *r) {
                 "present); everything before it was read",
                 (unsigned long long)r->chunks, (unsigned long long)r->chunk_off, stored,
                 (unsigned long long)(r->size - r->chunk_off - sizeof h));
+  if (r->read_cap && raw > r->read_cap - (r->raw_total < r->read_cap ? r->raw_total : r->read_cap))
+    return fail(r, PROF_ENOMEM,
+                "chunk %llu at offset %llu would take decompressed data past the cap of %llu MiB "
+                "(%llu MiB so far, %u bytes more): not a trace this mlprof reads safely; raise "
+                "MLPROF_READ_MAX_MB (0 = no cap) if it is genuine",
+                (unsigned long long)r->chunks, (unsigned long long)r->chunk_off,
+                (unsigned long long)(r->read_cap >> 20), (unsigned long long)(r->raw_total >> 20), raw);
   if (!grow(&r->stored, &r->stored_cap, stored ? stored : 1) ||
       !grow(&r->raw, &r->raw_cap, raw ? raw : 1))
     return fail(r, PROF_ENOMEM, "out of memory reading chunk %llu", (unsigned long long)r->chunks);
@@ -244,6 +282,7 @@ static int load_chunk(prof__reader *r) {
   } else if (raw) {
     memcpy(r->raw, r->stored, raw);
   }
+  r->raw_total += raw;
   r->offset = r->chunk_off + sizeof h + stored;
   r->chunks++;
   r->type = (int)type;
@@ -432,6 +471,7 @@ int prof__reader_rewind(prof__reader *r) {
   if (fseek(r->f, (long)r->first_chunk, SEEK_SET) != 0) return PROF_EIO;
   r->offset = r->first_chunk;
   r->chunks = 0;
+  r->raw_total = 0;
   r->footer = 0;
   r->err = 0;
   r->msg[0] = 0;
