@@ -37,7 +37,8 @@ static void usage(FILE *out) {
         out);
   for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
   fputs("\nexit status: 0 success, 1 usage error, 2 the trace cannot be read (missing,\n"
-        "not a trace, corrupt, unsupported version), 3 the output cannot be written.\n",
+        "not a trace, corrupt, unsupported version, past MLPROF_READ_MAX_MB), 3 the\n"
+        "output cannot be written.\n",
         out);
 }
 
