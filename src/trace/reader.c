@@ -334,8 +334,10 @@ static inline uint64_t fast_varint(const uint8_t **pp, int *bad) {
   return 0;
 }
 
-/* Longest encoded event: type, flags, cat, 4 varints of up to 10 bytes, aux. */
-#define MAX_ENCODED_EVENT 48
+/* Longest encoded event: type, flags, cat and 5 varints (name, time delta,
+ * a, b, aux) of up to 10 bytes each. The fast path reads a varint's bytes
+ * until one ends it, so it must have all of them in the chunk. */
+#define MAX_ENCODED_EVENT (3 + 5 * 10)
 
 static int next_event(prof__reader *r, prof__rec *rec) {
   prof__cur *c = &r->cur;
