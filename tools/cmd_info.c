@@ -1,38 +1,39 @@
 /* cmd_info.c — `mlprof info`: what a trace holds, without analysis: header,
  * counts, threads, chunks, footer and whether it is complete. */
 #include "cli.h"
+#include "analyze/termsafe.h"
 
 #define U(x) ((unsigned long long)(x))
 
-static void print_kv(const char *title, const prof__kv *kv, size_t n) {
-  printf("%s:\n", title);
-  if (!n) printf("  (none)\n");
-  for (size_t i = 0; i < n; i++) printf("  %-20s %s\n", kv[i].key, kv[i].value);
+static void print_kv(FILE *out, const char *title, const prof__kv *kv, size_t n) {
+  fprintf(out, "%s:\n", title);
+  if (!n) fprintf(out, "  (none)\n");
+  for (size_t i = 0; i < n; i++) fprintf(out, "  %-20s %s\n", kv[i].key, kv[i].value);
 }
 
-static void print_threads(const prof__an *an) {
-  printf("threads: %zu\n", an->nthreads);
+static void print_threads(FILE *out, const prof__an *an) {
+  fprintf(out, "threads: %zu\n", an->nthreads);
   for (size_t i = 0; i < an->nthreads; i++) {
     const prof__thread_info *t = &an->threads[i];
-    printf("  tid %-10u %-20s %10llu events, lost %llu%s\n", t->tid, t->name ? t->name : "-", U(t->events),
+    fprintf(out, "  tid %-10u %-20s %10llu events, lost %llu%s\n", t->tid, t->name ? t->name : "-", U(t->events),
            U(t->lost), t->exited ? ", exited" : "");
   }
 }
 
-static void print_info(const prof__an *an) {
+static void print_info(FILE *out, const prof__an *an) {
   char d[32];
-  printf("trace: %s\n", an->path);
-  printf("size: %llu bytes in %llu chunks\n", U(prof__reader_size(an->reader)), U(an->chunks));
-  if (an->truncated) printf("state: TRUNCATED (%s)\n", an->trunc_msg);
-  else printf("state: complete (footer present)\n");
-  printf("events: %llu\n", U(an->events));
-  printf("lost: %llu events\n", U(an->lost_events));
-  printf("steps: %zu complete, %llu unfinished\n", an->nsteps, U(an->unfinished_steps));
-  printf("time span: %s\n", prof__an_fmt_ns(d, sizeof d, an->last_ns - an->first_ns));
-  print_kv("header", an->header, an->header_count);
-  if (an->meta_count) print_kv("meta", an->meta, an->meta_count);
-  print_kv("footer", an->footer, an->footer_count);
-  print_threads(an);
+  fprintf(out, "trace: %s\n", an->path);
+  fprintf(out, "size: %llu bytes in %llu chunks\n", U(prof__reader_size(an->reader)), U(an->chunks));
+  if (an->truncated) fprintf(out, "state: TRUNCATED (%s)\n", an->trunc_msg);
+  else fprintf(out, "state: complete (footer present)\n");
+  fprintf(out, "events: %llu\n", U(an->events));
+  fprintf(out, "lost: %llu events\n", U(an->lost_events));
+  fprintf(out, "steps: %zu complete, %llu unfinished\n", an->nsteps, U(an->unfinished_steps));
+  fprintf(out, "time span: %s\n", prof__an_fmt_ns(d, sizeof d, an->last_ns - an->first_ns));
+  print_kv(out, "header", an->header, an->header_count);
+  if (an->meta_count) print_kv(out, "meta", an->meta, an->meta_count);
+  print_kv(out, "footer", an->footer, an->footer_count);
+  print_threads(out, an);
 }
 
 static int run(int argc, char **argv) {
@@ -47,9 +48,14 @@ static int run(int argc, char **argv) {
   prof__an *an;
   int rc = cli_analyze("info", trace, 1, &an);
   if (rc) return rc;
-  print_info(an);
+  /* Header values and thread names come from the trace: escape them. */
+  FILE *out = prof__term_open(stdout);
+  if (out) {
+    print_info(out, an);
+    rc = prof__term_close(out);
+  }
   prof__an_free(an);
-  return fflush(stdout) ? CLI_OUTPUT : CLI_OK;
+  return !out || rc || fflush(stdout) ? CLI_OUTPUT : CLI_OK;
 }
 
 const mlprof_cmd mlprof_cmd_info = {

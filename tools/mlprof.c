@@ -37,8 +37,25 @@ static void usage(FILE *out) {
         out);
   for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
   fputs("\nexit status: 0 success, 1 usage error, 2 the trace cannot be read (missing,\n"
-        "not a trace, corrupt, unsupported version), 3 the output cannot be written.\n",
+        "not a trace, corrupt, unsupported version, past MLPROF_READ_MAX_MB), 3 the\n"
+        "output cannot be written.\n",
         out);
+}
+
+/* Printed after the usage of every command that reads traces. */
+static const char read_env_help[] =
+    "\nenvironment:\n"
+    "  MLPROF_READ_MAX_MB=N  most MiB of decompressed data one pass over a trace may\n"
+    "                        produce: N (default 1024) or 16 times the trace's size,\n"
+    "                        whichever is larger; 0 = no cap. A trace past the cap\n"
+    "                        is refused with exit status 2 (a crafted trace can\n"
+    "                        otherwise take gigabytes of memory).\n";
+
+static int reads_traces(const char *name) {
+  static const char *const r[] = {"report", "info", "export", "diff", "run"};
+  for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+    if (strcmp(r[i], name) == 0) return 1;
+  return 0;
 }
 
 static int wants_help(int argc, char **argv) {
@@ -65,6 +82,7 @@ int main(int argc, char **argv) {
     if (strcmp(commands[i]->name, name) != 0) continue;
     if (wants_help(argc - 1, argv + 1)) {
       fputs(commands[i]->usage, stdout);
+      if (reads_traces(name)) fputs(read_env_help, stdout);
       return CLI_OK;
     }
     return commands[i]->run(argc - 1, argv + 1);

@@ -286,6 +286,12 @@ const char *prof__an_fmt_ns(char *buf, size_t n, uint64_t ns) {
   return buf;
 }
 
+uint64_t prof__an_d2ns(double v) {
+  if (!(v > 0)) return 0; /* also NaN */
+  if (v >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)v;
+}
+
 double prof__an_share(const prof__an *an, uint64_t ns) {
   uint64_t total = an->step_stats.total_ns;
   return total ? (double)ns / (double)total : 0.0;

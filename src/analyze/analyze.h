@@ -235,4 +235,9 @@ int prof__export_tensorboard(prof__an *an, const char *dir, char *path, size_t p
  * even count), or -1 without steps. */
 long prof__an_median_step(const prof__an *an);
 
+/* A duration held as a double (a mean, a sum of shares) as ns: NaN and
+ * negatives give 0, values past UINT64_MAX saturate (a plain cast of those
+ * is undefined behaviour; crafted traces produce them). */
+uint64_t prof__an_d2ns(double v);
+
 #endif /* PROF_ANALYZE_H */

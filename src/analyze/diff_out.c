@@ -8,6 +8,7 @@
 #include "mlprof.h"
 #include "diff.h"
 #include "html.h"
+#include "termsafe.h"
 
 extern const char prof__html_css[];
 extern const char prof__html_js[];
@@ -192,7 +193,12 @@ static void html_out(const prof__diff *d, size_t top, FILE *out) {
 int prof__diff_write(const prof__diff *d, const char *format, size_t top, FILE *out) {
   if (!d || !format || !out) return PROF_EINVAL;
   if (!top) top = 20;
-  if (strcmp(format, "text") == 0) text_out(d, top, out);
+  if (strcmp(format, "text") == 0) {
+    FILE *t = prof__term_open(out); /* names from the traces must not drive the terminal */
+    if (!t) return PROF_ENOMEM;
+    text_out(d, top, t);
+    if (prof__term_close(t)) return PROF_EIO;
+  }
   else if (strcmp(format, "json") == 0) json_out(d, top, out);
   else if (strcmp(format, "html") == 0) html_out(d, top, out);
   else return PROF_EINVAL;

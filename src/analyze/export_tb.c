@@ -17,6 +17,7 @@
  * histograms follow as they are read. docs/tensorboard.md lists the tags.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,17 +298,36 @@ static int step_events(tbw *w) {
 
 /* ---- entry -------------------------------------------------------------- */
 
+/* Copy a header value into a file-name part: only [A-Za-z0-9._-] survive
+ * (a crafted trace could name a host "../../x" to write outside DIR). */
+static const char *name_part(char *buf, size_t n, const char *v, const char *dflt) {
+  if (!v || !*v) v = dflt;
+  size_t i = 0;
+  for (; v[i] && i + 1 < n; i++) {
+    char c = v[i];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+             c == '_' || c == '-';
+    buf[i] = ok && !(c == '.' && i == 0) ? c : '_';
+  }
+  buf[i] = 0;
+  return buf;
+}
+
 static FILE *create_file(prof__an *an, const char *dir, char *path, size_t n, char *err) {
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
     snprintf(err, 256, "cannot create directory '%.180s': %s", dir, strerror(errno));
     return NULL;
   }
-  const char *host = prof__an_header(an, "hostname");
-  const char *pid = prof__an_header(an, "pid");
-  snprintf(path, n, "%s/events.out.tfevents.%lld.%s.%s.mlprof", dir, (long long)time(NULL),
-           host && *host ? host : "localhost", pid && *pid ? pid : "0");
-  FILE *f = fopen(path, "wb");
-  if (!f) snprintf(err, 256, "cannot create '%.180s': %s", path, strerror(errno));
+  char host[64], pid[24];
+  name_part(host, sizeof host, prof__an_header(an, "hostname"), "localhost");
+  name_part(pid, sizeof pid, prof__an_header(an, "pid"), "0");
+  snprintf(path, n, "%s/events.out.tfevents.%lld.%s.%s.mlprof", dir, (long long)time(NULL), host, pid);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+  if (!f) {
+    snprintf(err, 256, "cannot create '%.180s': %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+  }
   return f;
 }
 

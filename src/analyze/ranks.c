@@ -239,7 +239,7 @@ static void choose_clock(prof__ranks *rs) {
     prof__rank_sum *r = &rs->r[i];
     if (one_host) r->shift_ns = 0;
     else if (all_off) r->shift_ns = r->offset_ns;
-    if (all_off && !one_host && (uint64_t)r->offset_err_ns > rs->clock_err_ns) rs->clock_err_ns = (uint64_t)r->offset_err_ns;
+    if (all_off && !one_host && prof__an_d2ns(r->offset_err_ns) > rs->clock_err_ns) rs->clock_err_ns = prof__an_d2ns(r->offset_err_ns);
   }
 }
 

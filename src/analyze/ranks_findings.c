@@ -126,16 +126,16 @@ static void find_straggler(prof__ranks *rs) {
   const prof__rank_sum *r = &rs->r[worst];
   char title[160], a[32], b[32], d[32], w[32];
   snprintf(title, sizeof title, "Rank %ld is a straggler: %s per step slower than the median rank, in %s", r->rank,
-           prof__an_fmt_ns(a, sizeof a, (uint64_t)excess), phase_names[phase]);
+           prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(excess)), phase_names[phase]);
   add_finding(rs, "straggler", excess >= 0.25 * rs->step_mean_ns ? "high" : "medium", rs->straggler_ratio, title,
               "Look at this rank's slower phase: its host (CPU/GPU model, clocks, other jobs), its data shard or "
               "input pipeline, or an uneven split of the work; the other ranks wait for it in every collective.",
               "rank %ld (%s) works %s per step outside communication, %.0f%% more than the median rank (%s); its %s "
               "phase is %s per step longer than the median; the ranks wait %s per step on average inside communication",
-              r->rank, r->host, prof__an_fmt_ns(a, sizeof a, (uint64_t)busy_ns(r)), 100 * rs->straggler_ratio,
-              prof__an_fmt_ns(b, sizeof b, (uint64_t)med), phase_names[phase],
-              prof__an_fmt_ns(d, sizeof d, (uint64_t)(best > 0 ? best : 0)),
-              prof__an_fmt_ns(w, sizeof w, (uint64_t)rs->wait_mean_ns));
+              r->rank, r->host, prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(busy_ns(r))), 100 * rs->straggler_ratio,
+              prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(med)), phase_names[phase],
+              prof__an_fmt_ns(d, sizeof d, prof__an_d2ns((best > 0 ? best : 0))),
+              prof__an_fmt_ns(w, sizeof w, prof__an_d2ns(rs->wait_mean_ns)));
 }
 
 static void find_comm_bound(prof__ranks *rs) {
@@ -151,7 +151,7 @@ static void find_comm_bound(prof__ranks *rs) {
                                  "per rank.",
               "communication %s of a %s step on average over %zu ranks (%.0f%% of it estimated as waiting for other "
               "ranks); overlap with other work %.0f%%",
-              prof__an_fmt_ns(a, sizeof a, (uint64_t)comm), prof__an_fmt_ns(b, sizeof b, (uint64_t)rs->step_mean_ns),
+              prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(comm)), prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(rs->step_mean_ns)),
               rs->n, 100 * waitshare, 100 * rs->overlap);
 }
 
@@ -167,8 +167,8 @@ static void find_imbalance(prof__ranks *rs) {
               "Even out the work per rank (shard sizes, sequence lengths, model partition) or the devices the ranks "
               "run on; every rank runs at the pace of the busiest one.",
               "compute per step: max %s (rank %ld), mean %s over %zu ranks",
-              prof__an_fmt_ns(a, sizeof a, (uint64_t)phase_ns(&rs->r[worst], PH_COMPUTE)), rs->r[worst].rank,
-              prof__an_fmt_ns(b, sizeof b, (uint64_t)rs->compute_mean_ns), rs->n);
+              prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(phase_ns(&rs->r[worst], PH_COMPUTE))), rs->r[worst].rank,
+              prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(rs->compute_mean_ns)), rs->n);
 }
 
 void prof__ranks_finish(prof__ranks *rs) {

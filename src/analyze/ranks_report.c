@@ -5,6 +5,7 @@
 
 #include "mlprof.h"
 #include "ranks.h"
+#include "termsafe.h"
 
 static double ps(const prof__rank_sum *r, uint64_t ns) { return r->steps ? (double)ns / (double)r->steps : 0; }
 
@@ -18,12 +19,12 @@ static double overlap_of(const prof__rank_sum *r) {
 static void text_rank(const prof__rank_sum *r, FILE *out) {
   char s[6][32];
   fprintf(out, "  %5ld %-16.16s %6llu %10s %10s %10s %10s %10s %10s %5.0f%%\n", r->rank, r->host,
-          (unsigned long long)r->steps, prof__an_fmt_ns(s[0], 32, (uint64_t)ps(r, r->step_ns)),
-          prof__an_fmt_ns(s[1], 32, (uint64_t)ps(r, r->bd_ns[PROF_BD_COMPUTE])),
-          prof__an_fmt_ns(s[2], 32, (uint64_t)ps(r, r->bd_ns[PROF_BD_DATA])),
-          prof__an_fmt_ns(s[3], 32, (uint64_t)ps(r, r->bd_ns[PROF_BD_COMM])),
-          prof__an_fmt_ns(s[4], 32, (uint64_t)ps(r, r->wait_ns)),
-          prof__an_fmt_ns(s[5], 32, (uint64_t)ps(r, r->bd_ns[PROF_BD_IO] + other_ns(r))),
+          (unsigned long long)r->steps, prof__an_fmt_ns(s[0], 32, prof__an_d2ns(ps(r, r->step_ns))),
+          prof__an_fmt_ns(s[1], 32, prof__an_d2ns(ps(r, r->bd_ns[PROF_BD_COMPUTE]))),
+          prof__an_fmt_ns(s[2], 32, prof__an_d2ns(ps(r, r->bd_ns[PROF_BD_DATA]))),
+          prof__an_fmt_ns(s[3], 32, prof__an_d2ns(ps(r, r->bd_ns[PROF_BD_COMM]))),
+          prof__an_fmt_ns(s[4], 32, prof__an_d2ns(ps(r, r->wait_ns))),
+          prof__an_fmt_ns(s[5], 32, prof__an_d2ns(ps(r, r->bd_ns[PROF_BD_IO] + other_ns(r)))),
           r->step_ns ? 100.0 * (double)r->bd_ns[PROF_BD_COMM] / (double)r->step_ns : 0);
 }
 
@@ -45,8 +46,8 @@ static int write_text(prof__ranks *rs, FILE *out) {
   if (rs->clock_err_ns) fprintf(out, " (error up to %s)", prof__an_fmt_ns(a, sizeof a, rs->clock_err_ns));
   fprintf(out, "\n\nStep %s on average; compute %s (imbalance max/mean %.2f); communication %.0f%% of the step, "
                "waiting %s per step; overlap %.0f%%\n",
-          prof__an_fmt_ns(a, sizeof a, (uint64_t)rs->step_mean_ns), prof__an_fmt_ns(b, sizeof b, (uint64_t)rs->compute_mean_ns),
-          rs->load_imbalance, 100 * rs->comm_share, prof__an_fmt_ns(c, sizeof c, (uint64_t)rs->wait_mean_ns), 100 * rs->overlap);
+          prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(rs->step_mean_ns)), prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(rs->compute_mean_ns)),
+          rs->load_imbalance, 100 * rs->comm_share, prof__an_fmt_ns(c, sizeof c, prof__an_d2ns(rs->wait_mean_ns)), 100 * rs->overlap);
   fprintf(out, "\nFindings\n");
   if (!rs->nfindings) fprintf(out, "  none\n");
   for (size_t i = 0; i < rs->nfindings; i++) {
@@ -150,9 +151,18 @@ static int write_json(prof__ranks *rs, FILE *out) {
 
 int prof__ranks_write(prof__ranks *rs, const char *format, FILE *out) {
   if (!rs || !format || !out) return PROF_EINVAL;
-  int rc = strcmp(format, "json") == 0   ? write_json(rs, out)
-           : strcmp(format, "text") == 0 ? write_text(rs, out)
-                                         : PROF_EUNSUPPORTED;
+  int rc;
+  if (strcmp(format, "json") == 0) {
+    rc = write_json(rs, out);
+  } else if (strcmp(format, "text") == 0) {
+    FILE *t = prof__term_open(out); /* names from the traces must not drive the terminal */
+    if (!t) return PROF_ENOMEM;
+    rc = write_text(rs, t);
+    int crc = prof__term_close(t);
+    if (rc == 0) rc = crc;
+  } else {
+    rc = PROF_EUNSUPPORTED;
+  }
   if (rc == 0 && (fflush(out) || ferror(out))) rc = PROF_EIO;
   return rc;
 }

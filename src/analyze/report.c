@@ -10,6 +10,7 @@
 #include "mlprof.h"
 #include "an_internal.h"
 #include "html.h"
+#include "termsafe.h"
 
 static const prof__an *sort_an; /* qsort has no context argument */
 
@@ -42,7 +43,13 @@ long long prof__an_pid(const prof__an *an) {
 int prof__report_write(prof__an *an, const char *format, FILE *out) {
   if (!an || !out || !format) return PROF_EINVAL;
   int rc;
-  if (strcmp(format, "text") == 0) rc = prof__report_text(an, out);
+  if (strcmp(format, "text") == 0) {
+    FILE *t = prof__term_open(out); /* names from the trace must not drive the terminal */
+    if (!t) return PROF_ENOMEM;
+    rc = prof__report_text(an, t);
+    int crc = prof__term_close(t);
+    if (rc == 0) rc = crc;
+  }
   else if (strcmp(format, "json") == 0) rc = prof__report_json(an, out);
   else if (strcmp(format, "html") == 0) rc = prof__report_html(an, out);
   else return PROF_EINVAL;

@@ -126,6 +126,12 @@ const char *prof__mem_fmt_bytes(char *buf, size_t n, double b);
 int prof__mem_stack_names(prof__an *an, uint32_t id, const char **out, int max);
 /* Indices of the top sites by MEM_RANK_* `how` into out[]; returns the count. */
 size_t prof__mem_top_sites(const mem_state *s, int how, uint32_t *out, size_t max);
+
+/* Name of a pool id taken from the trace (the event's aux field, up to
+ * 65535): only ids below 256 have a slot; any other is shown as invalid. */
+static inline const char *prof__mem_pool_name(const mem_state *s, unsigned pool) {
+  return pool < sizeof s->pools / sizeof s->pools[0] ? s->pools[pool].name : "(invalid pool id)";
+}
 /* Largest value of a series, -1 when empty. */
 double prof__mem_series_max(const mem_series *s);
 /* 1: full mode with ALLOC events (exact heap figures); prof__mem_from_events:

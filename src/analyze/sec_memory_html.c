@@ -127,7 +127,7 @@ static void leaks(prof__an *an, const mem_state *s, FILE *out) {
     fputs("<tr>", out);
     prof__html_td_bytes(out, x->leak_bytes);
     prof__html_td_count(out, round(x->leak_count));
-    prof__html_td(out, s->pools[x->pool].name);
+    prof__html_td(out, prof__mem_pool_name(s, x->pool));
     stack_cell(an, out, x->stack, LEAK_FRAMES, "<br>");
     fputs("</tr>\n", out);
   }
@@ -151,7 +151,7 @@ static void sites(prof__an *an, const mem_state *s, FILE *out, const char *title
     fputs("<tr>", out);
     prof__html_td_bytes(out, round(bytes));
     prof__html_td_count(out, round(how == MEM_RANK_TEMP ? x->temp_calls : x->calls));
-    prof__html_td(out, s->pools[x->pool].name);
+    prof__html_td(out, prof__mem_pool_name(s, x->pool));
     stack_cell(an, out, x->stack, SITE_FRAMES, " &lt; ");
     fputs("</tr>\n", out);
   }

@@ -268,7 +268,7 @@ static void json_sites(prof__an *an, const mem_state *s, prof__json *j, const ch
     double bytes = how == MEM_RANK_PEAK ? x->at_peak : how == MEM_RANK_TEMP ? x->temp_bytes : x->bytes;
     prof__json_knum(j, "bytes", round(bytes));
     prof__json_knum(j, "calls", round(how == MEM_RANK_TEMP ? x->temp_calls : x->calls));
-    prof__json_kstr(j, "pool", s->pools[x->pool].name);
+    prof__json_kstr(j, "pool", prof__mem_pool_name(s, x->pool));
     json_stack(an, j, x->stack);
     prof__json_obj_end(j);
   }
@@ -285,7 +285,7 @@ static void json_leaks(prof__an *an, const mem_state *s, prof__json *j) {
     prof__json_obj_begin(j);
     prof__json_knum(j, "bytes", round(x->leak_bytes));
     prof__json_knum(j, "count", round(x->leak_count));
-    prof__json_kstr(j, "pool", s->pools[x->pool].name);
+    prof__json_kstr(j, "pool", prof__mem_pool_name(s, x->pool));
     json_stack(an, j, x->stack);
     prof__json_obj_end(j);
   }

@@ -101,18 +101,33 @@ static void read_symtab(prof__elfsyms *es, const uint8_t *img, size_t fsz, const
   }
 }
 
-static int load_elf(prof__elfsyms *es, const prof__an_module *m) {
-  int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+/* Open a module path named by the trace: only a regular file, and never
+ * wait (a FIFO or device named by a crafted trace would block the open or
+ * the read forever). Returns the fd and its size, or -1. */
+static int open_module(const char *path, size_t *size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return -1;
   struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
     close(fd);
     return -1;
   }
-  size_t fsz = (size_t)st.st_size;
+  *size = (size_t)st.st_size;
+  return fd;
+}
+
+/* Read the symbols of m's file; *fd_out keeps the file open for the line
+ * table (the same file that was checked, not the path opened again). */
+static int load_elf(prof__elfsyms *es, const prof__an_module *m, int *fd_out) {
+  size_t fsz;
+  int fd = open_module(m->path, &fsz);
+  *fd_out = -1;
+  if (fd < 0) return -1;
   uint8_t *img = mmap(NULL, fsz, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (img == MAP_FAILED) return -1;
+  if (img == MAP_FAILED) {
+    close(fd);
+    return -1;
+  }
   const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
   int rc = -1;
   if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
@@ -125,6 +140,8 @@ static int load_elf(prof__elfsyms *es, const prof__an_module *m) {
     }
   }
   munmap(img, fsz);
+  if (rc == 0) *fd_out = fd;
+  else close(fd);
   return rc;
 }
 
@@ -154,7 +171,8 @@ static prof__an_module *module_of(prof__stacks_st *s, uintptr_t pc) {
   return NULL;
 }
 
-static void open_lines(prof__elfsyms *es, const prof__an_module *m) {
+/* Takes ownership of fd (libdwfl closes it with the Dwfl). */
+static void open_lines(prof__elfsyms *es, const prof__an_module *m, int fd) {
 #ifdef MLPROF_HAVE_LIBDW
   static const Dwfl_Callbacks cb = {
       .find_elf = dwfl_build_id_find_elf,
@@ -162,11 +180,16 @@ static void open_lines(prof__elfsyms *es, const prof__an_module *m) {
       .section_address = dwfl_offline_section_address,
   };
   es->dwfl = dwfl_begin(&cb);
-  if (!es->dwfl) return;
-  es->mod = dwfl_report_elf(es->dwfl, es->base, m->path, -1, 0, false);
+  if (!es->dwfl) {
+    close(fd);
+    return;
+  }
+  es->mod = dwfl_report_elf(es->dwfl, es->base, m->path, fd, 0, false);
+  if (!es->mod) close(fd); /* consumed only on success */
   dwfl_report_end(es->dwfl, NULL, NULL);
 #else
   (void)es, (void)m;
+  close(fd);
 #endif
 }
 
@@ -177,13 +200,14 @@ static prof__elfsyms *syms_of(prof__an_module *m) {
   if (!es) return NULL;
   const char *slash = strrchr(m->path, '/');
   es->base = strdup(slash ? slash + 1 : m->path);
-  if (!es->base || load_elf(es, m) != 0) {
+  int fd = -1;
+  if (!es->base || load_elf(es, m, &fd) != 0) {
     free(es->base);
     free(es->v);
     free(es);
     return NULL;
   }
-  open_lines(es, m);
+  open_lines(es, m, fd);
   m->syms = es;
   m->load_state = 1;
   return es;

@@ -4,8 +4,14 @@
  * is bounds-checked; a bad byte ends the stream with PROF_EFORMAT and a
  * message naming the chunk and offset, a short file with PROF_ETRUNC after
  * every complete chunk was delivered.
+ *
+ * A small crafted file can announce chunks that decompress to hundreds of
+ * MiB each; the bytes decompressed in one pass are capped (see
+ * prof__reader_cap_bytes) so such a file fails with a clear message instead
+ * of taking gigabytes.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +25,14 @@
 
 #define PROF_LIKELY_R(x) __builtin_expect(!!(x), 1)
 
+/* The libFuzzer build (tests/fuzz) accepts wrong checksums so that mutated
+ * payloads reach the decoders; every other build checks them. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define CRC_BAD(computed, stored) ((void)(computed), (void)(stored), 0)
+#else
+#define CRC_BAD(computed, stored) ((computed) != (stored))
+#endif
+
 struct prof__reader {
   FILE *f;
   char *path;
@@ -27,6 +41,8 @@ struct prof__reader {
   size_t nhdr;
   char *hdr_store;
   int footer, err;
+  uint64_t raw_total;    /* bytes decompressed in this pass */
+  uint64_t read_cap;     /* most bytes one pass may decompress (0: no cap) */
   char msg[320];
   prof__zd *zd;
   /* current chunk */
@@ -98,7 +114,7 @@ static int parse_header(prof__reader *r, char *err) {
     snprintf(err, 256, "'%s' is truncated inside the header", r->path);
     return PROF_ETRUNC;
   }
-  if (prof__crc32c(0, area, len) != prof__rd32(area + len)) {
+  if (CRC_BAD(prof__crc32c(0, area, len), prof__rd32(area + len))) {
     free(area);
     snprintf(err, 256, "'%s': header checksum mismatch (corrupt trace)", r->path);
     return PROF_EFORMAT;
@@ -171,9 +187,32 @@ int prof__reader_open(prof__reader **out, const char *path, char *err) {
     prof__reader_close(r);
     return rc;
   }
+  char cap_err[256];
+  r->read_cap = prof__reader_cap_bytes(r->size, cap_err);
+  if (cap_err[0]) fprintf(stderr, "mlprof: %s\n", cap_err);
   r->chunk_done = 1;
   *out = r;
   return 0;
+}
+
+uint64_t prof__reader_cap_bytes(uint64_t file_size, char *err) {
+  err[0] = 0;
+  uint64_t mb = PROF_READ_MAX_MB_DEFAULT;
+  const char *v = getenv("MLPROF_READ_MAX_MB");
+  if (v && *v) {
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || *v == '-' || x > (UINT64_MAX >> 20))
+      snprintf(err, 256, "ignoring MLPROF_READ_MAX_MB='%.40s': not a number of MiB (0 = no cap); using %u",
+               v, PROF_READ_MAX_MB_DEFAULT);
+    else
+      mb = x;
+  }
+  if (mb == 0) return 0;
+  uint64_t cap = mb << 20;
+  uint64_t scaled = file_size > UINT64_MAX / PROF_READ_RATIO ? UINT64_MAX : file_size * PROF_READ_RATIO;
+  return scaled > cap ? scaled : cap;
 }
 
 size_t prof__reader_header_count(const prof__reader *r) { return r->nhdr; }
@@ -225,6 +264,13 @@ static int load_chunk(prof__reader *r) {
                 "present); everything before it was read",
                 (unsigned long long)r->chunks, (unsigned long long)r->chunk_off, stored,
                 (unsigned long long)(r->size - r->chunk_off - sizeof h));
+  if (r->read_cap && raw > r->read_cap - (r->raw_total < r->read_cap ? r->raw_total : r->read_cap))
+    return fail(r, PROF_ENOMEM,
+                "chunk %llu at offset %llu would take decompressed data past the cap of %llu MiB "
+                "(%llu MiB so far, %u bytes more): not a trace this mlprof reads safely; raise "
+                "MLPROF_READ_MAX_MB (0 = no cap) if it is genuine",
+                (unsigned long long)r->chunks, (unsigned long long)r->chunk_off,
+                (unsigned long long)(r->read_cap >> 20), (unsigned long long)(r->raw_total >> 20), raw);
   if (!grow(&r->stored, &r->stored_cap, stored ? stored : 1) ||
       !grow(&r->raw, &r->raw_cap, raw ? raw : 1))
     return fail(r, PROF_ENOMEM, "out of memory reading chunk %llu", (unsigned long long)r->chunks);
@@ -233,7 +279,7 @@ static int load_chunk(prof__reader *r) {
                 (unsigned long long)r->chunks, (unsigned long long)r->chunk_off);
   uint32_t crc = prof__crc32c(0, h + 4, 12);
   crc = prof__crc32c(crc, r->stored, stored);
-  if (crc != prof__rd32(h + 16))
+  if (CRC_BAD(crc, prof__rd32(h + 16)))
     return fail(r, PROF_EFORMAT, "corrupt trace: checksum mismatch in chunk %llu at offset %llu",
                 (unsigned long long)r->chunks, (unsigned long long)r->chunk_off);
   if (codec == PROF_CODEC_ZSTD) {
@@ -244,6 +290,7 @@ static int load_chunk(prof__reader *r) {
   } else if (raw) {
     memcpy(r->raw, r->stored, raw);
   }
+  r->raw_total += raw;
   r->offset = r->chunk_off + sizeof h + stored;
   r->chunks++;
   r->type = (int)type;
@@ -287,8 +334,10 @@ static inline uint64_t fast_varint(const uint8_t **pp, int *bad) {
   return 0;
 }
 
-/* Longest encoded event: type, flags, cat, 4 varints of up to 10 bytes, aux. */
-#define MAX_ENCODED_EVENT 48
+/* Longest encoded event: type, flags, cat and 5 varints (name, time delta,
+ * a, b, aux) of up to 10 bytes each. The fast path reads a varint's bytes
+ * until one ends it, so it must have all of them in the chunk. */
+#define MAX_ENCODED_EVENT (3 + 5 * 10)
 
 static int next_event(prof__reader *r, prof__rec *rec) {
   prof__cur *c = &r->cur;
@@ -432,6 +481,7 @@ int prof__reader_rewind(prof__reader *r) {
   if (fseek(r->f, (long)r->first_chunk, SEEK_SET) != 0) return PROF_EIO;
   r->offset = r->first_chunk;
   r->chunks = 0;
+  r->raw_total = 0;
   r->footer = 0;
   r->err = 0;
   r->msg[0] = 0;

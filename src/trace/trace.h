@@ -112,6 +112,17 @@ typedef struct prof__rec {
 
 typedef struct prof__reader prof__reader;
 
+/* Decompression cap. One pass over a trace may decompress at most
+ * MLPROF_READ_MAX_MB MiB (default PROF_READ_MAX_MB_DEFAULT; 0 = no cap) or
+ * PROF_READ_RATIO times the file's size, whichever is larger; past it
+ * prof__reader_next() fails with PROF_ENOMEM and a message naming the
+ * variable. prof__reader_cap_bytes() returns the cap in bytes for a file of
+ * `file_size` bytes (0: none), with a message in err (>= 256 bytes, "" if
+ * none) when the variable is not a number. */
+#define PROF_READ_MAX_MB_DEFAULT 1024u
+#define PROF_READ_RATIO 16u
+uint64_t prof__reader_cap_bytes(uint64_t file_size, char *err);
+
 /* Open and validate the header. Returns 0 and sets *out, or a negative error
  * (PROF_ENOENT, PROF_EFORMAT, PROF_ETRUNC, PROF_EVERSION, PROF_ENOMEM) with a
  * message in `err` (at least 256 bytes). */
