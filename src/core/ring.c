@@ -101,13 +101,18 @@ void prof__ring_free(prof__ring *r) {
   r->slot = NULL;
 }
 
-int prof__ring_put_ext(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux, uint32_t name,
-                       uint64_t ts, uint64_t a, uint64_t b) {
+int prof__ring_put1_slow(prof__ring *r, uint8_t type, uint8_t cat, uint32_t name, uint64_t ts) {
   uint64_t h = r->head;
-  if (PROF_UNLIKELY(!prof__ring_room(r, h, PROF_SLOT_EXT_SLOTS))) {
+  if (!prof__ring_room_slow(r, h, 1)) {
     prof__ring_drop(r);
     return 0;
   }
+  prof__ring_store1(r, h, type, cat, name, ts);
+  return 1;
+}
+
+static inline void store_ext(prof__ring *r, uint64_t h, uint8_t type, uint8_t cat, uint16_t aux, uint32_t name,
+                             uint64_t ts, uint64_t a, uint64_t b) {
   uint32_t w = (uint32_t)type | (uint32_t)cat << 6 | PROF_SLOT_EXT;
   r->slot[h & r->mask] = (uint64_t)w << 32;
   r->slot[(h + 1) & r->mask] = ts;
@@ -116,6 +121,26 @@ int prof__ring_put_ext(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux, u
   r->slot[(h + 4) & r->mask] = b;
   r->last = ts;
   __atomic_store_n(&r->head, h + PROF_SLOT_EXT_SLOTS, __ATOMIC_RELEASE);
+}
+
+/* Past `limit`: kept apart (and not inlined) so the fast path below saves
+ * no registers. */
+__attribute__((noinline)) static int put_ext_slow(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux,
+                                                  uint32_t name, uint64_t ts, uint64_t a, uint64_t b) {
+  uint64_t h = r->head;
+  if (!prof__ring_room_slow(r, h, PROF_SLOT_EXT_SLOTS)) {
+    prof__ring_drop(r);
+    return 0;
+  }
+  store_ext(r, h, type, cat, aux, name, ts, a, b);
+  return 1;
+}
+
+int prof__ring_put_ext(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux, uint32_t name,
+                       uint64_t ts, uint64_t a, uint64_t b) {
+  uint64_t h = r->head;
+  if (PROF_UNLIKELY(h + PROF_SLOT_EXT_SLOTS > r->limit)) return put_ext_slow(r, type, cat, aux, name, ts, a, b);
+  store_ext(r, h, type, cat, aux, name, ts, a, b);
   return 1;
 }
 

@@ -96,21 +96,28 @@ static inline void prof__ring_drop(prof__ring *r) {
 int prof__ring_put_ext(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux, uint32_t name,
                        uint64_t ts, uint64_t a, uint64_t b);
 
-/* Append one event without payload; returns 1, or 0 when full (counted). */
+/* Write a one-slot event at head `h` (room checked) and publish it. */
+static inline void prof__ring_store1(prof__ring *r, uint64_t h, uint8_t type, uint8_t cat, uint32_t name,
+                                     uint64_t ts) {
+  uint32_t w = (uint32_t)type | (uint32_t)cat << 6 | name << 10;
+  r->slot[h & r->mask] = (ts - r->last) | (uint64_t)w << 32;
+  r->last = ts;
+  __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+}
+
+/* Out of line: a one-slot event past `limit` (wake, wait or drop). */
+int prof__ring_put1_slow(prof__ring *r, uint8_t type, uint8_t cat, uint32_t name, uint64_t ts);
+
+/* Append one event without payload; returns 1, or 0 when full (counted).
+ * Everything past `limit` is a tail call, so the fast path saves nothing. */
 static inline int prof__ring_put1(prof__ring *r, uint8_t type, uint8_t cat, uint32_t name,
                                   uint64_t ts) {
   uint64_t dt = ts - r->last;
   if (PROF_UNLIKELY((dt >> 32) | (name >> PROF_SLOT_NAME_BITS)))
     return prof__ring_put_ext(r, type, cat, 0, name, ts, 0, 0);
   uint64_t h = r->head;
-  if (PROF_UNLIKELY(!prof__ring_room(r, h, 1))) {
-    prof__ring_drop(r);
-    return 0;
-  }
-  uint32_t w = (uint32_t)type | (uint32_t)cat << 6 | name << 10;
-  r->slot[h & r->mask] = dt | (uint64_t)w << 32;
-  r->last = ts;
-  __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+  if (PROF_UNLIKELY(h + 1 > r->limit)) return prof__ring_put1_slow(r, type, cat, name, ts);
+  prof__ring_store1(r, h, type, cat, name, ts);
   return 1;
 }
 
