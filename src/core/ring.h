@@ -70,7 +70,7 @@ extern __thread int prof__ring_nowait __attribute__((tls_model("initial-exec")))
  * Must be async-signal-safe. */
 extern void (*prof__ring_wake)(void);
 /* Longest wait for room, in milliseconds, before the event is dropped. */
-#define PROF_RING_WAIT_MS 100
+#define PROF_RING_WAIT_MS 1000
 
 /* Allocate a ring of at least `bytes` (rounded up to a power of two number
  * of 8-byte slots, at least 16). Returns 0 or PROF_ENOMEM. */
