@@ -1,5 +1,6 @@
 /* test_analyze_report.c — the text and JSON reports and the report files
- * written at shutdown, on a hand-built trace with known numbers. */
+ * written at shutdown, on a hand-built trace with known numbers; a trace
+ * whose step thread lost events withholds the step findings and says so. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +14,7 @@
 
 /* Four steps of 1000 ns on thread 1: "load" (data) 300 ns, "forward"
  * (compute) 600 ns, 100 ns untracked; a loader thread with a name. */
-static const char *report_trace(void) {
+static const char *report_trace_lost(uint64_t lost_main, uint64_t lost_loader) {
   tb t = tb_open("report");
   tb_str(&t, 1, "load \"batch\"");
   tb_str(&t, 2, "forward");
@@ -26,10 +27,12 @@ static const char *report_trace(void) {
     tb_e(&t, 1, b + 900, 2);
     tb_se(&t, 1, b + 1000, i);
   }
-  tb_thread_named(&t, 1, "main", 0);
-  tb_thread_named(&t, 2, "loader", 0);
+  tb_thread_named(&t, 1, "main", lost_main);
+  tb_thread_named(&t, 2, "loader", lost_loader);
   return tb_close(&t, "1");
 }
+
+static const char *report_trace(void) { return report_trace_lost(0, 0); }
 
 static char *report_string(const char *path, const char *format, int *rc) {
   prof__an *an = NULL;
@@ -179,6 +182,56 @@ static void truncated_trace_report_warns(void **state) {
   free(txt);
 }
 
+static int json_withheld_has(const prof__jv *bd, const char *id) {
+  const prof__jv *w = prof__jv_get(bd, "withheld");
+  assert_non_null(w);
+  for (size_t i = 0; i < w->len; i++)
+    if (strcmp(prof__jv_at(w, i)->str, id) == 0) return 1;
+  return 0;
+}
+
+static void step_thread_losses_withhold_the_step_findings(void **state) {
+  (void)state;
+  int rc;
+  const char *trace = report_trace_lost(5, 0);
+  char *t = report_string(trace, "text", &rc);
+  assert_int_equal(rc, 0);
+  assert_null(strstr(t, "] input_bound")); /* 30 % data would be high, but ranges may be missing */
+  const char *bd = strstr(t, "Step-time breakdown");
+  assert_non_null(bd);
+  assert_non_null(strstr(bd, "LOSSY: 5 events of the thread running the steps were lost"));
+  assert_non_null(strstr(t, "lost_events"));
+  free(t);
+  t = report_string(trace, "json", &rc);
+  char err[128];
+  prof__jv *j = prof__jv_parse(t, strlen(t), err);
+  assert_non_null(j);
+  const prof__jv *b = prof__jv_get(j, "breakdown");
+  assert_non_null(b);
+  assert_true(prof__jv_get(b, "lost_events")->num == 5);
+  assert_true(json_withheld_has(b, "input_bound") && json_withheld_has(b, "untracked_time"));
+  assert_true(json_withheld_has(b, "step_time_variance") && json_withheld_has(b, "warmup_step"));
+  prof__jv_free(j);
+  free(t);
+  t = report_string(trace, "html", &rc);
+  assert_non_null(strstr(t, "Lossy trace."));
+  free(t);
+  /* losses on another thread leave the step thread's conclusions alone */
+  trace = report_trace_lost(0, 9);
+  t = report_string(trace, "json", &rc);
+  j = prof__jv_parse(t, strlen(t), err);
+  assert_non_null(j);
+  b = prof__jv_get(j, "breakdown");
+  assert_true(prof__jv_get(b, "lost_events")->num == 0);
+  assert_int_equal(prof__jv_get(b, "withheld")->len, 0);
+  prof__jv_free(j);
+  free(t);
+  t = report_string(trace, "text", &rc);
+  assert_non_null(strstr(t, "[high] input_bound"));
+  assert_null(strstr(t, "LOSSY"));
+  free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(text_report_names_the_facts),
@@ -186,6 +239,7 @@ int main(void) {
     cmocka_unit_test(html_is_a_page_and_unknown_formats_fail),
     cmocka_unit_test(report_files_are_written_beside_the_trace),
     cmocka_unit_test(truncated_trace_report_warns),
+    cmocka_unit_test(step_thread_losses_withhold_the_step_findings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

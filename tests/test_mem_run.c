@@ -2,7 +2,10 @@
  * libmlprof.so into an unmodified program (tests/progs/mem_prog.c) and a
  * program linked against it (tests/progs/mem_linked.c), in every mode;
  * the planted leaks must come back with their exact bytes, counts and
- * functions.
+ * functions. Under load (200 000 malloc/free pairs in a fraction of a
+ * second) full mode with the default ring must still be exact, and a trace
+ * recorded lossy on purpose must withhold the leak list and the growth
+ * finding and say why, in text, JSON and HTML.
  *
  * Under ASan (MLPROF_SANITIZED) every test skips: ASan owns malloc, so the
  * interposer never sees an allocation, and an instrumented library cannot
@@ -121,6 +124,100 @@ static void full_mode_finds_planted_leaks_exactly(void **state) {
     found |= strcmp(prof__jv_get(prof__jv_at(f, i), "id")->str, "memory_leak") == 0;
   assert_true(found);
   prof__jv_free(r);
+}
+
+static int has_finding(const prof__jv *r, const char *id) {
+  const prof__jv *f = prof__jv_get(r, "findings");
+  for (size_t i = 0; f && i < f->len; i++)
+    if (strcmp(prof__jv_get(prof__jv_at(f, i), "id")->str, id) == 0) return 1;
+  return 0;
+}
+
+static int withheld(const prof__jv *mem, const char *what) {
+  const prof__jv *w = prof__jv_get(mem, "withheld");
+  assert_non_null(w);
+  for (size_t i = 0; i < w->len; i++)
+    if (strcmp(prof__jv_at(w, i)->str, what) == 0) return 1;
+  return 0;
+}
+
+static void full_mode_under_load_is_exact_with_the_default_ring(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s run --mem full -q -f json -o %s -- %s churn 200000", CLI,
+           th_tmp_path("churn", ".mlpt"), PROG);
+  prof__jv *r = run_json(cmd, 0);
+  const prof__jv *mem = prof__jv_get(r, "memory");
+  assert_non_null(mem);
+  assert_true(num(mem, "lost_events") == 0);
+  assert_int_equal(prof__jv_get(mem, "withheld")->len, 0);
+  assert_true(num(mem, "allocs") == 200001); /* the truth: 200 000 pairs and one leak */
+  assert_true(num(mem, "leaked_blocks") == 1);
+  assert_true(num(mem, "leaked_bytes") == 12345);
+  assert_int_equal(prof__jv_get(mem, "leaks")->len, 1);
+  expect_leak(mem, "churn_leak", 12345, 1);
+  assert_true(num(mem, "unmatched_frees") == 0);
+  assert_false(has_finding(r, "lost_events"));
+  prof__jv_free(r);
+}
+
+static void lossy_trace_withholds_leaks_and_growth(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  const char *trace = th_tmp_path("lossy", ".mlpt");
+  char cmd[2048];
+  /* the same program records growth and a leak when nothing is lost ... */
+  snprintf(cmd, sizeof cmd, "MLPROF_MEM=full MLPROF_OUTPUT=%s %s burst 20000", trace, LINKED);
+  assert_int_equal(th_run(cmd, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s report -q -f json %s", CLI, trace);
+  prof__jv *r = run_json(cmd, 0);
+  const prof__jv *mem = prof__jv_get(r, "memory");
+  assert_true(num(mem, "lost_events") == 0);
+  expect_leak(mem, "linked_leak", 77777, 1);
+  assert_true(has_finding(r, "memory_growth"));
+  assert_true(has_finding(r, "memory_leak"));
+  prof__jv_free(r);
+  /* ... and withholds both when a small ring dropped events on purpose */
+  snprintf(cmd, sizeof cmd, "MLPROF_MEM=full MLPROF_RING_FULL=drop MLPROF_RING_KB=16 MLPROF_OUTPUT=%s %s burst 20000",
+           trace, LINKED);
+  assert_int_equal(th_run(cmd, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s report -q -f json %s", CLI, trace);
+  r = run_json(cmd, 0);
+  mem = prof__jv_get(r, "memory");
+  assert_non_null(mem);
+  assert_true(num(mem, "lost_events") > 0);
+  assert_true(withheld(mem, "leaks") && withheld(mem, "memory_leak"));
+  assert_true(withheld(mem, "growth_bytes_per_step") && withheld(mem, "memory_growth"));
+  assert_int_equal(prof__jv_get(mem, "leaks")->len, 0);
+  assert_int_equal(prof__jv_get(mem, "leaked_bytes")->type, PROF_JV_NULL);
+  assert_null(prof__jv_get(mem, "growth_bytes_per_step"));
+  assert_false(has_finding(r, "memory_leak"));
+  assert_false(has_finding(r, "memory_growth"));
+  assert_true(has_finding(r, "lost_events"));
+  prof__jv_free(r);
+  /* the text and HTML reports say why, next to the numbers */
+  const char *txt = th_tmp_path("lossy", ".txt");
+  snprintf(cmd, sizeof cmd, "%s report -q %s", CLI, trace);
+  assert_int_equal(th_run(cmd, txt), 0);
+  char *text = th_read_file(txt, NULL);
+  assert_non_null(text);
+  const char *sec = strstr(text, "\nMemory (mode full)");
+  assert_non_null(sec);
+  assert_non_null(strstr(sec, "LOSSY: "));
+  assert_non_null(strstr(sec, "the leak list and the growth finding withheld"));
+  assert_non_null(strstr(sec, "at least "));
+  assert_null(strstr(sec, "still allocated at exit"));
+  free(text);
+  const char *html = th_tmp_path("lossy", ".html");
+  snprintf(cmd, sizeof cmd, "%s report -q -f html -o %s %s", CLI, html, trace);
+  assert_int_equal(th_run(cmd, NULL), 0);
+  text = th_read_file(html, NULL);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "Lossy trace."));
+  assert_non_null(strstr(text, "the leak list and the growth finding withheld"));
+  assert_null(strstr(text, "Still allocated at exit ("));
+  free(text);
 }
 
 static void counts_mode_has_peak_but_no_events(void **state) {
@@ -264,6 +361,8 @@ static void python_runs_under_the_launcher(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(full_mode_finds_planted_leaks_exactly),
+      cmocka_unit_test(full_mode_under_load_is_exact_with_the_default_ring),
+      cmocka_unit_test(lossy_trace_withholds_leaks_and_growth),
       cmocka_unit_test(counts_mode_has_peak_but_no_events),
       cmocka_unit_test(sampled_mode_estimates_are_unbiased),
       cmocka_unit_test(off_mode_records_no_memory),

@@ -1,5 +1,7 @@
 /* test_ring.c — the single-producer ring: capacity, drops, wrap-around,
- * and a producer racing the consumer with exact accounting. */
+ * a producer racing the consumer with exact accounting, the high-water
+ * wake-up (once per crossing) and the wait-for-room policy with its
+ * bounds (no-wait threads, no writer, a stuck writer). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,6 +145,128 @@ static void concurrent_consumer_sees_ordered_events_and_exact_losses(void **stat
   prof__ring_free(&r);
 }
 
+/* ---- high-water wake-up and waiting for room ------------------------------ */
+
+static int wakes;
+static void count_wake(void) { __atomic_fetch_add(&wakes, 1, __ATOMIC_RELAXED); }
+
+static int policy_setup(void **state) {
+  wakes = 0;
+  prof__ring_wake = count_wake;
+  prof__ring_full_wait = 0;
+  prof__ring_waitable = 0;
+  prof__ring_nowait = 0;
+  return setup(state);
+}
+
+static int policy_teardown(void **state) {
+  prof__ring_wake = NULL;
+  prof__ring_full_wait = 0;
+  prof__ring_waitable = 0;
+  prof__ring_nowait = 0;
+  return teardown(state);
+}
+
+static void put_marks(prof__ring *r, int n) {
+  static uint64_t ts;
+  for (int i = 0; i < n; i++) prof__ring_put(r, PROF_EV_MARK, 0, 1, ++ts, 0, 0);
+}
+
+static void crossing_the_high_water_mark_wakes_the_writer_once(void **state) {
+  prof__ring *r = *state; /* 16 slots: the mark is at 8 */
+  prof__event out[32];
+  put_marks(r, 8);
+  assert_int_equal(wakes, 0); /* at the mark, not past it */
+  put_marks(r, 1);
+  assert_int_equal(wakes, 1);
+  put_marks(r, 7); /* up to full: no second wake */
+  assert_int_equal(wakes, 1);
+  put_marks(r, 3); /* full: dropped (drop policy), still no wake */
+  assert_int_equal(wakes, 1);
+  assert_int_equal(prof__ring_dropped(r), 3);
+  assert_int_equal(prof__ring_read(r, out, 2), 2); /* drained a little: still above the mark */
+  put_marks(r, 2);
+  assert_int_equal(wakes, 1);
+  assert_int_equal(prof__ring_read(r, out, 32), 16); /* drained: the mark is armed again */
+  put_marks(r, 8);
+  assert_int_equal(wakes, 1);
+  put_marks(r, 1); /* the second crossing */
+  assert_int_equal(wakes, 2);
+  assert_int_equal(prof__ring_dropped(r), 3);
+}
+
+static void extended_records_cross_the_mark_too(void **state) {
+  prof__ring *r = *state;
+  for (int i = 0; i < 2; i++) prof__ring_put(r, PROF_EV_COUNTER, 0, 3, (uint64_t)i, 7, 0);
+  assert_int_equal(wakes, 1); /* 10 slots: past 8 */
+  prof__ring_put(r, PROF_EV_COUNTER, 0, 3, 2, 7, 0);
+  assert_int_equal(wakes, 1);
+  assert_int_equal(prof__ring_count(r), 15);
+}
+
+#define WAIT_N 200000
+static void *slow_consumer(void *arg) {
+  prof__ring *r = arg;
+  prof__event out[8];
+  uint64_t got = 0;
+  while (got < WAIT_N) got += prof__ring_read(r, out, 8); /* small reads: the producer catches up */
+  return NULL;
+}
+
+static void wait_policy_loses_nothing(void **state) {
+  (void)state;
+  prof__ring r;
+  assert_int_equal(prof__ring_init(&r, 64 * sizeof(prof__slot)), 0);
+  prof__ring_full_wait = 1;
+  prof__ring_waitable = 1;
+  pthread_t th;
+  pthread_create(&th, NULL, slow_consumer, &r);
+  for (uint64_t i = 0; i < WAIT_N; i++) prof__ring_put(&r, PROF_EV_MARK, 0, 1, i + 1, i + 1, 0);
+  pthread_join(th, NULL);
+  assert_int_equal(prof__ring_dropped(&r), 0);
+  assert_int_equal(prof__ring_count(&r), 0);
+  assert_true(wakes >= 1);
+  prof__ring_free(&r);
+}
+
+static void no_wait_thread_drops_at_once(void **state) {
+  prof__ring *r = *state;
+  prof__ring_full_wait = 1;
+  prof__ring_waitable = 1;
+  prof__ring_nowait = 1; /* the writer thread, a signal handler */
+  put_marks(r, 18);
+  assert_int_equal(prof__ring_dropped(r), 2);
+  assert_int_equal(prof__ring_waits(r), 0);
+}
+
+static void without_a_writer_a_full_ring_drops(void **state) {
+  prof__ring *r = *state;
+  prof__ring_full_wait = 1;
+  prof__ring_waitable = 0; /* shutdown began, or a forked child */
+  put_marks(r, 18);
+  assert_int_equal(prof__ring_dropped(r), 2);
+  assert_int_equal(prof__ring_waits(r), 0);
+}
+
+static void a_stuck_writer_bounds_the_wait_then_drops(void **state) {
+  prof__ring *r = *state;
+  prof__ring_full_wait = 1;
+  prof__ring_waitable = 1; /* but nobody reads */
+  put_marks(r, 16);
+  put_marks(r, 1); /* waits up to PROF_RING_WAIT_MS, then drops */
+  assert_int_equal(prof__ring_waits(r), 1);
+  assert_int_equal(prof__ring_dropped(r), 1);
+  assert_true(wakes >= 2); /* the crossing, and again while waiting */
+  put_marks(r, 3); /* nothing moved since: dropped without waiting again */
+  assert_int_equal(prof__ring_waits(r), 1);
+  assert_int_equal(prof__ring_dropped(r), 4);
+  prof__event out[16];
+  assert_int_equal(prof__ring_read(r, out, 16), 16);
+  put_marks(r, 17); /* the reader moved: the next full ring waits again (and times out) */
+  assert_int_equal(prof__ring_waits(r), 2);
+  assert_int_equal(prof__ring_dropped(r), 5);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(full_ring_drops_and_counts, setup, teardown),
@@ -151,6 +275,14 @@ int main(void) {
       cmocka_unit_test_setup_teardown(wraps_around_preserving_order, setup, teardown),
       cmocka_unit_test(size_rounds_up_to_power_of_two),
       cmocka_unit_test(concurrent_consumer_sees_ordered_events_and_exact_losses),
+      cmocka_unit_test_setup_teardown(crossing_the_high_water_mark_wakes_the_writer_once, policy_setup,
+                                      policy_teardown),
+      cmocka_unit_test_setup_teardown(extended_records_cross_the_mark_too, policy_setup, policy_teardown),
+      cmocka_unit_test_setup_teardown(wait_policy_loses_nothing, policy_setup, policy_teardown),
+      cmocka_unit_test_setup_teardown(no_wait_thread_drops_at_once, policy_setup, policy_teardown),
+      cmocka_unit_test_setup_teardown(without_a_writer_a_full_ring_drops, policy_setup, policy_teardown),
+      cmocka_unit_test_setup_teardown(a_stuck_writer_bounds_the_wait_then_drops, policy_setup,
+                                      policy_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,4 +89,13 @@ double prof__an_share(const prof__an *an, uint64_t ns);
 /* Breakdown summed over all steps. */
 void prof__an_bd_total(const prof__an *an, uint64_t bd[PROF_BD_COUNT]);
 
+/* Events lost on the threads that ran steps (findings.c). The breakdown and
+ * the step findings come from their ranges and step events: when some were
+ * lost, the findings in PROF_STEP_WITHHELD are withheld and the writers say
+ * so next to the breakdown. */
+uint64_t prof__an_step_lost(const prof__an *an);
+#define PROF_STEP_WITHHELD "input_bound", "untracked_time", "step_time_variance", "warmup_step"
+/* "N events of the step thread were lost: ..." into buf. */
+const char *prof__an_step_loss_note(const prof__an *an, char *buf, size_t n);
+
 #endif

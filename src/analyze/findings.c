@@ -37,6 +37,25 @@ static void finding_input_bound(prof__an *an) {
                    "processes, and cache decoded/augmented samples instead of decoding them every epoch.");
 }
 
+uint64_t prof__an_step_lost(const prof__an *an) {
+  uint64_t lost = 0;
+  for (size_t i = 0; i < an->nthreads; i++) {
+    int runs_steps = 0;
+    for (size_t k = 0; k < an->nsteps && !runs_steps; k++) runs_steps = an->steps[k].tid == an->threads[i].tid;
+    if (runs_steps) lost += an->threads[i].lost;
+  }
+  return lost;
+}
+
+const char *prof__an_step_loss_note(const prof__an *an, char *buf, size_t n) {
+  snprintf(buf, n,
+           "%llu events of the thread running the steps were lost: ranges and steps may be missing, so the "
+           "breakdown is incomplete and the input_bound, untracked_time, step_time_variance and warmup_step "
+           "findings are withheld. Record with MLPROF_RING_FULL=wait or a larger MLPROF_RING_KB.",
+           (unsigned long long)prof__an_step_lost(an));
+  return buf;
+}
+
 static void finding_lost_events(prof__an *an) {
   if (!an->lost_events) return;
   uint64_t all = an->events + an->lost_events;
@@ -47,8 +66,9 @@ static void finding_lost_events(prof__an *an) {
            (unsigned long long)an->lost_events, 100.0 * (double)an->lost_events / (double)all,
            (unsigned long long)all);
   snprintf(rec, sizeof rec,
-           "Set a larger MLPROF_RING_KB (now %s KiB; try 4x) or annotate fewer, coarser ranges. "
-           "Ranges and steps on the affected threads may be incomplete.",
+           "Set a larger MLPROF_RING_KB (now %s KiB; try 4x), record with MLPROF_RING_FULL=wait (lossless, "
+           "the program waits for the writer instead), or annotate fewer, coarser ranges. Ranges and steps on "
+           "the affected threads may be incomplete; conclusions that need them are withheld.",
            ring ? ring : "1024");
   prof__an_finding(an, "lost_events", sev, (double)an->lost_events, "Events were dropped while profiling",
                    measured, rec);
@@ -125,11 +145,12 @@ static void finding_misuse(prof__an *an) {
 }
 
 void prof__findings_core(prof__an *an) {
-  finding_input_bound(an);
+  int step_lossy = prof__an_step_lost(an) > 0; /* the step findings need every range and step event */
+  if (!step_lossy) finding_input_bound(an);
   finding_lost_events(an);
   finding_truncated(an);
-  finding_steps(an);
-  finding_untracked(an);
+  if (!step_lossy || an->nsteps == 0) finding_steps(an);
+  if (!step_lossy) finding_untracked(an);
   finding_misuse(an);
 }
 

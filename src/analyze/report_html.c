@@ -181,6 +181,12 @@ static int steps_section(prof__an *an, FILE *out) {
     v[i * 5 + 4] = (double)(bd[PROF_BD_OTHER_RANGE] + bd[PROF_BD_UNTRACKED]) / 1e6;
   }
   prof__html_section_begin(out, "breakdown", "Step-time breakdown per step");
+  if (prof__an_step_lost(an)) {
+    char note[512];
+    fputs("<p class=\"warn lossy\"><b>Lossy trace.</b> ", out);
+    prof__html_esc(out, prof__an_step_loss_note(an, note, sizeof note));
+    fputs("</p>\n", out);
+  }
   prof__chart s = {.title = "step-time breakdown per step", .unit = "ms", .n = n, .nseries = 5, .v = v,
                    .series = bd_names, .colors = bd_colors, .ids = ids, .id_fmt = "step %llu", .peak = -1};
   prof__svg_bars(out, &s);

@@ -124,6 +124,13 @@ static void json_breakdown(prof__an *an, prof__json *j) {
   prof__json_knum(j, "other", prof__an_share(an, bd[PROF_BD_OTHER_RANGE] + bd[PROF_BD_UNTRACKED]));
   prof__json_knum(j, "untracked", prof__an_share(an, bd[PROF_BD_UNTRACKED]));
   prof__json_obj_end(j);
+  uint64_t lost = prof__an_step_lost(an);
+  prof__json_kuint(j, "lost_events", lost); /* on the threads running the steps */
+  prof__json_key(j, "withheld");
+  prof__json_arr_begin(j);
+  static const char *const withheld[] = {PROF_STEP_WITHHELD};
+  for (size_t i = 0; lost && i < sizeof withheld / sizeof withheld[0]; i++) prof__json_str(j, withheld[i]);
+  prof__json_arr_end(j);
   prof__json_obj_end(j);
 }
 

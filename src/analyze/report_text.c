@@ -120,6 +120,10 @@ static void text_breakdown(prof__an *an, FILE *out) {
   if (!an->nsteps) return;
   fprintf(out, "Step-time breakdown (thread running the steps, %s in %zu steps)\n", NS(d, an->step_stats.total_ns),
           an->nsteps);
+  if (prof__an_step_lost(an)) {
+    char note[512];
+    fprintf(out, "  LOSSY: %s\n", prof__an_step_loss_note(an, note, sizeof note));
+  }
   for (int b = 0; b < PROF_BD_OTHER_RANGE; b++)
     fprintf(out, "  %-8s %6.1f%%  %s\n", prof__an_bucket_name(b), 100 * prof__an_share(an, bd[b]), NS(d, bd[b]));
   uint64_t other = bd[PROF_BD_OTHER_RANGE] + bd[PROF_BD_UNTRACKED];

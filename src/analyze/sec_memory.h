@@ -105,7 +105,16 @@ typedef struct mem_state {
   double leaked_bytes, leaked_count;
   double growth_per_step;
   int growth_steps;
+  /* events lost while recording: figures from events are lower bounds, and
+   * the conclusions that need every event are withheld */
+  uint64_t lost;
+  int withheld;                /* MEM_WITHHELD_* bits */
 } mem_state;
+
+enum { MEM_WITHHELD_LEAKS = 1, MEM_WITHHELD_GROWTH = 2 };
+/* Why and what: "N events lost ...; leak list and growth finding withheld"
+ * into buf (empty when nothing was lost). */
+const char *prof__mem_loss_note(const mem_state *s, char *buf, size_t n);
 
 extern const char *const prof__mem_series_names[MS_COUNT];
 

@@ -57,7 +57,8 @@ static void facts(prof__an *an, const mem_state *s, FILE *out) {
   double rss = prof__mem_series_max(&s->series[MS_RSS]);
   if (rss >= 0) prof__html_fact(out, "RSS peak", prof__mem_fmt_bytes(x, sizeof x, rss));
   if (prof__mem_from_events(s)) {
-    snprintf(b, sizeof b, "%.0f allocations, %s", s->allocs, prof__mem_fmt_bytes(x, sizeof x, s->bytes));
+    snprintf(b, sizeof b, "%s%.0f allocations, %s", s->lost ? "at least " : "", s->allocs,
+             prof__mem_fmt_bytes(x, sizeof x, s->bytes));
     prof__html_fact(out, "allocated", b);
   }
   if (s->nleaks) {
@@ -183,6 +184,12 @@ void prof__mem_sec_html(prof__an *an, void *stp, FILE *out) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
   prof__html_section_begin(out, "memory", "Memory");
+  if (s->lost) { /* next to the numbers: before them */
+    char note[512];
+    fputs("<p class=\"warn lossy\"><b>Lossy trace.</b> ", out);
+    prof__html_esc(out, prof__mem_loss_note(s, note, sizeof note));
+    fputs("</p>\n", out);
+  }
   facts(an, s, out);
   charts(an, s, out);
   leaks(an, s, out);

@@ -9,6 +9,12 @@
  *  - memory_growth: at least 5 steps (the first and flagged warm-up steps
  *    left out), live bytes at step end rose in at least 70 % of the
  *    step-to-step changes and by at least 1 MiB overall. High from 256 MiB.
+ *
+ * A trace that lost events (a full ring under MLPROF_RING_FULL=drop, or a
+ * stuck writer) cannot tell a leak from a lost FREE, nor a step's live bytes
+ * from a lost ALLOC: the leak list, both findings and the growth figure are
+ * withheld, the event figures are marked as lower bounds, and every writer
+ * says so next to the numbers (JSON: `lost_events` and `withheld`).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -206,9 +212,46 @@ void prof__mem_sec_finish(prof__an *an, void *stp) {
     for (size_t i = 0; i < s->nsites; i++) s->sites[i].at_peak = s->sites[i].pool ? 0 : s->sites[i].live;
     s->snap_value = s->heap_live;
   }
+  s->lost = an->lost_events;
+  if (s->lost) { /* a lost FREE looks like a leak, a lost ALLOC like a shrink */
+    s->withheld = MEM_WITHHELD_LEAKS | MEM_WITHHELD_GROWTH;
+    return;
+  }
   leaks_collect(an, s);
   leak_finding(an, s);
   growth_finding(an, s);
+}
+
+const char *prof__mem_loss_note(const mem_state *s, char *buf, size_t n) {
+  if (!s->lost) {
+    if (n) buf[0] = 0;
+    return buf;
+  }
+  snprintf(buf, n,
+           "%llu events were lost while recording: the figures from events (allocations, bytes, heap peak, sites) are "
+           "incomplete; %s withheld (a lost free "
+           "looks like a leak, a lost allocation like a shrink). Record with MLPROF_RING_FULL=wait or a larger "
+           "MLPROF_RING_KB to get them.",
+           (unsigned long long)s->lost,
+           (s->withheld & MEM_WITHHELD_LEAKS) && (s->withheld & MEM_WITHHELD_GROWTH) ? "the leak list and the growth finding"
+           : (s->withheld & MEM_WITHHELD_LEAKS)                                     ? "the leak list"
+                                                                                     : "the growth finding");
+  return buf;
+}
+
+static void json_withheld(const mem_state *s, prof__json *j) {
+  prof__json_kuint(j, "lost_events", s->lost);
+  prof__json_key(j, "withheld");
+  prof__json_arr_begin(j);
+  if (s->withheld & MEM_WITHHELD_LEAKS) {
+    prof__json_str(j, "leaks");
+    prof__json_str(j, "memory_leak");
+  }
+  if (s->withheld & MEM_WITHHELD_GROWTH) {
+    prof__json_str(j, "growth_bytes_per_step");
+    prof__json_str(j, "memory_growth");
+  }
+  prof__json_arr_end(j);
 }
 
 /* ---- ranking -------------------------------------------------------------- */
@@ -276,8 +319,15 @@ static void json_sites(prof__an *an, const mem_state *s, prof__json *j, const ch
 }
 
 static void json_leaks(prof__an *an, const mem_state *s, prof__json *j) {
-  prof__json_knum(j, "leaked_bytes", round(s->leaked_bytes));
-  prof__json_knum(j, "leaked_blocks", round(s->leaked_count));
+  if (s->withheld & MEM_WITHHELD_LEAKS) { /* unknown, not zero */
+    prof__json_key(j, "leaked_bytes");
+    prof__json_null(j);
+    prof__json_key(j, "leaked_blocks");
+    prof__json_null(j);
+  } else {
+    prof__json_knum(j, "leaked_bytes", round(s->leaked_bytes));
+    prof__json_knum(j, "leaked_blocks", round(s->leaked_count));
+  }
   prof__json_key(j, "leaks");
   prof__json_arr_begin(j);
   for (size_t i = 0; i < s->nleaks && i < 50; i++) {
@@ -384,6 +434,7 @@ void prof__mem_sec_json(prof__an *an, void *stp, prof__json *j) {
   prof__json_knum(j, "allocs", round(use_events(s) ? s->allocs : fmax(0, series_max(&s->series[MS_CALLS]))));
   prof__json_knum(j, "bytes_allocated", round(use_events(s) ? s->bytes : fmax(0, series_max(&s->series[MS_BYTES]))));
   prof__json_kbool(j, "estimated", s->mode == 2);
+  json_withheld(s, j);
   json_leaks(an, s, j);
   prof__json_key(j, "sites");
   prof__json_obj_begin(j);
@@ -437,7 +488,12 @@ void prof__mem_sec_text(prof__an *an, void *stp, FILE *out) {
   if (rss >= 0) fprintf(out, "%sRSS peak %s", peak >= 0 ? ", " : "  ", fmt_bytes(b, sizeof b, rss));
   fputc('\n', out);
   if (use_events(s))
-    fprintf(out, "  %.0f allocations, %s allocated\n", s->allocs, fmt_bytes(a, sizeof a, s->bytes));
+    fprintf(out, "  %s%.0f allocations, %s allocated\n", s->lost ? "at least " : "", s->allocs,
+            fmt_bytes(a, sizeof a, s->bytes));
+  if (s->lost) {
+    char note[512];
+    fprintf(out, "  LOSSY: %s\n", prof__mem_loss_note(s, note, sizeof note));
+  }
   if (s->nleaks) {
     fprintf(out, "  still allocated at exit: %s in %.0f blocks\n", fmt_bytes(a, sizeof a, s->leaked_bytes), s->leaked_count);
     for (size_t i = 0; i < s->nleaks && i < 5; i++) {

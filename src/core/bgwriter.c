@@ -4,7 +4,9 @@
  * clock ticks to nanoseconds), runs the producers' hooks, queues new names
  * and thread records, and every ~100 ms (or 1 MiB of events) flushes one
  * round of chunks, so a killed process loses at most the last round. It is
- * the only place that touches the file; producers never wait for it. A
+ * the only place that touches the file. A ring past its high-water mark
+ * wakes it early (writer_kick); producers wait for it only on a full ring
+ * under MLPROF_RING_FULL=wait (ring.h), never on the disk. A
  * write error is reported once, stops recording, and is returned by
  * prof_shutdown().
  *
@@ -14,12 +16,15 @@
  * the writer opens and closes it, so no producer ever waits on the disk.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bgwriter.h"
 #include "model/model.h"
@@ -61,6 +66,19 @@ static struct {
     uint32_t strings;
   } seg[PROF_SEG_SLOTS];
 } W = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
+
+/* Wake-ups: every request (stop, sync, segment end) and every ring that
+ * crosses its high-water mark bumps kick_seq; the writer sleeps on it with
+ * a futex (at most one flush period) and skips the sleep when it moved
+ * during the cycle. The syscall is made only while the writer sleeps.
+ * Async-signal-safe. */
+static uint32_t kick_seq, writer_sleeping;
+
+static void writer_kick(void) {
+  __atomic_fetch_add(&kick_seq, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&writer_sleeping, __ATOMIC_SEQ_CST))
+    syscall(SYS_futex, &kick_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 struct hook {
   prof__writer_hook fn;
@@ -226,7 +244,7 @@ void prof__writer_segment_end(int slot, uint64_t end_ticks, uint64_t steps) {
   if (g->want && g->req_end == UINT64_MAX) {
     g->req_end = end_ticks;
     g->req_steps = steps;
-    pthread_cond_signal(&W.cv); /* close it soon: the slot is needed again */
+    writer_kick(); /* close it soon: the slot is needed again */
   }
   pthread_mutex_unlock(&W.mu);
 }
@@ -330,7 +348,7 @@ int prof__writer_sync(unsigned timeout_ms) {
     return PROF_ESTATE;
   }
   uint64_t want = ++W.sync_req;
-  pthread_cond_signal(&W.cv);
+  writer_kick();
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   ts.tv_sec += (time_t)(timeout_ms / 1000);
@@ -353,19 +371,25 @@ static void *writer_main(void *arg) {
   char v[64];
   snprintf(v, sizeof v, "%.12g", prof__clk.ns_per_tick);
   prof__meta_add("clock.ns_per_tick", v);
+  prof__ring_nowait = 1; /* the writer makes room: it never waits for it */
   W.last_flush_ns = prof__mono_ns();
+  uint32_t seen = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
   for (;;) {
     pthread_mutex_lock(&W.mu);
-    if (!W.stop) {
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)W.flush_ms * 1000000ull;
-      ts.tv_sec += (time_t)(ns / 1000000000ull);
-      ts.tv_nsec = (long)(ns % 1000000000ull);
-      pthread_cond_timedwait(&W.cv, &W.mu, &ts);
-    }
     int stop = W.stop;
     pthread_mutex_unlock(&W.mu);
+    if (!stop) {
+      __atomic_store_n(&writer_sleeping, 1, __ATOMIC_SEQ_CST);
+      if (__atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST) == seen) {
+        struct timespec ts = {(time_t)(W.flush_ms / 1000), (long)(W.flush_ms % 1000) * 1000000L};
+        syscall(SYS_futex, &kick_seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+      }
+      __atomic_store_n(&writer_sleeping, 0, __ATOMIC_RELAXED);
+      pthread_mutex_lock(&W.mu);
+      stop = W.stop;
+      pthread_mutex_unlock(&W.mu);
+    }
+    seen = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
     cycle(stop);
     if (stop) break;
   }
@@ -387,6 +411,8 @@ int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path) {
   if (rc != 0) return PROF_ENOMEM;
   pthread_setname_np(W.thread, "mlprof-writer");
   W.running = 1;
+  __atomic_store_n(&prof__ring_wake, writer_kick, __ATOMIC_RELEASE);
+  __atomic_store_n(&prof__ring_waitable, 1, __ATOMIC_RELEASE);
   return 0;
 }
 
@@ -418,9 +444,10 @@ static void footer_kv(prof__kv *kv, size_t *n, char (*vals)[32]) {
 
 int prof__writer_stop(void) {
   if (!W.running) return 0;
+  __atomic_store_n(&prof__ring_waitable, 0, __ATOMIC_RELEASE); /* from now on a full ring drops */
   pthread_mutex_lock(&W.mu);
   W.stop = 1;
-  pthread_cond_signal(&W.cv);
+  writer_kick();
   pthread_mutex_unlock(&W.mu);
   pthread_join(W.thread, NULL);
   W.running = 0;
@@ -444,6 +471,8 @@ void prof__writer_forget(void) {
   /* W.tw stays referenced (not freed): the writer thread may have been
    * inside it when the parent forked. */
   W.running = 0;
+  __atomic_store_n(&prof__ring_waitable, 0, __ATOMIC_RELEASE); /* no writer in the child */
+  __atomic_store_n(&writer_sleeping, 0, __ATOMIC_RELAXED);
   pthread_mutex_init(&W.mu, NULL);
   pthread_cond_init(&W.cv, NULL);
   pthread_cond_init(&W.done_cv, NULL);

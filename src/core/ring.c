@@ -1,11 +1,29 @@
-/* ring.c — allocation, the extended (five-slot) record, and the consumer
- * side of the event ring (ring.h). */
+/* ring.c — allocation, the extended (five-slot) record, the producer's
+ * slow path (high-water wake-up, waiting for room on a full ring) and the
+ * consumer side of the event ring (ring.h).
+ *
+ * Waiting uses a futex on the ring's wake_seq: the producer announces itself
+ * in `waiting`, the consumer bumps wake_seq and wakes it after releasing
+ * slots. Both sides order their store and their load with seq_cst, so a
+ * wake is never lost; every sleep is also bounded (1 ms), and the whole wait
+ * by PROF_RING_WAIT_MS. Everything here is async-signal-safe.
+ */
 #include "ring.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mlprof.h"
+
+int prof__ring_full_wait;
+int prof__ring_waitable;
+__thread int prof__ring_nowait __attribute__((tls_model("initial-exec")));
+void (*prof__ring_wake)(void);
 
 int prof__ring_init(prof__ring *r, size_t bytes) {
   memset(r, 0, sizeof *r);
@@ -16,7 +34,66 @@ int prof__ring_init(prof__ring *r, size_t bytes) {
   memset(p, 0, n * sizeof(prof__slot)); /* touch pages now, not on the hot path */
   r->slot = p;
   r->mask = n - 1;
+  r->high = (uint32_t)(n / 2);
+  r->limit = r->high;
   return 0;
+}
+
+static uint64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The ring is full: wait for the consumer to free room for `n` slots, when
+ * the policy and the thread allow it. Returns the tail seen last. */
+static uint64_t wait_room(prof__ring *r, uint64_t h, unsigned n, uint64_t t) {
+  uint64_t cap = r->mask + 1;
+  if (!__atomic_load_n(&prof__ring_full_wait, __ATOMIC_RELAXED) || prof__ring_nowait ||
+      !__atomic_load_n(&prof__ring_waitable, __ATOMIC_ACQUIRE))
+    return t;
+  if (r->stall_tail == t + 1) return t; /* timed out before and nothing moved since: the writer is stuck */
+  __atomic_store_n(&r->waits, r->waits + 1, __ATOMIC_RELAXED);
+  uint64_t deadline = mono_ms() + PROF_RING_WAIT_MS;
+  __atomic_store_n(&r->waiting, 1, __ATOMIC_SEQ_CST);
+  for (;;) {
+    uint32_t seq = __atomic_load_n(&r->wake_seq, __ATOMIC_SEQ_CST);
+    t = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
+    if (h + n - t <= cap || !__atomic_load_n(&prof__ring_waitable, __ATOMIC_ACQUIRE)) break;
+    if (mono_ms() >= deadline) {
+      r->stall_tail = t + 1;
+      break;
+    }
+    void (*wake)(void) = __atomic_load_n(&prof__ring_wake, __ATOMIC_ACQUIRE);
+    if (wake) wake();
+    struct timespec ms = {0, 1000000};
+    syscall(SYS_futex, &r->wake_seq, FUTEX_WAIT_PRIVATE, seq, &ms, NULL, 0);
+  }
+  __atomic_store_n(&r->waiting, 0, __ATOMIC_RELAXED);
+  return t;
+}
+
+int prof__ring_room_slow(prof__ring *r, uint64_t h, unsigned n) {
+  uint64_t cap = r->mask + 1;
+  uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+  if (h + n - t <= r->high) { /* below the mark: arm it again */
+    r->woken = 0;
+    r->limit = t + r->high;
+    return 1;
+  }
+  if (!r->woken) { /* crossed the mark: wake the writer, once */
+    r->woken = 1;
+    void (*wake)(void) = __atomic_load_n(&prof__ring_wake, __ATOMIC_ACQUIRE);
+    if (wake) wake();
+  }
+  if (h + n - t > cap) t = wait_room(r, h, n, t);
+  if (h + n - t <= r->high) {
+    r->woken = 0;
+    r->limit = t + r->high;
+  } else {
+    r->limit = t + cap;
+  }
+  return h + n - t <= cap;
 }
 
 void prof__ring_free(prof__ring *r) {
@@ -24,13 +101,18 @@ void prof__ring_free(prof__ring *r) {
   r->slot = NULL;
 }
 
-int prof__ring_put_ext(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux, uint32_t name,
-                       uint64_t ts, uint64_t a, uint64_t b) {
+int prof__ring_put1_slow(prof__ring *r, uint8_t type, uint8_t cat, uint32_t name, uint64_t ts) {
   uint64_t h = r->head;
-  if (PROF_UNLIKELY(!prof__ring_room(r, h, PROF_SLOT_EXT_SLOTS))) {
+  if (!prof__ring_room_slow(r, h, 1)) {
     prof__ring_drop(r);
     return 0;
   }
+  prof__ring_store1(r, h, type, cat, name, ts);
+  return 1;
+}
+
+static inline void store_ext(prof__ring *r, uint64_t h, uint8_t type, uint8_t cat, uint16_t aux, uint32_t name,
+                             uint64_t ts, uint64_t a, uint64_t b) {
   uint32_t w = (uint32_t)type | (uint32_t)cat << 6 | PROF_SLOT_EXT;
   r->slot[h & r->mask] = (uint64_t)w << 32;
   r->slot[(h + 1) & r->mask] = ts;
@@ -39,6 +121,26 @@ int prof__ring_put_ext(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux, u
   r->slot[(h + 4) & r->mask] = b;
   r->last = ts;
   __atomic_store_n(&r->head, h + PROF_SLOT_EXT_SLOTS, __ATOMIC_RELEASE);
+}
+
+/* Past `limit`: kept apart (and not inlined) so the fast path below saves
+ * no registers. */
+__attribute__((noinline)) static int put_ext_slow(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux,
+                                                  uint32_t name, uint64_t ts, uint64_t a, uint64_t b) {
+  uint64_t h = r->head;
+  if (!prof__ring_room_slow(r, h, PROF_SLOT_EXT_SLOTS)) {
+    prof__ring_drop(r);
+    return 0;
+  }
+  store_ext(r, h, type, cat, aux, name, ts, a, b);
+  return 1;
+}
+
+int prof__ring_put_ext(prof__ring *r, uint8_t type, uint8_t cat, uint16_t aux, uint32_t name,
+                       uint64_t ts, uint64_t a, uint64_t b) {
+  uint64_t h = r->head;
+  if (PROF_UNLIKELY(h + PROF_SLOT_EXT_SLOTS > r->limit)) return put_ext_slow(r, type, cat, aux, name, ts, a, b);
+  store_ext(r, h, type, cat, aux, name, ts, a, b);
   return 1;
 }
 
@@ -70,6 +172,10 @@ size_t prof__ring_read(prof__ring *r, prof__event *out, size_t max) {
     last = e->ts;
   }
   r->cons_last = last;
-  __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+  __atomic_store_n(&r->tail, tail, __ATOMIC_SEQ_CST);
+  if (n && __atomic_load_n(&r->waiting, __ATOMIC_SEQ_CST)) { /* a producer waits for room */
+    __atomic_fetch_add(&r->wake_seq, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &r->wake_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+  }
   return n;
 }

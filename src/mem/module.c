@@ -9,9 +9,14 @@
  * mem.alloc_bytes (cumulative). The writer thread marks itself as "inside
  * the profiler" so its own allocations (compression, buffers) are never
  * counted.
+ *
+ * It also sets the full-ring policy (MLPROF_RING_FULL=drop|wait, header
+ * key ring_full): `wait` by default in full mode, whose leak and count
+ * figures are only right when no event is lost; `drop` otherwise.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,18 +33,35 @@ static struct {
   uint64_t last_calls;
   int64_t peak_live;
   char mode[16], sample[24], interposed[4];
+  int policy_said;
 } M;
 
+/* MLPROF_RING_FULL: drop or wait; the default depends on the mode. */
+static void ring_policy_resolve(void) {
+  const char *v = getenv("MLPROF_RING_FULL");
+  int wait = prof__mem_mode == PROF_MEM_FULL;
+  if (v && strcmp(v, "wait") == 0) wait = 1;
+  else if (v && strcmp(v, "drop") == 0) wait = 0;
+  else if (v && *v && !M.policy_said) {
+    M.policy_said = 1;
+    fprintf(stderr, "mlprof: ignoring MLPROF_RING_FULL='%s' (expected drop or wait); using %s\n", v,
+            wait ? "wait" : "drop");
+  }
+  __atomic_store_n(&prof__ring_full_wait, wait, __ATOMIC_RELAXED);
+}
+
 static size_t mem_header(prof__kv *kv, size_t max) {
-  if (max < 3) return 0;
+  if (max < 4) return 0;
   prof__mem_mode_resolve();
+  ring_policy_resolve();
   snprintf(M.mode, sizeof M.mode, "%s", prof__mem_mode_name(prof__mem_mode));
   snprintf(M.sample, sizeof M.sample, "%llu", (unsigned long long)prof__mem_sample_bytes());
   snprintf(M.interposed, sizeof M.interposed, "%d", prof__mem_interposed);
   kv[0] = (prof__kv){"mem.mode", M.mode};
   kv[1] = (prof__kv){"mem.sample_bytes", M.sample};
   kv[2] = (prof__kv){"mem.interposer", M.interposed};
-  return 3;
+  kv[3] = (prof__kv){"ring_full", prof__ring_full_wait ? "wait" : "drop"};
+  return 4;
 }
 
 static prof__event counter_ev(uint64_t ts, uint32_t name, double v) {
@@ -98,6 +120,7 @@ static int mem_start(void) {
   if (v && *v && prof__mem_mode_parse(v) < 0)
     fprintf(stderr, "mlprof: ignoring MLPROF_MEM='%s' (expected off, counts, sampled or full); using %s\n",
             v, prof__mem_mode_name(prof__mem_mode));
+  ring_policy_resolve();
   if (prof__mem_mode == PROF_MEM_OFF || M.hooked) return 0;
   M.hooked = 1;
   return prof__writer_hook_add(mem_hook, NULL);

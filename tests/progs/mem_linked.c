@@ -4,6 +4,8 @@
  * leaks:
  *   linked_leak   1 block of 77777 bytes (heap)
  *   pool_user     1 block of 4096 bytes in pool "arena" (the last one)
+ * `burst N` adds N malloc/free pairs to every step, as fast as it can:
+ * more events than a small ring holds, for the lossy-trace tests.
  * Exit status 0 when every API call behaved.
  */
 #include <stdint.h>
@@ -41,7 +43,16 @@ NOINLINE void churn(void) {
   }
 }
 
-int main(void) {
+NOINLINE void burst(int n) {
+  for (int i = 0; i < n; i++) {
+    void *t = malloc(32 + (size_t)(i & 63));
+    sink = t;
+    free(t);
+  }
+}
+
+int main(int argc, char **argv) {
+  int extra = argc > 2 && strcmp(argv[1], "burst") == 0 ? atoi(argv[2]) : 0;
   if (prof_mem_pool("arena") >= 0) return 10; /* not running yet: an error */
   if (prof_init(NULL) != 0) return 11;
   int pool = prof_mem_pool("arena");
@@ -53,6 +64,7 @@ int main(void) {
     prof_range_push("work");
     keep_growing();
     churn();
+    burst(extra);
     pool_user(pool, i);
     prof_range_pop();
     prof_stop();

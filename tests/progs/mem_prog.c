@@ -9,6 +9,11 @@
  *   leak_calloc     5 blocks x 4096 bytes (calloc 4096 x 1)
  *   leak_aligned    1 block 3000 bytes (posix_memalign 64) + 1 block 8192 (aligned_alloc 4096)
  *   realloc_chain   1 block 50000 bytes (malloc 10 -> realloc 100 -> 1000 -> 10000 -> 50000)
+ *
+ * `churn N` makes N malloc/free pairs as fast as it can (far more events
+ * than a default ring holds between two writer periods) and leaks exactly
+ * one block of 12345 bytes in churn_leak: the truth a lossless trace must
+ * give back (N + 1 allocations, N frees, one leak).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -154,6 +159,17 @@ NOINLINE void grow(int steps) {
   }
 }
 
+NOINLINE void churn_leak(void) { sink = malloc(12345); }
+
+NOINLINE void churn(int n) {
+  for (int i = 0; i < n; i++) {
+    void *p = malloc(16 + (size_t)(i & 127));
+    sink = p;
+    free(p);
+  }
+  churn_leak();
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "all";
   if (!strcmp(what, "all") || !strcmp(what, "leaks")) {
@@ -168,5 +184,6 @@ int main(int argc, char **argv) {
     forked();
   }
   if (!strcmp(what, "grow")) grow(argc > 2 ? atoi(argv[2]) : 10);
+  if (!strcmp(what, "churn")) churn(argc > 2 ? atoi(argv[2]) : 200000);
   return 0;
 }
