@@ -27,6 +27,7 @@
 #include "model/model.h"
 #include "rank.h"
 #include "session.h"
+#include "trace/outfile.h"
 
 enum { ST_IDLE, ST_RUNNING, ST_DOWN, ST_OFF };
 
@@ -349,6 +350,20 @@ static int go_off(int err) {
   return err;
 }
 
+/* A trace another live process is writing (a parent that exec'd this
+ * program with the same MLPROF_OUTPUT) is never touched: this process
+ * writes `<name>.<pid>.mlpt` beside it. */
+static void own_trace_path(void) {
+  if (!prof__out_busy(cfg.path)) return;
+  char mine[sizeof cfg.path];
+  size_t len = strlen(cfg.path);
+  if (len >= 5 && strcmp(cfg.path + len - 5, ".mlpt") == 0) len -= 5;
+  if (snprintf(mine, sizeof mine, "%.*s.%d.mlpt", (int)len, cfg.path, (int)getpid()) >= (int)sizeof mine) return;
+  if (getenv("MLPROF_VERBOSE"))
+    fprintf(stderr, "mlprof: trace %s is being written by another process; this one writes %s\n", cfg.path, mine);
+  memcpy(cfg.path, mine, sizeof mine);
+}
+
 static int init_locked(const prof_config *c) {
   if (state == ST_RUNNING) return 0;
   if (state == ST_DOWN) return PROF_ESHUTDOWN;
@@ -364,6 +379,7 @@ static int init_locked(const prof_config *c) {
   prof__clock_init(cfg.force_monotonic);
   rc = prof__threads_setup(cfg.ring_kb * 1024u);
   if (rc) return go_off(rc);
+  own_trace_path();
   char err[256];
   prof__tw *tw = open_trace(cfg.path, err);
   if (!tw) {
@@ -430,6 +446,8 @@ PROF_API int prof_shutdown(void) {
   cap.down = 1;
   pthread_mutex_unlock(&cap_mu);
   __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
+  prof__xfsz_guard xg; /* a file size limit must not kill the host at exit */
+  prof__xfsz_block(&xg);
   int rc = prof__writer_stop();
   __atomic_store_n(&state, ST_DOWN, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
@@ -441,6 +459,7 @@ PROF_API int prof_shutdown(void) {
   } else if (rc == 0 && cfg.report) {
     snprintf(err, sizeof err, "this build has no analyzer");
   }
+  prof__xfsz_restore(&xg);
   if (rc == 0 && (cfg.report || getenv("MLPROF_VERBOSE"))) print_summary(rc, reports, err);
   return rc;
 }
