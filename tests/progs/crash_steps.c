@@ -1,7 +1,8 @@
 /* crash_steps.c — a profiled training loop that dies in the middle of a
  * step, for the host-safety test: 100 steps of about 2 ms, and step 60 ends
- * the program with the way named by argv[1] (abort, segv, fpe, bus, ill).
- * Prints the steps it finished, so the test can compare with the trace.
+ * the program with the way named by argv[1] (abort, segv, fpe, bus, ill, or
+ * exit: exit(3) with a line still in the stdout buffer). Prints the steps
+ * it finished, so the test can compare with the trace.
  */
 #include <mlprof.h>
 #include <signal.h>
@@ -16,9 +17,10 @@ static volatile int zero;
 static void die(const char *how) {
   if (strcmp(how, "abort") == 0) abort();
   if (strcmp(how, "segv") == 0) *nowhere = 1;
-  if (strcmp(how, "fpe") == 0) printf("%d\n", 1 / zero);
+  if (strcmp(how, "fpe") == 0) printf("%d\n", 7 / zero);
   if (strcmp(how, "bus") == 0) raise(SIGBUS);
   if (strcmp(how, "ill") == 0) __builtin_trap();
+  printf("exit 3, this line still buffered\n"); /* "exit": a normal exit with a code of its own */
   exit(3);
 }
 
@@ -32,7 +34,7 @@ int main(int argc, char **argv) {
     prof_range_pop();
     if (step == 60) {
       printf("finished %d steps\n", step);
-      fflush(stdout);
+      if (strcmp(how, "exit") != 0) fflush(stdout);
       die(how);
     }
     prof_stop();
