@@ -88,6 +88,7 @@ int prof__live_create(void) {
     return PROF_EIO;
   }
   sweep_stale(dir);
+  if (!getenv("MLPROF_LIVE_DIR")) sweep_stale("/dev/shm"); /* pages of the former layout */
   snprintf(page_path, sizeof page_path, "%s/mlprof.%d", dir, (int)getpid());
   int fd = open(page_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return PROF_EIO; /* no live view; everything else works */
