@@ -188,7 +188,7 @@ const mlprof_cmd mlprof_cmd_top = {
     "usage: mlprof top PID [--once] [--interval SECONDS]\n\n"
     "Shows a running job's step time, throughput, memory, GPU utilisation and\n"
     "busiest ranges from the small shared-memory page the library updates at\n"
-    "step boundaries (<dir>/mlprof.PID, dir = MLPROF_LIVE_DIR or /dev/shm; no\n"
+    "step boundaries (<dir>/mlprof.PID, dir = MLPROF_LIVE_DIR or /dev/shm/mlprof-UID; no\n"
     "ptrace). On a terminal it redraws every second until the job ends;\n"
     "--once, or output to a pipe or file, prints one plain-text frame.\n"
     "  -1, --once           print one frame and exit\n"
