@@ -114,10 +114,11 @@ int prof__live_create(void) {
   return 0;
 }
 
-/* Also called from the crash handler: atomics and unlink only. */
+/* Also called from the crash handler: atomics, getpid and unlink only. A
+ * forked child shares the parent's mapping: it never removes the page. */
 void prof__live_destroy(void) {
   prof__live_page *p = __atomic_exchange_n(&page, NULL, __ATOMIC_ACQ_REL);
-  if (!p) return;
+  if (!p || p->pid != (uint32_t)getpid()) return;
   unlink(page_path);
   /* The mapping stays: a writer-thread cycle may still be using it. */
 }
