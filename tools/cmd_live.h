@@ -11,5 +11,14 @@ int live_pid_arg(const char *cmd, const char *arg);
 prof__live_page *live_attach(const char *cmd, int pid);
 /* Is the process still there? */
 int live_alive(int pid);
+/* Is pid a process of this user (real uid) running with the profiler? With
+ * its live page `p`: the process is not younger than the page (a page left
+ * by a dead job whose pid was reused does not count); without: MLPROF_* in
+ * its environment or libmlprof mapped. With `stopped`, it must also be
+ * stopped (SIGSTOP). 1 or 0. */
+int live_own_job(int pid, const prof__live_page *p, int stopped);
+/* live_attach, for commands that act on the job: only a live mlprof job of
+ * this user (trigger, resume). */
+prof__live_page *live_attach_own(const char *cmd, int pid);
 
 #endif

@@ -14,7 +14,16 @@ static int run(int argc, char **argv) {
   int pid = live_pid_arg("resume", npos == 1 ? pid_s : NULL);
   if (pid < 0) return CLI_USAGE;
   prof__live_page *p = prof__live_open(pid, NULL, 0);
+  if (p && !live_own_job(pid, p, 0)) {
+    cli_error("resume", "pid %d is not a running mlprof job of this user", pid);
+    prof__live_close(p);
+    return CLI_BADTRACE;
+  }
   if (!p) { /* no page: the job stopped itself with SIGSTOP */
+    if (!live_own_job(pid, NULL, 1)) {
+      cli_error("resume", "pid %d is not a stopped mlprof job of this user", pid);
+      return CLI_BADTRACE;
+    }
     if (kill(pid, SIGCONT) != 0) {
       cli_error("resume", "pid %d: no live page and cannot signal it", pid);
       return CLI_BADTRACE;

@@ -5,6 +5,7 @@
  * plain-text frame for scripts. Also the helpers of cmd_live.h.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +27,84 @@ int live_pid_arg(const char *cmd, const char *arg) {
 
 int live_alive(int pid) { return kill(pid, 0) == 0 || errno == EPERM; }
 
+/* Does the file hold `needle` (binary safe, read in blocks)? */
+static int file_has(const char *path, const char *needle) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  char buf[8192];
+  size_t keep = 0, nl = strlen(needle), n;
+  int found = 0;
+  while (!found && (n = fread(buf + keep, 1, sizeof buf - keep, f)) > 0) {
+    n += keep;
+    found = memmem(buf, n, needle, nl) != NULL;
+    keep = n >= nl ? nl - 1 : n;
+    memmove(buf, buf + n - keep, keep);
+  }
+  fclose(f);
+  return found;
+}
+
+/* Start of process pid, CLOCK_MONOTONIC-like ns since boot (0: unknown). */
+static uint64_t proc_start_ns(int pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *q = strrchr(buf, ')'); /* the name may hold spaces */
+  unsigned long long start = 0;
+  for (int field = 2; q && *q && field < 22; q++)
+    if (*q == ' ' && ++field == 22) start = strtoull(q + 1, NULL, 10);
+  long hz = sysconf(_SC_CLK_TCK);
+  return hz > 0 ? start * (1000000000ull / (uint64_t)hz) : 0;
+}
+
+int live_own_job(int pid, const prof__live_page *p, int stopped) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  long uid = -1;
+  char state = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "Uid:", 4) == 0) uid = strtol(line + 4, NULL, 10);
+    else if (strncmp(line, "State:", 6) == 0) sscanf(line + 6, " %c", &state);
+  }
+  fclose(f);
+  if (uid != (long)getuid() || (stopped && state != 'T')) return 0;
+  if (p) { /* the page was made by this process, not by an earlier one with its pid */
+    struct timespec b, m; /* /proc counts from boot, suspend included: move the page's time there */
+    clock_gettime(CLOCK_BOOTTIME, &b);
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    int64_t off = ((int64_t)b.tv_sec - m.tv_sec) * 1000000000ll + (b.tv_nsec - m.tv_nsec);
+    uint64_t born = proc_start_ns(pid), page_born = p->start_mono_ns + (uint64_t)(off > 0 ? off : 0);
+    return born == 0 || born <= page_born + 1000000000ull;
+  }
+  snprintf(path, sizeof path, "/proc/%d/environ", pid);
+  if (file_has(path, "MLPROF_")) return 1;
+  snprintf(path, sizeof path, "/proc/%d/maps", pid);
+  return file_has(path, "libmlprof");
+}
+
 prof__live_page *live_attach(const char *cmd, int pid) {
   char path[512];
   prof__live_page *p = prof__live_open(pid, path, sizeof path);
   if (!p)
     cli_error(cmd, "no live page for pid %d at %s (%s): is it running with mlprof, with MLPROF_LIVE not 0?", pid,
-              path, errno == EPROTO ? "not an mlprof page of this version" : strerror(errno));
+              path, errno == EPROTO ? "not an mlprof page of this version"
+                    : errno == EACCES ? "not a regular file of this user" : strerror(errno));
+  return p;
+}
+
+prof__live_page *live_attach_own(const char *cmd, int pid) {
+  prof__live_page *p = live_attach(cmd, pid);
+  if (p && !live_own_job(pid, p, 0)) {
+    cli_error(cmd, "pid %d is not a running mlprof job of this user", pid);
+    prof__live_close(p);
+    return NULL;
+  }
   return p;
 }
 
@@ -115,7 +188,7 @@ const mlprof_cmd mlprof_cmd_top = {
     "usage: mlprof top PID [--once] [--interval SECONDS]\n\n"
     "Shows a running job's step time, throughput, memory, GPU utilisation and\n"
     "busiest ranges from the small shared-memory page the library updates at\n"
-    "step boundaries (<dir>/mlprof.PID, dir = MLPROF_LIVE_DIR or /dev/shm; no\n"
+    "step boundaries (<dir>/mlprof.PID, dir = MLPROF_LIVE_DIR or /dev/shm/mlprof-UID; no\n"
     "ptrace). On a terminal it redraws every second until the job ends;\n"
     "--once, or output to a pipe or file, prints one plain-text frame.\n"
     "  -1, --once           print one frame and exit\n"

@@ -44,7 +44,7 @@ static int run(int argc, char **argv) {
     cli_error("trigger", "--steps must be a number from 1 to 1000000");
     return CLI_USAGE;
   }
-  prof__live_page *p = live_attach("trigger", pid);
+  prof__live_page *p = live_attach_own("trigger", pid);
   if (!p) return CLI_BADTRACE;
   char before[256];
   memcpy(before, p->bg.last_capture, sizeof before);

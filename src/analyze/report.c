@@ -11,6 +11,7 @@
 #include "an_internal.h"
 #include "html.h"
 #include "termsafe.h"
+#include "trace/outfile.h"
 
 static const prof__an *sort_an; /* qsort has no context argument */
 
@@ -57,27 +58,35 @@ int prof__report_write(prof__an *an, const char *format, FILE *out) {
   return rc;
 }
 
-/* Write one report to `<trace><suffix>` through a temporary file, so a
- * reader never sees half a report. */
+/* Write one report to `<trace><suffix>` through a fresh temporary file
+ * (trace/outfile.h), so a reader never sees half a report and nothing is
+ * written through a planted symlink. */
 static int write_one(prof__an *an, const char *trace, const char *suffix, const char *format, char *err) {
-  size_t n = strlen(trace) + strlen(suffix) + 16;
+  size_t n = strlen(trace) + strlen(suffix) + 64;
   char *path = malloc(n), *tmp = malloc(n);
   int rc = PROF_ENOMEM;
   if (!path || !tmp) goto done;
   snprintf(path, n, "%s%s", trace, suffix);
-  snprintf(tmp, n, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
+  rc = PROF_EIO;
+  if (prof__out_check(path, err) != 0) goto done;
+  int fd = prof__out_create(path, tmp, n, 0644, err);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) {
-    snprintf(err, 256, "cannot create '%s': %s", tmp, strerror(errno));
-    rc = PROF_EIO;
+    if (fd >= 0) {
+      snprintf(err, 256, "cannot write '%s': %s", path, strerror(errno));
+      close(fd);
+      unlink(tmp);
+    }
     goto done;
   }
   rc = prof__report_write(an, format, f);
-  if (fclose(f) != 0 && rc == 0) rc = PROF_EIO;
-  if (rc == 0 && rename(tmp, path) != 0) rc = PROF_EIO;
+  int e = errno;
+  if (fclose(f) != 0 && rc == 0) rc = PROF_EIO, e = errno;
   if (rc) {
-    if (!err[0]) snprintf(err, 256, "cannot write '%s': %s", path, prof_strerror(rc));
+    snprintf(err, 256, "cannot write report '%s': %s", path, rc == PROF_EIO ? strerror(e) : prof_strerror(rc));
     unlink(tmp);
+  } else if (prof__out_commit(tmp, path, err) != 0) {
+    rc = PROF_EIO;
   }
 done:
   if (rc == PROF_ENOMEM && !err[0]) snprintf(err, 256, "out of memory");
@@ -91,9 +100,12 @@ int prof__report_files(const char *trace_path, char *err) {
   prof__an *an;
   int rc = prof__an_run_opts(&an, trace_path, 1, err);
   if (rc) return rc;
+  prof__xfsz_guard xg; /* a file size limit fails the write, never kills the process */
+  prof__xfsz_block(&xg);
   rc = write_one(an, trace_path, ".report.txt", "text", err);
   if (rc == 0) rc = write_one(an, trace_path, ".report.json", "json", err);
   if (rc == 0) rc = write_one(an, trace_path, ".report.html", "html", err);
+  prof__xfsz_restore(&xg);
   prof__an_free(an);
   return rc;
 }

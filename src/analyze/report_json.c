@@ -40,6 +40,9 @@ static void json_trace(prof__an *an, prof__json *j) {
   if (an->truncated) prof__json_str(j, an->trunc_msg);
   else prof__json_null(j);
   prof__json_kuint(j, "misuse", an->misuse);
+  prof__json_key(j, "crash_signal"); /* "SIGABRT" etc. when the program crashed */
+  if (prof__an_footer(an, "crash.signal")) prof__json_str(j, prof__an_footer(an, "crash.signal"));
+  else prof__json_null(j);
   json_kv_object(j, "header", an->header, an->header_count);
   json_kv_object(j, "meta", an->meta, an->meta_count);
   json_kv_object(j, "footer", an->footer, an->footer_count);

@@ -20,6 +20,11 @@ static const char *hdr(const prof__an *an, const char *k) {
   return v && *v ? v : "?";
 }
 
+static const char *ftr(const prof__an *an, const char *k) {
+  const char *v = prof__an_footer(an, k);
+  return v ? v : "?";
+}
+
 static void text_header(prof__an *an, FILE *out) {
   char d[32];
   fprintf(out, "mlprof report — %s (pid %s on %s)\n", hdr(an, "program"), hdr(an, "pid"), hdr(an, "hostname"));
@@ -32,6 +37,11 @@ static void text_header(prof__an *an, FILE *out) {
   fprintf(out, "lost %llu events\n", (unsigned long long)an->lost_events);
   if (an->truncated)
     fprintf(out, "WARNING: the trace is truncated (%s); this report covers what was read.\n", an->trunc_msg);
+  const char *sig = prof__an_footer(an, "crash.signal");
+  if (sig)
+    fprintf(out, "CRASH: the program died of %s (thread %s, pc %s, address %s); the trace was flushed at the "
+                 "crash and holds every step finished before it.\n",
+            sig, ftr(an, "crash.tid"), ftr(an, "crash.pc"), ftr(an, "crash.addr"));
   fputc('\n', out);
 }
 

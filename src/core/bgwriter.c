@@ -14,6 +14,11 @@
  * trace file, complete on its own, that receives a copy of the events whose
  * ticks fall in its window; the session asks for it at step boundaries and
  * the writer opens and closes it, so no producer ever waits on the disk.
+ *
+ * A crash (crash.c) sets crash_req from the signal handler; the writer sees
+ * it within one period, drains everything, closes the trace with the crash
+ * in its footer and acknowledges through crash_done, which the handler
+ * polls (bounded).
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -27,6 +32,7 @@
 #include <unistd.h>
 
 #include "bgwriter.h"
+#include "crash.h"
 #include "model/model.h"
 #include "session.h"
 
@@ -47,6 +53,7 @@ static struct {
   uint64_t events, lost_unlinked, lost_cache, bytes;
   int failed;
   int rc;
+  int crash_req, crash_done; /* crash handshake: atomics only */
   uint64_t last_flush_ns;
   prof__event batch[BATCH];
   prof__event batch2[BATCH]; /* ns copy while a segment needs the ticks */
@@ -364,6 +371,8 @@ int prof__writer_sync(unsigned timeout_ms) {
   return ok ? (W.failed ? PROF_EIO : 0) : PROF_EIO;
 }
 
+static void crash_close(void);
+
 static void *writer_main(void *arg) {
   (void)arg;
   prof__mem_internal_begin(); /* everything this thread allocates is ours */
@@ -378,9 +387,10 @@ static void *writer_main(void *arg) {
     pthread_mutex_lock(&W.mu);
     int stop = W.stop;
     pthread_mutex_unlock(&W.mu);
-    if (!stop) {
+    if (!stop && !__atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE)) {
       __atomic_store_n(&writer_sleeping, 1, __ATOMIC_SEQ_CST);
-      if (__atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST) == seen) {
+      if (__atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST) == seen &&
+          !__atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE)) {
         struct timespec ts = {(time_t)(W.flush_ms / 1000), (long)(W.flush_ms % 1000) * 1000000L};
         syscall(SYS_futex, &kick_seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
       }
@@ -390,7 +400,12 @@ static void *writer_main(void *arg) {
       pthread_mutex_unlock(&W.mu);
     }
     seen = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
-    cycle(stop);
+    int crash = __atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE);
+    cycle(stop || crash);
+    if (crash) {
+      crash_close();
+      break;
+    }
     if (stop) break;
   }
   return NULL;
@@ -403,6 +418,7 @@ int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path) {
   W.stop = 0;
   W.failed = 0;
   W.rc = 0;
+  W.crash_req = W.crash_done = 0;
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* the writer takes no signals */
@@ -410,7 +426,7 @@ int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) return PROF_ENOMEM;
   pthread_setname_np(W.thread, "mlprof-writer");
-  W.running = 1;
+  __atomic_store_n(&W.running, 1, __ATOMIC_RELEASE);
   __atomic_store_n(&prof__ring_wake, writer_kick, __ATOMIC_RELEASE);
   __atomic_store_n(&prof__ring_waitable, 1, __ATOMIC_RELEASE);
   return 0;
@@ -442,6 +458,43 @@ static void footer_kv(prof__kv *kv, size_t *n, char (*vals)[32]) {
   *n = i;
 }
 
+/* Writer thread, after a crash: close the trace with the crash footer, then
+ * let the session write its reports; the handler waits for each step. */
+static void crash_close(void) {
+  __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
+  prof__kv kv[16 + PROF_MU_COUNT];
+  char vals[16 + PROF_MU_COUNT][32];
+  size_t n = 0;
+  if (W.failed) {
+    prof__tw_abort(W.tw);
+  } else {
+    footer_kv(kv, &n, vals);
+    n += prof__crash_footer(kv + n, vals + n, 16 + PROF_MU_COUNT - n);
+    int rc = prof__tw_close(W.tw, kv, n);
+    if (rc) io_failed(rc);
+  }
+  W.tw = NULL;
+  __atomic_store_n(&W.crash_done, 1, __ATOMIC_RELEASE);
+  if (!W.failed) prof__session_crashed();
+  __atomic_store_n(&W.crash_done, 2, __ATOMIC_RELEASE);
+}
+
+int prof__writer_crash_flush(unsigned trace_ms, unsigned report_ms) {
+  if (!__atomic_load_n(&W.running, __ATOMIC_ACQUIRE) || __atomic_load_n(&W.stop, __ATOMIC_ACQUIRE) ||
+      pthread_equal(pthread_self(), W.thread))
+    return -1; /* no writer, or shutting down already, or the writer itself crashed */
+  __atomic_store_n(&W.crash_req, 1, __ATOMIC_RELEASE);
+  writer_kick(); /* a futex wake: async-signal-safe */
+  uint64_t t0 = prof__mono_ns(), limit = (uint64_t)(W.flush_ms + trace_ms) * 1000000ull;
+  struct timespec ts = {0, 1000000L};
+  while (__atomic_load_n(&W.crash_done, __ATOMIC_ACQUIRE) < 1 && prof__mono_ns() - t0 < limit) nanosleep(&ts, NULL);
+  if (__atomic_load_n(&W.crash_done, __ATOMIC_ACQUIRE) < 1) return -1;
+  t0 = prof__mono_ns();
+  limit = (uint64_t)report_ms * 1000000ull;
+  while (__atomic_load_n(&W.crash_done, __ATOMIC_ACQUIRE) < 2 && prof__mono_ns() - t0 < limit) nanosleep(&ts, NULL);
+  return 0;
+}
+
 int prof__writer_stop(void) {
   if (!W.running) return 0;
   __atomic_store_n(&prof__ring_waitable, 0, __ATOMIC_RELEASE); /* from now on a full ring drops */
@@ -451,6 +504,7 @@ int prof__writer_stop(void) {
   pthread_mutex_unlock(&W.mu);
   pthread_join(W.thread, NULL);
   W.running = 0;
+  if (!W.tw) return W.rc; /* closed after a crash */
   prof__kv kv[8 + PROF_MU_COUNT];
   char vals[8 + PROF_MU_COUNT][32];
   size_t n = 0;

@@ -16,6 +16,7 @@
  * the writer thread opens and closes the files.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,11 @@
 
 #include "bgwriter.h"
 #include "config.h"
+#include "crash.h"
 #include "model/model.h"
 #include "rank.h"
 #include "session.h"
+#include "trace/outfile.h"
 
 enum { ST_IDLE, ST_RUNNING, ST_DOWN, ST_OFF };
 
@@ -113,8 +116,32 @@ int prof__session_running(void) { return __atomic_load_n(&prof__enabled, __ATOMI
 
 static void at_exit(void) { prof_shutdown(); }
 
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+/* fork() holds the allocator's and the loader's locks while it runs: a
+ * profiler signal (the CPU sampler unwinds, which takes the loader's lock)
+ * handled on the forking thread then would deadlock with the writer. The
+ * forking thread takes no signal but a crash from prepare to parent/child;
+ * a signal sent meanwhile stays pending and arrives right after. */
+static __thread sigset_t fork_saved_mask;
+
+static void fork_block_signals(void) {
+  sigset_t s;
+  sigfillset(&s);
+  sigdelset(&s, SIGSEGV);
+  sigdelset(&s, SIGBUS);
+  sigdelset(&s, SIGFPE);
+  sigdelset(&s, SIGILL);
+  sigdelset(&s, SIGABRT);
+  pthread_sigmask(SIG_BLOCK, &s, &fork_saved_mask);
+}
+
+static void fork_prepare(void) {
+  fork_block_signals();
+  pthread_mutex_lock(&lock);
+}
+static void fork_parent(void) {
+  pthread_mutex_unlock(&lock);
+  pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
+}
 static void fork_child(void) {
   /* The child has no writer thread: it records nothing (documented). */
   pthread_mutex_init(&lock, NULL);
@@ -124,6 +151,7 @@ static void fork_child(void) {
     off_error = PROF_ESTATE;
     prof__writer_forget();
   }
+  pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
 }
 
 static void append_cmdline(char *out, size_t n) {
@@ -349,6 +377,20 @@ static int go_off(int err) {
   return err;
 }
 
+/* A trace another live process is writing (a parent that exec'd this
+ * program with the same MLPROF_OUTPUT) is never touched: this process
+ * writes `<name>.<pid>.mlpt` beside it. */
+static void own_trace_path(void) {
+  if (!prof__out_busy(cfg.path)) return;
+  char mine[sizeof cfg.path];
+  size_t len = strlen(cfg.path);
+  if (len >= 5 && strcmp(cfg.path + len - 5, ".mlpt") == 0) len -= 5;
+  if (snprintf(mine, sizeof mine, "%.*s.%d.mlpt", (int)len, cfg.path, (int)getpid()) >= (int)sizeof mine) return;
+  if (getenv("MLPROF_VERBOSE"))
+    fprintf(stderr, "mlprof: trace %s is being written by another process; this one writes %s\n", cfg.path, mine);
+  memcpy(cfg.path, mine, sizeof mine);
+}
+
 static int init_locked(const prof_config *c) {
   if (state == ST_RUNNING) return 0;
   if (state == ST_DOWN) return PROF_ESHUTDOWN;
@@ -364,6 +406,7 @@ static int init_locked(const prof_config *c) {
   prof__clock_init(cfg.force_monotonic);
   rc = prof__threads_setup(cfg.ring_kb * 1024u);
   if (rc) return go_off(rc);
+  own_trace_path();
   char err[256];
   prof__tw *tw = open_trace(cfg.path, err);
   if (!tw) {
@@ -384,6 +427,7 @@ static int init_locked(const prof_config *c) {
     atexit(at_exit);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
   }
+  prof__crash_install();
   for (started_modules = 0; started_modules < nmodules; started_modules++)
     if (modules[started_modules].start) modules[started_modules].start();
   capture_init();
@@ -414,6 +458,20 @@ static void print_summary(int rc, int reports, const char *err) {
   (void)rc;
 }
 
+/* Writer thread, after a crash closed the trace (crash.c): the reports the
+ * session would have written at exit. The message goes out with write(2):
+ * the crashing thread may hold the stdio lock. */
+void prof__session_crashed(void) {
+  const char *sig = prof__crash_name(prof__crash_signal());
+  char err[256] = "", msg[PATH_MAX + 512];
+  int reports = cfg.report && prof__report_files && prof__report_files(cfg.path, err) == 0;
+  if (!cfg.report && !getenv("MLPROF_VERBOSE")) return;
+  int n = snprintf(msg, sizeof msg, "mlprof: %s: trace %s (%llu steps started)%s%s%s\n", sig ? sig : "crash",
+                   cfg.path, (unsigned long long)prof_step_count(), reports ? "; report " : "",
+                   reports ? cfg.path : (err[0] ? "; no report: " : ""), reports ? ".report.{txt,json,html}" : err);
+  if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+}
+
 PROF_API int prof_shutdown(void) {
   pthread_mutex_lock(&lock);
   if (state != ST_RUNNING) {
@@ -430,6 +488,8 @@ PROF_API int prof_shutdown(void) {
   cap.down = 1;
   pthread_mutex_unlock(&cap_mu);
   __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
+  prof__xfsz_guard xg; /* a file size limit must not kill the host at exit */
+  prof__xfsz_block(&xg);
   int rc = prof__writer_stop();
   __atomic_store_n(&state, ST_DOWN, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
@@ -441,6 +501,7 @@ PROF_API int prof_shutdown(void) {
   } else if (rc == 0 && cfg.report) {
     snprintf(err, sizeof err, "this build has no analyzer");
   }
+  prof__xfsz_restore(&xg);
   if (rc == 0 && (cfg.report || getenv("MLPROF_VERBOSE"))) print_summary(rc, reports, err);
   return rc;
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/crash.h"
 #include "core/session.h"
 #include "model.h"
 
@@ -124,6 +125,7 @@ void prof__ctl_stop(void) {}
  * unless the program installed its own handler since. */
 __attribute__((destructor)) static void ctl_unload(void) {
   prof_shutdown();
+  prof__crash_uninstall();
   if (trigger_handler_is_ours()) sigaction(trigger_sig, &trigger_old, NULL);
   trigger_sig = 0;
 }

@@ -1,6 +1,11 @@
 /* live.c — the live page: a small shared-memory file (<dir>/mlprof.<pid>,
- * dir = MLPROF_LIVE_DIR or /dev/shm) that `mlprof top`, `trigger` and
- * `resume` read and write without ptrace.
+ * dir = MLPROF_LIVE_DIR or /dev/shm/mlprof-<uid>) that `mlprof top`,
+ * `trigger` and `resume` read and write without ptrace.
+ *
+ * The default folder is the user's own (mode 0700, refused when it is a
+ * symlink, not a folder, or someone else's); pages are created fresh
+ * (O_EXCL | O_NOFOLLOW, mode 0600), pages of dead processes found there are
+ * removed at start, and a reader only maps a regular file the user owns.
  *
  * The step thread updates the `step` part at every step boundary (a few
  * stores inside a seqlock, no system call); the writer thread refreshes the
@@ -8,8 +13,10 @@
  * cycle. Each part has its own sequence counter, so there is one writer per
  * counter. MLPROF_LIVE=0 turns the page off.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,18 +32,65 @@
 static prof__live_page *page;
 static char page_path[512];
 
-void prof__live_path(int pid, char *out, size_t n) {
+/* The folder of the pages; 0, or -1 when the default folder is unsafe. */
+static int live_dir(char *out, size_t n, int create) {
   const char *dir = getenv("MLPROF_LIVE_DIR");
-  snprintf(out, n, "%s/mlprof.%d", dir && *dir ? dir : "/dev/shm", pid);
+  if (dir && *dir) {
+    snprintf(out, n, "%s", dir);
+    return 0;
+  }
+  uid_t uid = geteuid();
+  snprintf(out, n, "/dev/shm/mlprof-%u", (unsigned)uid);
+  if (create && mkdir(out, 0700) != 0 && errno != EEXIST) return -1;
+  struct stat st;
+  if (lstat(out, &st) != 0) return create ? -1 : 0;
+  if (!S_ISDIR(st.st_mode) || st.st_uid != uid) {
+    errno = EPERM;
+    return -1;
+  }
+  if ((st.st_mode & 077) && chmod(out, 0700) != 0) return -1;
+  return 0;
 }
 
-prof__live_page *prof__live_self(void) { return page; }
+void prof__live_path(int pid, char *out, size_t n) {
+  char dir[400];
+  live_dir(dir, sizeof dir, 0);
+  snprintf(out, n, "%s/mlprof.%d", dir, pid);
+}
+
+prof__live_page *prof__live_self(void) { return __atomic_load_n(&page, __ATOMIC_ACQUIRE); }
+
+/* Remove the pages of processes that no longer exist (killed jobs). */
+static void sweep_stale(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char *end;
+    if (strncmp(e->d_name, "mlprof.", 7) != 0) continue;
+    long pid = strtol(e->d_name + 7, &end, 10);
+    if (*end || pid <= 0) continue;
+    if (pid != (long)getpid() && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH)) continue; /* alive */
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == geteuid())
+      unlinkat(dirfd(d), e->d_name, 0);
+  }
+  closedir(d);
+}
 
 int prof__live_create(void) {
   const char *off = prof__env("LIVE");
-  if (page || (off && strcmp(off, "0") == 0)) return 0;
-  prof__live_path((int)getpid(), page_path, sizeof page_path);
-  int fd = open(page_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (prof__live_self() || (off && strcmp(off, "0") == 0)) return 0;
+  char dir[400];
+  if (live_dir(dir, sizeof dir, 1) != 0) {
+    fprintf(stderr, "mlprof: no live page: folder %s is unsafe or cannot be created (%s); "
+            "set MLPROF_LIVE_DIR\n", dir, strerror(errno));
+    return PROF_EIO;
+  }
+  sweep_stale(dir);
+  if (!getenv("MLPROF_LIVE_DIR")) sweep_stale("/dev/shm"); /* pages of the former layout */
+  snprintf(page_path, sizeof page_path, "%s/mlprof.%d", dir, (int)getpid());
+  int fd = open(page_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return PROF_EIO; /* no live view; everything else works */
   void *p = MAP_FAILED;
   if (ftruncate(fd, sizeof(prof__live_page)) == 0)
@@ -56,14 +110,15 @@ int prof__live_create(void) {
   const char *tp = prof__session_path();
   snprintf(lp->trace, sizeof lp->trace, "%s", tp ? tp : "");
   __atomic_store_n(&lp->magic, PROF_LIVE_MAGIC, __ATOMIC_RELEASE);
-  page = lp;
+  __atomic_store_n(&page, lp, __ATOMIC_RELEASE);
   return 0;
 }
 
+/* Also called from the crash handler: atomics, getpid and unlink only. A
+ * forked child shares the parent's mapping: it never removes the page. */
 void prof__live_destroy(void) {
-  prof__live_page *p = page;
-  if (!p) return;
-  __atomic_store_n(&page, NULL, __ATOMIC_RELEASE);
+  prof__live_page *p = __atomic_exchange_n(&page, NULL, __ATOMIC_ACQ_REL);
+  if (!p || p->pid != (uint32_t)getpid()) return;
   unlink(page_path);
   /* The mapping stays: a writer-thread cycle may still be using it. */
 }
@@ -229,11 +284,16 @@ prof__live_page *prof__live_open(int pid, char *path_out, size_t n) {
   char path[512];
   prof__live_path(pid, path, sizeof path);
   if (path_out) snprintf(path_out, n, "%s", path);
-  int fd = open(path, O_RDWR | O_CLOEXEC);
+  int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return NULL;
   struct stat st;
   void *p = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(prof__live_page))
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+    close(fd); /* only the user's own pages */
+    errno = EACCES;
+    return NULL;
+  }
+  if ((size_t)st.st_size >= sizeof(prof__live_page))
     p = mmap(NULL, sizeof(prof__live_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED) {
@@ -241,7 +301,8 @@ prof__live_page *prof__live_open(int pid, char *path_out, size_t n) {
     return NULL;
   }
   prof__live_page *lp = p;
-  if (__atomic_load_n(&lp->magic, __ATOMIC_ACQUIRE) != PROF_LIVE_MAGIC || lp->version != PROF_LIVE_VERSION) {
+  if (__atomic_load_n(&lp->magic, __ATOMIC_ACQUIRE) != PROF_LIVE_MAGIC || lp->version != PROF_LIVE_VERSION ||
+      lp->pid != (uint32_t)pid) {
     munmap(p, sizeof *lp);
     errno = EPROTO;
     return NULL;

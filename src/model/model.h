@@ -42,7 +42,7 @@ typedef struct prof__live_range {
   uint64_t count;
 } prof__live_range;
 
-/* The page at <dir>/mlprof.<pid> (dir: MLPROF_LIVE_DIR, else /dev/shm).
+/* The page at <dir>/mlprof.<pid> (dir: MLPROF_LIVE_DIR, else /dev/shm/mlprof-<uid>, 0700).
  * Two writers, each with its own sequence counter (seqlock: odd while the
  * writer is inside): the step thread for `step`, the writer thread for
  * `bg`. Readers retry until a counter is even and unchanged. `ctl` is

@@ -4,16 +4,23 @@
  * flush turns each queue into one chunk (strings first, so every event's
  * names are already in the file). Write errors (full disk, closed file) are
  * sticky: the first one is remembered and every later call fails fast.
+ *
+ * The file is created under a fresh temporary name (O_EXCL, O_NOFOLLOW, mode
+ * 0600: it holds the command line), locked with flock(LOCK_EX) for as long
+ * as it is open (so a child that execs sees that the name is taken), and
+ * renamed over `path` once its header is written.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "mlprof.h"
 #include "format.h"
+#include "outfile.h"
 #include "trace.h"
 #include "zstd_stream.h"
 
@@ -54,17 +61,23 @@ static void put_kvs(prof__buf *b, const prof__kv *kv, size_t n) {
 }
 
 prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *err) {
+  if (prof__out_check(path, err) != 0) return NULL;
   prof__tw *w = calloc(1, sizeof *w);
-  if (!w) {
+  size_t tmp_n = strlen(path) + 48;
+  char *tmp = malloc(tmp_n);
+  if (!w || !tmp) {
     snprintf(err, 256, "out of memory");
-    return NULL;
-  }
-  w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (w->fd < 0) {
-    snprintf(err, 256, "cannot create trace '%s': %s", path, strerror(errno));
     free(w);
+    free(tmp);
     return NULL;
   }
+  w->fd = prof__out_create(path, tmp, tmp_n, 0600, err);
+  if (w->fd < 0) {
+    free(w);
+    free(tmp);
+    return NULL;
+  }
+  (void)flock(w->fd, LOCK_EX | LOCK_NB); /* a fresh file: nobody else holds it */
   w->zc = prof__zc_new(3);
   prof__buf hdr = {0};
   put_kvs(&hdr, kv, n);
@@ -82,6 +95,12 @@ prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *er
   if (rc) {
     snprintf(err, 256, "cannot write trace header to '%s': %s", path,
              rc == PROF_ENOMEM ? "out of memory" : strerror(errno));
+    unlink(tmp);
+  } else if (prof__out_commit(tmp, path, err) != 0) {
+    rc = PROF_EIO;
+  }
+  free(tmp);
+  if (rc) {
     close(w->fd);
     prof__zc_free(w->zc);
     free(w);

@@ -1,0 +1,41 @@
+/* crash.h — keeping the profile of a program that crashes.
+ *
+ * On SIGSEGV, SIGBUS, SIGABRT, SIGFPE and SIGILL the handler records which
+ * signal hit where, asks the writer thread to drain every ring and close the
+ * trace with the crash in its footer (waiting a bounded time, never taking a
+ * lock or allocating itself), then gives the signal back to the program's
+ * own disposition (its handler, or the default action) and re-delivers it.
+ */
+#ifndef PROF_CRASH_H
+#define PROF_CRASH_H
+
+#include <stddef.h>
+
+#include "trace/trace.h"
+
+/* Install the handlers where the program has not set the signal to be
+ * ignored; remember the program's handlers to chain to. Called by
+ * prof_init; a later sigaction() by the program replaces ours (it wins). */
+void prof__crash_install(void);
+/* Give each signal back to what it was, where our handler is still there. */
+void prof__crash_uninstall(void);
+/* The signal that crashed the process, 0 when none. */
+int prof__crash_signal(void);
+/* Footer keys describing the crash (crash.signal, crash.signo, crash.code,
+ * crash.addr, crash.pc, crash.tid, crash.ns): writes up to `max` pairs
+ * into kv (values in vals) and returns how many; 0 without a crash. */
+size_t prof__crash_footer(prof__kv *kv, char (*vals)[32], size_t max);
+/* "SIGSEGV" etc., or NULL for another number. */
+const char *prof__crash_name(int sig);
+
+/* Writer side, async-signal-safe: ask the writer thread to drain the rings
+ * and close the trace with the crash footer; wait for it at most
+ * `trace_ms` (then at most `report_ms` more for the session's report
+ * files). Returns 0 when the trace was closed, -1 otherwise (not running,
+ * called on the writer thread itself, timeout). */
+int prof__writer_crash_flush(unsigned trace_ms, unsigned report_ms);
+/* Session side, on the writer thread after a crash closed the trace: write
+ * the report files when the session writes them at exit. */
+void prof__session_crashed(void);
+
+#endif

@@ -1,0 +1,92 @@
+/* outfile.c — safe creation of output files (traces, reports, snapshots)
+ * and the SIGXFSZ guard around writing them. See outfile.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "outfile.h"
+
+int prof__out_check(const char *path, char *err) {
+  struct stat st;
+  if (lstat(path, &st) != 0) {
+    if (errno == ENOENT) return 0;
+    snprintf(err, 256, "cannot check '%s': %s", path, strerror(errno));
+    return -1;
+  }
+  const char *why = NULL;
+  if (S_ISLNK(st.st_mode)) why = "it is a symbolic link";
+  else if (!S_ISREG(st.st_mode)) why = "it is not a regular file";
+  else if (st.st_uid != geteuid()) why = "it belongs to another user";
+  if (!why) return 0;
+  snprintf(err, 256, "refusing to replace '%s': %s", path, why);
+  return -1;
+}
+
+int prof__out_create(const char *path, char *tmp, size_t tmp_n, int mode, char *err) {
+  static unsigned counter;
+  for (int attempt = 0; attempt < 16; attempt++) {
+    unsigned k = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+    if ((size_t)snprintf(tmp, tmp_n, "%s.%d.%u.tmp", path, (int)getpid(), k) >= tmp_n) {
+      snprintf(err, 256, "path too long: '%s'", path);
+      return -1;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) {
+      snprintf(err, 256, "cannot create '%s': %s", tmp, strerror(errno));
+      return -1;
+    }
+  }
+  snprintf(err, 256, "cannot create a temporary file beside '%s': names taken", path);
+  return -1;
+}
+
+int prof__out_commit(const char *tmp, const char *path, char *err) {
+  if (prof__out_check(path, err) != 0) {
+    unlink(tmp);
+    return -1;
+  }
+  if (rename(tmp, path) != 0) {
+    snprintf(err, 256, "cannot write '%s': %s", path, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+int prof__out_busy(const char *path) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st;
+  int busy = 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_SH | LOCK_NB) != 0)
+    busy = errno == EWOULDBLOCK;
+  close(fd); /* releases only this description's shared lock */
+  return busy;
+}
+
+void prof__xfsz_block(prof__xfsz_guard *g) {
+  sigset_t s, pend;
+  sigemptyset(&s);
+  sigaddset(&s, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &s, &g->old);
+  g->pending_before = sigpending(&pend) == 0 && sigismember(&pend, SIGXFSZ);
+}
+
+void prof__xfsz_restore(prof__xfsz_guard *g) {
+  if (!g->pending_before) {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGXFSZ);
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&s, NULL, &zero) == SIGXFSZ) {} /* raised by our writes */
+  }
+  pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}

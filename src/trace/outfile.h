@@ -1,0 +1,45 @@
+/* outfile.h — creating the profiler's output files safely in directories
+ * other users may write to, and writing them without raising SIGXFSZ in the
+ * host.
+ *
+ * Every file is first created under a fresh temporary name beside its final
+ * name (O_CREAT | O_EXCL | O_NOFOLLOW, so a planted file or symlink is never
+ * opened), then renamed over the final name, which must be absent or a
+ * regular file the user owns (a symlink there is refused, never followed).
+ */
+#ifndef PROF_OUTFILE_H
+#define PROF_OUTFILE_H
+
+#include <signal.h>
+#include <stddef.h>
+
+/* Is `path` fit to be replaced: absent, or a regular file owned by the
+ * effective user? 0 when it is; otherwise -1 with a reason in `err` (256
+ * bytes) naming `path`. */
+int prof__out_check(const char *path, char *err);
+
+/* Create a temporary file for `path` (`<path>.<pid>.<n>.tmp`, written into
+ * `tmp`, at least strlen(path) + 48 bytes) with `mode`. Returns its fd
+ * (O_CLOEXEC) or -1 with a message in `err`. */
+int prof__out_create(const char *path, char *tmp, size_t tmp_n, int mode, char *err);
+
+/* Move the finished temporary file to `path` (after prof__out_check).
+ * 0, or -1 with a message in `err`; the temporary file is removed either
+ * way. */
+int prof__out_commit(const char *tmp, const char *path, char *err);
+
+/* Is `path` a trace that a live process is writing now (it holds the file's
+ * lock)? Writers lock their trace with flock(LOCK_EX) while it is open. */
+int prof__out_busy(const char *path);
+
+/* Writing files must never raise SIGXFSZ (RLIMIT_FSIZE) in the host: between
+ * block and restore, SIGXFSZ is blocked on the calling thread (the write
+ * then fails with EFBIG) and one raised meanwhile is consumed. */
+typedef struct prof__xfsz_guard {
+  sigset_t old;
+  int pending_before;
+} prof__xfsz_guard;
+void prof__xfsz_block(prof__xfsz_guard *g);
+void prof__xfsz_restore(prof__xfsz_guard *g);
+
+#endif
