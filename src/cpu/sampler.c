@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "mlprof.h"
+#include "core/config.h"
 #include "core/session.h"
 #include "cpu.h"
 #include "stack/stack.h"
@@ -306,23 +307,9 @@ static void sampler_hook(prof__tw *tw, int final, void *arg) {
 /* ---- module -------------------------------------------------------------------- */
 
 static int parse_config(void) {
-  const char *hz = prof__env("SAMPLE_HZ");
-  long v = PROF_SAMPLE_HZ_DEFAULT;
-  if (hz && *hz) {
-    char *end;
-    v = strtol(hz, &end, 10);
-    if (*end || v < 0) {
-      fprintf(stderr, "mlprof: MLPROF_SAMPLE_HZ='%s' is not a number; using %d\n", hz,
-              PROF_SAMPLE_HZ_DEFAULT);
-      v = PROF_SAMPLE_HZ_DEFAULT;
-    }
-  }
-  if (v > 100000) v = 100000;
-  S.hz = (unsigned)v;
-  const char *mode = prof__env("SAMPLE_MODE");
-  S.mode = mode && strcmp(mode, "wall") == 0 ? PROF_SAMPLE_WALL : PROF_SAMPLE_CPU;
-  if (mode && *mode && strcmp(mode, "wall") != 0 && strcmp(mode, "cpu") != 0)
-    fprintf(stderr, "mlprof: MLPROF_SAMPLE_MODE='%s' unknown (cpu or wall); using cpu\n", mode);
+  S.hz = (unsigned)prof__env_long("SAMPLE_HZ", PROF_SAMPLE_HZ_DEFAULT, 0, 100000);
+  static const char *const modes[] = {"cpu", "wall"};
+  S.mode = prof__env_choice("SAMPLE_MODE", modes, 2, 0) == 1 ? PROF_SAMPLE_WALL : PROF_SAMPLE_CPU;
   return 0;
 }
 
