@@ -131,18 +131,14 @@ PROF_API uint64_t prof_step_count(void);
 
 /* ---- Annotations -------------------------------------------------------- */
 
-/* Signal handlers. The annotation calls below may be made from a signal
- * handler (they never lock, allocate or make a system call) when:
- *  - the thread has made one annotation call before, outside the handler
- *    (its first call allocates the thread's state), and
- *  - the name was used on the thread before, or an id from prof_name_id()
- *    obtained outside the handler is passed (the first use of a name locks
- *    and allocates): prof_range_push_id(), prof_mark_id(),
- *    prof_counter_id() are the calls meant for handlers.
- * prof_range_push(), prof_range_push_cat(), prof_range_pop(), prof_mark(),
- * prof_counter() and their _id forms qualify; prof_init(), prof_shutdown(),
- * prof_start(), prof_stop(), prof_name_id(), prof_scalar() and everything
- * else do not. A call made by a handler while the interrupted code of the
+/* Signal handlers. prof_range_push_id(), prof_range_pop(), prof_mark_id()
+ * and prof_counter_id() are async-signal-safe (no lock, no allocation)
+ * once the thread has made one annotation call outside the
+ * handler (its first call allocates the thread's state); take the ids with
+ * prof_name_id() outside the handler. The forms taking a name may lock and
+ * allocate when the name is not in the thread's cache; prof_init(),
+ * prof_shutdown(), prof_start(), prof_stop(), prof_name_id() and every other
+ * call are not for handlers. A call made by a handler while the interrupted code of the
  * same thread is inside an annotation call records nothing: its event is
  * counted as lost (prof_stats.events_lost, and the trace footer's
  * events_lost_in_signal_handlers), never silently dropped.
