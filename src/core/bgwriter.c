@@ -351,7 +351,9 @@ static void *writer_main(void *arg) {
   prof__mem_internal_begin(); /* everything this thread allocates is ours */
   prof__clock_calibrate(20);
   char v[64];
-  snprintf(v, sizeof v, "%.12g", prof__clk.ns_per_tick);
+  prof__clock clk;
+  prof__clock_get(&clk);
+  snprintf(v, sizeof v, "%.12g", clk.ns_per_tick);
   prof__meta_add("clock.ns_per_tick", v);
   W.last_flush_ns = prof__mono_ns();
   for (;;) {

@@ -192,7 +192,7 @@ static prof__tw *open_trace(const char *path, char *err) {
       {"hostname", host},
       {"os", os},
       {"version", MLPROF_VERSION_STRING},
-      {"clock", prof__clk.use_tsc ? "tsc" : "monotonic"},
+      {"clock", __atomic_load_n(&prof__clk.use_tsc, __ATOMIC_RELAXED) ? "tsc" : "monotonic"},
       {"clock.tsc0", tsc0},
       {"start_mono_ns", mono},
       {"start_realtime_ns", rt},
