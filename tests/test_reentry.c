@@ -76,7 +76,7 @@ static int scenario_handler_marks(const char *path, const char *counts_path) {
   struct itimerval it = {{0, 10}, {0, 10}};
   setitimer(ITIMER_REAL, &it, NULL);
   uint64_t pairs = 0;
-  while (handler_marks < 4000 && pairs < 50000000) {
+  while (handler_marks < 4000 && pairs < 4000000) {
     prof_range_push("outer");
     prof_range_push("inner");
     prof_range_pop();

@@ -19,10 +19,10 @@ prof__clock prof__clk = {0, 0, 0, 1.0, 0, 1, 0};
 static void publish(int use_tsc, double ns_per_tick, int calibrated) {
   unsigned s = __atomic_load_n(&prof__clk.seq, __ATOMIC_RELAXED);
   __atomic_store_n(&prof__clk.seq, s + 1, __ATOMIC_RELAXED);
-  __atomic_thread_fence(__ATOMIC_RELEASE);
-  __atomic_store_n(&prof__clk.use_tsc, use_tsc, __ATOMIC_RELAXED);
-  __atomic_store(&prof__clk.ns_per_tick, &ns_per_tick, __ATOMIC_RELAXED);
-  __atomic_store_n(&prof__clk.calibrated, calibrated, __ATOMIC_RELAXED);
+  /* release stores: the odd count is visible before any field changes */
+  __atomic_store_n(&prof__clk.use_tsc, use_tsc, __ATOMIC_RELEASE);
+  __atomic_store(&prof__clk.ns_per_tick, &ns_per_tick, __ATOMIC_RELEASE);
+  __atomic_store_n(&prof__clk.calibrated, calibrated, __ATOMIC_RELEASE);
   __atomic_store_n(&prof__clk.seq, s + 2, __ATOMIC_RELEASE);
 }
 
@@ -32,10 +32,10 @@ static void snapshot(int *use_tsc, double *ns_per_tick, int *calibrated) {
   unsigned s0, s1, tries = 0;
   do {
     s0 = __atomic_load_n(&prof__clk.seq, __ATOMIC_ACQUIRE);
-    *use_tsc = __atomic_load_n(&prof__clk.use_tsc, __ATOMIC_RELAXED);
-    __atomic_load(&prof__clk.ns_per_tick, ns_per_tick, __ATOMIC_RELAXED);
-    *calibrated = __atomic_load_n(&prof__clk.calibrated, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    /* acquire loads: the second read of the count comes after them */
+    *use_tsc = __atomic_load_n(&prof__clk.use_tsc, __ATOMIC_ACQUIRE);
+    __atomic_load(&prof__clk.ns_per_tick, ns_per_tick, __ATOMIC_ACQUIRE);
+    *calibrated = __atomic_load_n(&prof__clk.calibrated, __ATOMIC_ACQUIRE);
     s1 = __atomic_load_n(&prof__clk.seq, __ATOMIC_RELAXED);
   } while (((s0 & 1) || s0 != s1) && ++tries < 1000);
 }

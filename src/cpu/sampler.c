@@ -70,7 +70,7 @@ static struct {
   int mode;              /* PROF_SAMPLE_CPU / PROF_SAMPLE_WALL */
   unsigned hz;
   int on;                /* handler records */
-  int installed;         /* our handler is on `sig` */
+  int installed;         /* our handler is on `sig` (atomic: read by any thread) */
   int aside;             /* the program took `sig`: sampling stopped */
   int sig;               /* the sampling signal (0: none yet) */
   pid_t pid;             /* process that owns the timers */
@@ -261,8 +261,7 @@ static void signal_name(int sig, char *out, size_t n) {
  * discards a signal still pending in any thread, then the old action
  * returns. A handler the program installed since is left alone. */
 static void release_signal(void) {
-  if (!S.installed) return;
-  S.installed = 0;
+  if (!__atomic_exchange_n(&S.installed, 0, __ATOMIC_ACQ_REL)) return;
   if (!handler_is_ours()) return;
   struct sigaction ign;
   memset(&ign, 0, sizeof ign);
@@ -277,7 +276,7 @@ static void release_signal(void) {
 static void step_aside(prof__tw *tw) {
   __atomic_store_n(&S.on, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&S.aside, 1, __ATOMIC_RELEASE);
-  S.installed = 0; /* the handler is the program's now */
+  __atomic_store_n(&S.installed, 0, __ATOMIC_RELEASE); /* the handler is the program's now */
   retire(tw, 1);
   char name[32];
   signal_name(S.sig, name, sizeof name);
@@ -354,7 +353,7 @@ static int install_handler(void) {
   if (sigaction(sig, &sa, &S.old) != 0) return -1;
   S.sig = sig;
   S.pid = getpid();
-  S.installed = 1;
+  __atomic_store_n(&S.installed, 1, __ATOMIC_RELEASE);
   return 0;
 }
 
@@ -366,7 +365,7 @@ static int cpu_start(void) {
     fprintf(stderr, "mlprof: this build has no stack unwinder; CPU sampling is off\n");
     return PROF_EUNSUPPORTED;
   }
-  if (!S.installed && install_handler() != 0) return PROF_EUNSUPPORTED;
+  if (!__atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) && install_handler() != 0) return PROF_EUNSUPPORTED;
   prof__stack_thread_init();
   __atomic_store_n(&S.on, 1, __ATOMIC_RELEASE);
   return 0;
@@ -396,5 +395,5 @@ __attribute__((destructor)) static void sampler_unload(void) {
 const prof__module prof__mod_cpu = {"cpu", cpu_header, cpu_start, cpu_stop};
 
 unsigned prof__sampler_hz(void) { return S.hz; }
-int prof__sampler_signal(void) { return S.installed ? S.sig : 0; }
+int prof__sampler_signal(void) { return __atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) ? S.sig : 0; }
 int prof__sampler_stepped_aside(void) { return __atomic_load_n(&S.aside, __ATOMIC_ACQUIRE); }
