@@ -1,5 +1,5 @@
 # A host that dlopens many shared libraries from its main thread while
-# profiling starts must run as bare under `mlprof run`, 20 times in a row
+# profiling starts must run as bare under `mlprof run`, 30 times in a row
 # (dlopen_stress.sh): no unsafe dependency set-up on the profiler's threads.
 add_executable(dlopen_stress ${CMAKE_CURRENT_LIST_DIR}/progs/dlopen_stress.c)
 target_compile_definitions(dlopen_stress PRIVATE _GNU_SOURCE)

@@ -6,7 +6,7 @@
 # own threads. The race shows only sometimes, so it runs many times.
 #
 # usage: dlopen_stress.sh MLPROF LIBMLPROF_SO DLOPEN_STRESS TMP_DIR
-# MLPROF_DLOPEN_REPEAT=N sets the number of profiled runs (default 20).
+# MLPROF_DLOPEN_REPEAT=N sets the number of profiled runs (default 30).
 set -u
 if [ $# -ne 4 ]; then
   echo "usage: dlopen_stress.sh MLPROF LIBMLPROF_SO DLOPEN_STRESS TMP_DIR" >&2
@@ -17,7 +17,7 @@ LIB=$2
 PROG=$3
 mkdir -p "$4"
 WORK=$(mktemp -d "$4/dlopen_stress.XXXXXX") || exit 2
-REPEAT=${MLPROF_DLOPEN_REPEAT:-20}
+REPEAT=${MLPROF_DLOPEN_REPEAT:-30}
 unset MLPROF_OUTPUT MLPROF_SAMPLE_HZ MLPROF_MODULES LD_PRELOAD
 ulimit -c 0 2>/dev/null
 
@@ -25,7 +25,7 @@ if ! "$PROG" list "$WORK/libs" 150 >/dev/null 2>&1; then
   echo "dlopen_stress: no loadable shared libraries found; skipped"
   exit 77
 fi
-"$PROG" run "$WORK/libs" >"$WORK/bare.out" 2>/dev/null
+"$PROG" run "$WORK/libs" 1 >"$WORK/bare.out" 2>/dev/null
 bare=$?
 echo "dlopen_stress: $(wc -l <"$WORK/libs") libraries, bare exit $bare"
 FAILS=0
@@ -34,7 +34,7 @@ while [ $i -lt "$REPEAT" ]; do
   i=$((i + 1))
   mkdir -p "$WORK/t$i"
   timeout 120 "$MLPROF" run -q --no-report --library "$LIB" -o "$WORK/t$i" -- \
-    "$PROG" run "$WORK/libs" >"$WORK/run$i.out" 2>"$WORK/run$i.err"
+    "$PROG" run "$WORK/libs" 1 >"$WORK/run$i.out" 2>"$WORK/run$i.err"
   st=$?
   if [ $st != $bare ] || ! cmp -s "$WORK/bare.out" "$WORK/run$i.out"; then
     echo "dlopen_stress: FAIL run $i: exit $st (bare $bare)"
