@@ -25,7 +25,7 @@ if ! "$PROG" list "$WORK/libs" 150 >/dev/null 2>&1; then
   echo "dlopen_stress: no loadable shared libraries found; skipped"
   exit 77
 fi
-"$PROG" run "$WORK/libs" 1 >"$WORK/bare.out" 2>/dev/null
+"$PROG" keep "$WORK/libs" >"$WORK/bare.out" 2>/dev/null
 bare=$?
 echo "dlopen_stress: $(wc -l <"$WORK/libs") libraries, bare exit $bare"
 FAILS=0
@@ -34,7 +34,7 @@ while [ $i -lt "$REPEAT" ]; do
   i=$((i + 1))
   mkdir -p "$WORK/t$i"
   timeout 120 "$MLPROF" run -q --no-report --library "$LIB" -o "$WORK/t$i" -- \
-    "$PROG" run "$WORK/libs" 1 >"$WORK/run$i.out" 2>"$WORK/run$i.err"
+    "$PROG" keep "$WORK/libs" >"$WORK/run$i.out" 2>"$WORK/run$i.err"
   st=$?
   if [ $st != $bare ] || ! cmp -s "$WORK/bare.out" "$WORK/run$i.out"; then
     echo "dlopen_stress: FAIL run $i: exit $st (bare $bare)"

@@ -9,9 +9,16 @@
  *                                 the ones a forked child can dlopen,
  *                                 dlclose and exit cleanly, write their
  *                                 paths to OUT (at most MAX, default 200)
+ *   dlopen_stress keep LIST       dlopen every library of LIST and keep
+ *                                 them all loaded until exit; prints how
+ *                                 many opened
  *   dlopen_stress run LIST [ROUNDS]  dlopen and dlclose every library of
- *                                 LIST in turn, ROUNDS times (default 3);
- *                                 prints how many opened each round
+ *                                 LIST in turn, ROUNDS times (default 3).
+ *                                 Some libraries leave pointers into
+ *                                 themselves in others that stay loaded
+ *                                 (glib's quark table), so this mode may
+ *                                 crash whenever a shared dependency stays
+ *                                 resident: the test uses `keep`.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -94,7 +101,7 @@ static int list(const char *out, int max) {
   return kept > 0 ? 0 : 2;
 }
 
-static int run(const char *listfile, int rounds) {
+static int run(const char *listfile, int rounds, int keep) {
   FILE *f = fopen(listfile, "r");
   if (!f) return 2;
   static char paths[MAX_LIBS][PATH_MAX];
@@ -108,7 +115,9 @@ static int run(const char *listfile, int rounds) {
     int opened = 0;
     for (int i = 0; i < n; i++) {
       void *h = dlopen(paths[i], RTLD_LAZY | RTLD_LOCAL);
-      if (h) opened++, dlclose(h);
+      if (!h) continue;
+      opened++;
+      if (!keep) dlclose(h);
     }
     printf("round %d: %d of %d opened\n", r, opened, n);
   }
@@ -116,7 +125,8 @@ static int run(const char *listfile, int rounds) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "run") == 0) return run(argv[2], argc > 3 ? atoi(argv[3]) : 3);
+  if (argc >= 3 && strcmp(argv[1], "run") == 0) return run(argv[2], argc > 3 ? atoi(argv[3]) : 3, 0);
+  if (argc >= 3 && strcmp(argv[1], "keep") == 0) return run(argv[2], 1, 1);
   if (argc >= 3 && strcmp(argv[1], "list") == 0) return list(argv[2], argc > 3 ? atoi(argv[3]) : 200);
   fprintf(stderr, "usage: dlopen_stress list OUT [MAX] | run LIST [ROUNDS]\n");
   return 2;
