@@ -131,6 +131,22 @@ PROF_API uint64_t prof_step_count(void);
 
 /* ---- Annotations -------------------------------------------------------- */
 
+/* Signal handlers. prof_range_push_id(), prof_range_pop(), prof_mark_id()
+ * and prof_counter_id() are async-signal-safe (no lock, no allocation)
+ * once the thread has made one annotation call outside the
+ * handler (its first call allocates the thread's state); take the ids with
+ * prof_name_id() outside the handler. The forms taking a name may lock and
+ * allocate when the name is not in the thread's cache; prof_init(),
+ * prof_shutdown(), prof_start(), prof_stop(), prof_name_id() and every other
+ * call are not for handlers. A call made by a handler while the interrupted code of the
+ * same thread is inside an annotation call records nothing: its event is
+ * counted as lost (prof_stats.events_lost, and the trace footer's
+ * events_lost_in_signal_handlers), never silently dropped.
+ *
+ * Nesting: a thread tracks 256 open ranges. Ranges pushed deeper are not
+ * recorded (nor their pops) and are counted as misuse (range_too_deep), not
+ * as lost events. */
+
 /* Begin a named range on the calling thread, category PROF_CAT_COMPUTE.
  * Ranges nest; end each with prof_range_pop(). `name` is identified by its
  * pointer after the first use, so pass a string literal or a string that

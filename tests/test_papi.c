@@ -1,14 +1,17 @@
 /* test_papi.c — the PAPI door (src/cpu/papi.c) against mocked PAPI
  * functions: counters present, absent (with PAPI's reason), partially
  * available; plus a real probe on this machine, which must either work or
- * give a reason (the fallback path). */
-// wrap: PAPI_library_init PAPI_get_component_info PAPI_num_cmp_hwctrs PAPI_create_eventset PAPI_assign_eventset_component PAPI_attach PAPI_event_name_to_code PAPI_add_event PAPI_start PAPI_read PAPI_stop PAPI_cleanup_eventset PAPI_destroy_eventset
+ * give a reason (the fallback path). PAPI's set-up runs in prof_init() on
+ * the caller's thread, never on the writer thread. */
+// wrap: PAPI_library_init PAPI_thread_init PAPI_get_component_info PAPI_num_cmp_hwctrs PAPI_create_eventset PAPI_assign_eventset_component PAPI_attach PAPI_event_name_to_code PAPI_add_event PAPI_start PAPI_read PAPI_stop PAPI_cleanup_eventset PAPI_destroy_eventset
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "cpu/cpu.h"
 
@@ -25,9 +28,13 @@ static struct {
   const char *missing;   /* event names PAPI does not have */
   int attach_rc;
   int added, started, destroyed;
+  int lib_inits, thread_inits; /* calls of PAPI_library_init / PAPI_thread_init */
+  long lib_init_tid;           /* the thread that called PAPI_library_init last */
+  unsigned long (*thread_fn)(void);
 } M;
 
 int __real_PAPI_library_init(int v) WEAK;
+int __real_PAPI_thread_init(unsigned long (*fn)(void)) WEAK;
 const PAPI_component_info_t *__real_PAPI_get_component_info(int c);
 int __real_PAPI_num_cmp_hwctrs(int c) WEAK;
 int __real_PAPI_create_eventset(int *es) WEAK;
@@ -41,7 +48,16 @@ int __real_PAPI_stop(int es, long long *v) WEAK;
 int __real_PAPI_cleanup_eventset(int es) WEAK;
 int __real_PAPI_destroy_eventset(int *es) WEAK;
 
-int __wrap_PAPI_library_init(int v) { return M.real ? __real_PAPI_library_init(v) : (int)PAPI_VER_CURRENT; }
+int __wrap_PAPI_library_init(int v) {
+  M.lib_inits++;
+  M.lib_init_tid = (long)syscall(SYS_gettid);
+  return M.real ? __real_PAPI_library_init(v) : (int)PAPI_VER_CURRENT;
+}
+int __wrap_PAPI_thread_init(unsigned long (*fn)(void)) {
+  M.thread_inits++;
+  M.thread_fn = fn;
+  return M.real ? __real_PAPI_thread_init(fn) : PAPI_OK;
+}
 const PAPI_component_info_t *__wrap_PAPI_get_component_info(int c) {
   static PAPI_component_info_t info;
   if (M.real) return __real_PAPI_get_component_info(c);
@@ -168,6 +184,31 @@ static void partial_events_are_skipped_and_named(void **state) {
   assert_int_equal(M.started, 1);                                    /* only the first set started */
 }
 
+static void *writer_like_cycle(void *arg) {
+  (void)arg;
+  prof__counters_cycle(NULL, 0);
+  prof__counters_cycle(NULL, 1);
+  return NULL;
+}
+
+/* PAPI_library_init and PAPI_thread_init run once, in prof__counters_start
+ * (prof_init, the caller's thread); the writer's cycles never initialise. */
+static void papi_set_up_on_callers_thread_at_start(void **state) {
+  (void)state;
+  need_papi();
+  prof__counters_start();
+  assert_int_equal(M.lib_inits, 1);
+  assert_int_equal(M.lib_init_tid, (long)syscall(SYS_gettid));
+  assert_int_equal(M.thread_inits, 1);
+  assert_non_null(M.thread_fn);
+  assert_int_equal(M.thread_fn(), (unsigned long)syscall(SYS_gettid)); /* kernel tids */
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, writer_like_cycle, NULL), 0);
+  pthread_join(th, NULL);
+  assert_int_equal(M.lib_inits, 1);
+  assert_int_equal(M.thread_inits, 1);
+}
+
 /* The real library on this machine: usable counters, or a reason. */
 static void real_probe_works_or_explains(void **state) {
   (void)state;
@@ -191,6 +232,7 @@ int main(void) {
       cmocka_unit_test_setup(counters_absent_give_papi_reason, reset),
       cmocka_unit_test_setup(attach_failure_leaves_nothing_open, reset),
       cmocka_unit_test_setup(partial_events_are_skipped_and_named, reset),
+      cmocka_unit_test_setup(papi_set_up_on_callers_thread_at_start, reset),
       cmocka_unit_test_setup(real_probe_works_or_explains, reset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,8 +4,16 @@
  * state from initial-exec TLS, a pointer-cache lookup for the name, one
  * clock read and one ring store. Everything rare (first call on a thread,
  * first use of a name, misuse) is out of line.
+ *
+ * A call made by a signal handler while the same thread is inside a call
+ * records nothing and is counted as a lost event (prof__call_enter); the
+ * calls safe in handlers are listed in mlprof.h. Nesting deeper than
+ * PROF_MAX_DEPTH is misuse (range_too_deep): those ranges are not recorded,
+ * and nothing is counted as lost for them.
  */
 #include "session.h"
+
+uint64_t prof__reentry_lost_total;
 
 static inline prof__thread *self_or_slow(void) {
   prof__thread *t = prof__self;
@@ -18,13 +26,12 @@ static inline int clamp_cat(int cat) {
   return (unsigned)cat < PROF_CAT_COUNT ? cat : PROF_CAT_OTHER;
 }
 
-/* Record a range begin. Beyond the tracked depth both ends are dropped
- * (and counted), keeping begin/end pairs intact. */
+/* Record a range begin. Beyond the tracked depth neither end is recorded:
+ * the push is counted as misuse (range_too_deep), not as a lost event. */
 static inline void push_id(prof__thread *t, uint32_t id, int cat) {
   uint32_t d = t->depth++;
   if (PROF_UNLIKELY(d >= PROF_MAX_DEPTH)) {
     prof__misuse_count(PROF_MU_TOO_DEEP);
-    prof__ring_drop(&t->ring);
     return;
   }
   int ok = prof__ring_put(&t->ring, PROF_EV_RANGE_BEGIN, (uint8_t)clamp_cat(cat), id,
@@ -48,38 +55,49 @@ static inline int id_ok(uint32_t id) {
   return 0;
 }
 
-PROF_API void prof_range_push_cat(const char *name, int category) {
+/* The calling thread's state with its call guard taken, or NULL. */
+static inline prof__thread *enter(void) {
   prof__thread *t = self_or_slow();
+  return PROF_LIKELY(t != NULL) && PROF_LIKELY(prof__call_enter(t)) ? t : (prof__thread *)0;
+}
+
+PROF_API void prof_range_push_cat(const char *name, int category) {
+  prof__thread *t = enter();
   if (PROF_UNLIKELY(!t)) return;
   uint32_t id = name_of(t, name);
   if (PROF_LIKELY(id != 0)) push_id(t, id, category);
+  prof__call_leave(t);
 }
 
 PROF_API void prof_range_push(const char *name) { prof_range_push_cat(name, PROF_CAT_COMPUTE); }
 
 PROF_API void prof_range_push_id(uint32_t name_id, int category) {
-  prof__thread *t = self_or_slow();
-  if (PROF_LIKELY(t != NULL) && id_ok(name_id)) push_id(t, name_id, category);
+  prof__thread *t = enter();
+  if (PROF_UNLIKELY(!t)) return;
+  if (id_ok(name_id)) push_id(t, name_id, category);
+  prof__call_leave(t);
 }
 
-PROF_API void prof_range_pop(void) {
-  prof__thread *t = self_or_slow();
-  if (PROF_UNLIKELY(!t)) return;
+static inline void pop(prof__thread *t) {
   if (PROF_UNLIKELY(t->depth == 0)) {
     prof__misuse_count(PROF_MU_POP_EMPTY);
     return;
   }
   uint32_t d = --t->depth;
-  if (PROF_UNLIKELY(d >= PROF_MAX_DEPTH)) {
-    prof__ring_drop(&t->ring);
-    return;
-  }
+  if (PROF_UNLIKELY(d >= PROF_MAX_DEPTH)) return; /* its push was counted as too deep */
   uint32_t id = t->stack[d];
   if (PROF_UNLIKELY(id & PROF_DROPPED_BIT)) {
     prof__ring_drop(&t->ring); /* its begin was lost: drop the end too */
     return;
   }
   prof__ring_put(&t->ring, PROF_EV_RANGE_END, 0, id, prof__ticks(), 0, 0);
+}
+
+PROF_API void prof_range_pop(void) {
+  prof__thread *t = enter();
+  if (PROF_UNLIKELY(!t)) return;
+  pop(t);
+  prof__call_leave(t);
 }
 
 static void mark_id(prof__thread *t, uint32_t id) {
@@ -91,27 +109,33 @@ static void counter_id(prof__thread *t, uint32_t id, double v) {
 }
 
 PROF_API void prof_mark(const char *name) {
-  prof__thread *t = self_or_slow();
+  prof__thread *t = enter();
   if (PROF_UNLIKELY(!t)) return;
   uint32_t id = name_of(t, name);
   if (id) mark_id(t, id);
+  prof__call_leave(t);
 }
 
 PROF_API void prof_counter(const char *name, double value) {
-  prof__thread *t = self_or_slow();
+  prof__thread *t = enter();
   if (PROF_UNLIKELY(!t)) return;
   uint32_t id = name_of(t, name);
   if (id) counter_id(t, id, value);
+  prof__call_leave(t);
 }
 
 PROF_API void prof_mark_id(uint32_t name_id) {
-  prof__thread *t = self_or_slow();
-  if (t && id_ok(name_id)) mark_id(t, name_id);
+  prof__thread *t = enter();
+  if (PROF_UNLIKELY(!t)) return;
+  if (id_ok(name_id)) mark_id(t, name_id);
+  prof__call_leave(t);
 }
 
 PROF_API void prof_counter_id(uint32_t name_id, double value) {
-  prof__thread *t = self_or_slow();
-  if (t && id_ok(name_id)) counter_id(t, name_id, value);
+  prof__thread *t = enter();
+  if (PROF_UNLIKELY(!t)) return;
+  if (id_ok(name_id)) counter_id(t, name_id, value);
+  prof__call_leave(t);
 }
 
 PROF_API uint32_t prof_name_id(const char *name) {
@@ -124,13 +148,18 @@ PROF_API uint32_t prof_name_id(const char *name) {
 }
 
 void prof__emit(uint8_t type, uint8_t cat, uint32_t name, uint64_t a, uint64_t b) {
-  prof__thread *t = self_or_slow();
-  if (t) prof__ring_put(&t->ring, type, cat, name, prof__ticks(), a, b);
+  prof__thread *t = enter();
+  if (PROF_UNLIKELY(!t)) return;
+  prof__ring_put(&t->ring, type, cat, name, prof__ticks(), a, b);
+  prof__call_leave(t);
 }
 
 int prof__emit_aux(uint8_t type, uint8_t cat, uint16_t aux, uint32_t name, uint64_t a, uint64_t b) {
-  prof__thread *t = self_or_slow();
-  return t ? prof__ring_put_aux(&t->ring, type, cat, aux, name, prof__ticks(), a, b) : 0;
+  prof__thread *t = enter();
+  if (PROF_UNLIKELY(!t)) return 0;
+  int ok = prof__ring_put_aux(&t->ring, type, cat, aux, name, prof__ticks(), a, b);
+  prof__call_leave(t);
+  return ok;
 }
 
 PROF_API const char *prof_strerror(int err) {

@@ -300,7 +300,7 @@ static void drain_all(void) {
     int exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
     uint64_t n = drain_thread(t);
     if (!W.failed) __atomic_store_n(&W.events, W.events + n, __ATOMIC_RELAXED);
-    uint64_t lost = prof__ring_dropped(&t->ring);
+    uint64_t lost = prof__thread_lost(t);
     if (!W.failed && (!t->announced || lost != t->lost_reported || exited)) {
       int rc = prof__tw_thread(W.tw, t->tid, t->name, lost, exited);
       if (rc) io_failed(rc);
@@ -378,7 +378,9 @@ static void *writer_main(void *arg) {
   prof__mem_internal_begin(); /* everything this thread allocates is ours */
   prof__clock_calibrate(20);
   char v[64];
-  snprintf(v, sizeof v, "%.12g", prof__clk.ns_per_tick);
+  prof__clock clk;
+  prof__clock_get(&clk);
+  snprintf(v, sizeof v, "%.12g", clk.ns_per_tick);
   prof__meta_add("clock.ns_per_tick", v);
   prof__ring_nowait = 1; /* the writer makes room: it never waits for it */
   W.last_flush_ns = prof__mono_ns();
@@ -448,6 +450,8 @@ static void footer_kv(prof__kv *kv, size_t *n, char (*vals)[32]) {
   } while (0)
   KV("events_written", "%llu", (unsigned long long)W.events);
   KV("events_lost", "%llu", (unsigned long long)prof__writer_lost());
+  KV("events_lost_in_signal_handlers", "%llu",
+     (unsigned long long)__atomic_load_n(&prof__reentry_lost_total, __ATOMIC_RELAXED));
   KV("misuse", "%llu", (unsigned long long)prof__misuse_total());
   KV("threads", "%llu", (unsigned long long)prof__threads_count());
   KV("steps", "%llu", (unsigned long long)prof_step_count());
@@ -543,7 +547,7 @@ uint64_t prof__writer_events(void) { return __atomic_load_n(&W.events, __ATOMIC_
 uint64_t prof__writer_lost(void) {
   if (W.running) return __atomic_load_n(&W.lost_cache, __ATOMIC_RELAXED);
   uint64_t lost = __atomic_load_n(&W.lost_unlinked, __ATOMIC_RELAXED);
-  for (prof__thread *t = prof__threads_head(); t; t = t->next) lost += prof__ring_dropped(&t->ring);
+  for (prof__thread *t = prof__threads_head(); t; t = t->next) lost += prof__thread_lost(t);
   return lost;
 }
 

@@ -7,13 +7,51 @@
  */
 #include "clock.h"
 
-#include <string.h>
 #include <unistd.h>
 #ifdef PROF_HAVE_RDTSC
 #include <cpuid.h>
 #endif
 
-prof__clock prof__clk = {0, 0, 0, 1.0, 0, 1};
+prof__clock prof__clk = {0, 0, 0, 1.0, 0, 1, 0};
+
+/* Writer side of the seqlock (one writer at a time: prof_init's thread
+ * before the writer thread exists, then the writer thread). */
+static void publish(int use_tsc, double ns_per_tick, int calibrated) {
+  unsigned s = __atomic_load_n(&prof__clk.seq, __ATOMIC_RELAXED);
+  __atomic_store_n(&prof__clk.seq, s + 1, __ATOMIC_RELAXED);
+  /* release stores: the odd count is visible before any field changes */
+  __atomic_store_n(&prof__clk.use_tsc, use_tsc, __ATOMIC_RELEASE);
+  __atomic_store(&prof__clk.ns_per_tick, &ns_per_tick, __ATOMIC_RELEASE);
+  __atomic_store_n(&prof__clk.calibrated, calibrated, __ATOMIC_RELEASE);
+  __atomic_store_n(&prof__clk.seq, s + 2, __ATOMIC_RELEASE);
+}
+
+/* Reader side: the three fields of one update. The retries are bounded, so
+ * a signal handler that interrupted an update on its own thread goes on. */
+static void snapshot(int *use_tsc, double *ns_per_tick, int *calibrated) {
+  unsigned s0, s1, tries = 0;
+  do {
+    s0 = __atomic_load_n(&prof__clk.seq, __ATOMIC_ACQUIRE);
+    /* acquire loads: the second read of the count comes after them */
+    *use_tsc = __atomic_load_n(&prof__clk.use_tsc, __ATOMIC_ACQUIRE);
+    __atomic_load(&prof__clk.ns_per_tick, ns_per_tick, __ATOMIC_ACQUIRE);
+    *calibrated = __atomic_load_n(&prof__clk.calibrated, __ATOMIC_ACQUIRE);
+    s1 = __atomic_load_n(&prof__clk.seq, __ATOMIC_RELAXED);
+  } while (((s0 & 1) || s0 != s1) && ++tries < 1000);
+}
+
+void prof__clock_get(prof__clock *out) {
+  int use_tsc, calibrated;
+  double k;
+  snapshot(&use_tsc, &k, &calibrated);
+  out->use_tsc = use_tsc;
+  out->tsc0 = prof__clk.tsc0;
+  out->mono0 = prof__clk.mono0;
+  out->ns_per_tick = k;
+  out->realtime0 = prof__clk.realtime0;
+  out->calibrated = calibrated;
+  out->seq = 0;
+}
 
 int prof__tsc_invariant(void) {
 #ifdef PROF_HAVE_RDTSC
@@ -51,40 +89,46 @@ static void pair(uint64_t *tsc, uint64_t *mono) {
 #endif
 }
 
+/* In prof_init(), before the writer thread exists and while recording is
+ * off: no thread reads the anchors meanwhile. */
 void prof__clock_init(int force_monotonic) {
-  prof__clock c;
-  memset(&c, 0, sizeof c);
-  c.use_tsc = !force_monotonic && prof__tsc_invariant();
-  c.ns_per_tick = 1.0;
-  if (c.use_tsc) {
-    pair(&c.tsc0, &c.mono0);
-    c.calibrated = 0;
+  int use_tsc = !force_monotonic && prof__tsc_invariant();
+  uint64_t tsc0, mono0;
+  if (use_tsc) {
+    pair(&tsc0, &mono0);
   } else {
-    c.mono0 = prof__mono_ns();
-    c.tsc0 = c.mono0;
-    c.calibrated = 1;
+    mono0 = prof__mono_ns();
+    tsc0 = mono0;
   }
-  c.realtime0 = realtime_ns();
-  prof__clk = c;
+  prof__clk.tsc0 = tsc0;
+  prof__clk.mono0 = mono0;
+  prof__clk.realtime0 = realtime_ns();
+  publish(use_tsc, 1.0, !use_tsc);
 }
 
+/* On the writer thread, while other threads read the clock. */
 void prof__clock_calibrate(unsigned ms) {
-  if (!prof__clk.use_tsc) {
-    prof__clk.calibrated = 1;
+  int use_tsc, calibrated;
+  double k;
+  snapshot(&use_tsc, &k, &calibrated);
+  if (!use_tsc) {
+    publish(0, 1.0, 1);
     return;
   }
   uint64_t t1 = 0, m1 = 0;
   usleep(ms * 1000u);
   pair(&t1, &m1);
   if (t1 > prof__clk.tsc0 && m1 > prof__clk.mono0)
-    prof__clk.ns_per_tick = (double)(m1 - prof__clk.mono0) / (double)(t1 - prof__clk.tsc0);
+    publish(1, (double)(m1 - prof__clk.mono0) / (double)(t1 - prof__clk.tsc0), 1);
   else
-    prof__clk.use_tsc = 0; /* TSC went backwards: not usable */
-  prof__clk.calibrated = 1;
+    publish(0, 1.0, 1); /* TSC went backwards: not usable */
 }
 
 uint64_t prof__ticks_to_ns(uint64_t ticks) {
-  if (!prof__clk.use_tsc) return ticks;
+  int use_tsc, calibrated;
+  double k;
+  snapshot(&use_tsc, &k, &calibrated);
+  if (!use_tsc) return ticks;
   int64_t d = (int64_t)(ticks - prof__clk.tsc0);
-  return prof__clk.mono0 + (uint64_t)(int64_t)((double)d * prof__clk.ns_per_tick);
+  return prof__clk.mono0 + (uint64_t)(int64_t)((double)d * k);
 }

@@ -15,6 +15,12 @@
 #define PROF_HAVE_RDTSC 1
 #endif
 
+/* tsc0, mono0 and realtime0 are set by prof__clock_init() before any other
+ * thread reads them. use_tsc, ns_per_tick and calibrated change once more,
+ * when the writer thread calibrates, while other threads convert ticks:
+ * they are written and read with atomics under the sequence counter `seq`
+ * (odd while an update is in progress), so a reader never mixes the old
+ * flag with the new rate. */
 typedef struct prof__clock {
   int use_tsc;          /* 1: ticks are TSC cycles; 0: ticks are ns */
   uint64_t tsc0;        /* calibration pair: TSC and monotonic ns at start */
@@ -22,6 +28,7 @@ typedef struct prof__clock {
   double ns_per_tick;   /* measured; 1.0 when use_tsc == 0 */
   uint64_t realtime0;   /* CLOCK_REALTIME ns taken with mono0 */
   int calibrated;
+  unsigned seq;         /* seqlock of use_tsc, ns_per_tick, calibrated */
 } prof__clock;
 
 extern prof__clock prof__clk;
@@ -35,7 +42,7 @@ static inline uint64_t prof__mono_ns(void) {
 /* Raw ticks: the hot path's only clock read. */
 static inline uint64_t prof__ticks(void) {
 #ifdef PROF_HAVE_RDTSC
-  if (__builtin_expect(prof__clk.use_tsc, 1)) return __rdtsc();
+  if (__builtin_expect(__atomic_load_n(&prof__clk.use_tsc, __ATOMIC_RELAXED), 1)) return __rdtsc();
 #endif
   return prof__mono_ns();
 }
@@ -44,7 +51,9 @@ static inline uint64_t prof__ticks(void) {
 void prof__clock_init(int force_monotonic);
 /* Measure ns_per_tick over ~`ms` milliseconds (call off the hot path). */
 void prof__clock_calibrate(unsigned ms);
-/* Convert ticks to CLOCK_MONOTONIC ns with the current calibration. */
+/* A consistent copy of the clock (any thread). */
+void prof__clock_get(prof__clock *out);
+/* Convert ticks to CLOCK_MONOTONIC ns with the current calibration (any thread). */
 uint64_t prof__ticks_to_ns(uint64_t ticks);
 /* Does this CPU advertise an invariant TSC? */
 int prof__tsc_invariant(void);

@@ -1,10 +1,16 @@
 /* config.c — the effective configuration: prof_config fields merged with
- * the MLPROF_* environment, and the trace path chosen from them. */
+ * the MLPROF_* environment, and the trace path chosen from them.
+ *
+ * Every environment value is checked here or with the helpers below: a
+ * value out of range or not understood is ignored with one message naming
+ * the variable, the value and what is expected, and the default applies.
+ * Switches take 1/true/yes/on or 0/false/no/off (any case), nothing else. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,17 +24,54 @@ const char *prof__env(const char *name) {
   return v && *v ? v : NULL;
 }
 
-static long env_long(const char *name, long dflt, long lo, long hi) {
+long prof__env_long(const char *name, long dflt, long lo, long hi) {
   const char *v = prof__env(name);
   if (!v) return dflt;
   char *end;
   errno = 0;
   long x = strtol(v, &end, 10);
-  if (errno || *end || x < lo || x > hi) {
-    fprintf(stderr, "mlprof: ignoring MLPROF_%s='%s' (expected %ld..%ld)\n", name, v, lo, hi);
+  if (errno || end == v || *end || x < lo || x > hi) {
+    fprintf(stderr, "mlprof: ignoring MLPROF_%s='%s' (expected %ld..%ld); using %ld\n", name, v, lo, hi, dflt);
     return dflt;
   }
   return x;
+}
+
+int prof__flag_parse(const char *v) {
+  static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no", "off"};
+  if (!v) return -1;
+  for (int i = 0; i < 4; i++) {
+    if (strcasecmp(v, yes[i]) == 0) return 1;
+    if (strcasecmp(v, no[i]) == 0) return 0;
+  }
+  return -1;
+}
+
+int prof__env_flag(const char *name, int dflt) {
+  const char *v = prof__env(name);
+  if (!v) return dflt;
+  int f = prof__flag_parse(v);
+  if (f < 0) {
+    fprintf(stderr, "mlprof: ignoring MLPROF_%s='%s' (expected 1/true/yes/on or 0/false/no/off); using %d\n",
+            name, v, dflt);
+    return dflt;
+  }
+  return f;
+}
+
+int prof__env_choice(const char *name, const char *const *choices, int n, int dflt) {
+  const char *v = prof__env(name);
+  if (!v) return dflt;
+  for (int i = 0; i < n; i++)
+    if (strcmp(v, choices[i]) == 0) return i;
+  char list[256] = "";
+  for (int i = 0; i < n; i++) {
+    size_t used = strlen(list);
+    snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", choices[i]);
+  }
+  fprintf(stderr, "mlprof: ignoring MLPROF_%s='%s' (expected one of %s); using %s\n", name, v, list,
+          choices[dflt]);
+  return dflt;
 }
 
 PROF_API prof_config prof_config_default(void) {
@@ -107,6 +150,9 @@ int prof__sched_parse(const char *s, prof__sched *out) {
     s = *end ? end + 1 : end;
   }
   if (v[3] == 0) return PROF_EINVAL;
+  /* The cycle (wait + warmup + active) and the first step past the last
+   * cycle must be representable: a wrapped length would divide by zero. */
+  if (v[1] > UINT64_MAX - v[2] || v[3] > UINT64_MAX - v[1] - v[2]) return PROF_EINVAL;
   out->on = 1;
   out->skip_first = v[0];
   out->wait = v[1];
@@ -121,7 +167,8 @@ static int resolve_schedule(const char *field, prof__sched *out) {
   if (field) return *field ? prof__sched_parse(field, out) : 0;
   const char *env = prof__env("SCHEDULE");
   if (env && prof__sched_parse(env, out) != 0) {
-    fprintf(stderr, "mlprof: ignoring MLPROF_SCHEDULE='%s' (expected skip_first=N,wait=N,warmup=N,active=N,repeat=N)\n", env);
+    fprintf(stderr, "mlprof: ignoring MLPROF_SCHEDULE='%s' (expected skip_first=N,wait=N,warmup=N,active=N,repeat=N "
+            "with active >= 1 and wait+warmup+active < 2^64); recording every step\n", env);
     memset(out, 0, sizeof *out);
   }
   return 0;
@@ -135,13 +182,12 @@ int prof__config_resolve(const prof_config *cfg, prof__cfg *out) {
     c.size = sizeof c;
   }
   memset(out, 0, sizeof *out);
-  const char *dis = prof__env("DISABLE");
-  out->disable = c.disable || (dis && strcmp(dis, "0") != 0);
-  out->ring_kb = c.ring_kb ? c.ring_kb : (uint32_t)env_long("RING_KB", 1024, 4, 1 << 20);
-  out->flush_ms = c.flush_ms ? c.flush_ms : (uint32_t)env_long("FLUSH_MS", 10, 1, 10000);
-  out->report = c.report >= 0 ? c.report : (int)env_long("REPORT", 1, 0, 1);
-  const char *clk = prof__env("CLOCK");
-  out->force_monotonic = clk && strcmp(clk, "monotonic") == 0;
+  out->disable = c.disable || prof__env_flag("DISABLE", 0);
+  out->ring_kb = c.ring_kb ? c.ring_kb : (uint32_t)prof__env_long("RING_KB", 1024, 4, 1 << 20);
+  out->flush_ms = c.flush_ms ? c.flush_ms : (uint32_t)prof__env_long("FLUSH_MS", 10, 1, 10000);
+  out->report = c.report >= 0 ? c.report : prof__env_flag("REPORT", 1);
+  static const char *const clocks[] = {"auto", "tsc", "monotonic"};
+  out->force_monotonic = prof__env_choice("CLOCK", clocks, 3, 0) == 2;
   make_path(out->path, sizeof out->path, c.output ? c.output : prof__env("OUTPUT"));
   const char *sched = cfg && cfg->size <= offsetof(prof_config, schedule) ? NULL : c.schedule;
   return resolve_schedule(sched, &out->sched);

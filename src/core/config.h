@@ -28,6 +28,17 @@ typedef struct prof__cfg {
  * subset; active defaults to 1 and must be > 0). Returns 0 or PROF_EINVAL. */
 int prof__sched_parse(const char *s, prof__sched *out);
 
+/* Environment helpers (MLPROF_<name>); each says once on stderr when a value
+ * is ignored and returns the default then.
+ *  - long: a decimal integer in lo..hi.
+ *  - flag: 1/true/yes/on → 1, 0/false/no/off → 0 (any case).
+ *  - choice: the index of the value among `choices` (exact match). */
+long prof__env_long(const char *name, long dflt, long lo, long hi);
+int prof__env_flag(const char *name, int dflt);
+int prof__env_choice(const char *name, const char *const *choices, int n, int dflt);
+/* A switch's text: 1, 0, or -1 when it is none of the words above. */
+int prof__flag_parse(const char *v);
+
 /* Merge cfg (may be NULL) with the environment. Returns 0 or PROF_EINVAL. */
 int prof__config_resolve(const prof_config *cfg, prof__cfg *out);
 const char *prof__program_name(void);

@@ -104,6 +104,30 @@ static int module_wanted(const char *name) {
   return 0;
 }
 
+/* Say once which MLPROF_MODULES entries name no module of this build. */
+static void modules_check(void) {
+  const char *list = prof__env("MODULES");
+  if (!list || strcmp(list, "all") == 0 || strcmp(list, "none") == 0) return;
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    int known = 0;
+    for (int i = 0; builtin[i] && !known; i++)
+      known = strlen(builtin[i]->name) == len && strncmp(builtin[i]->name, p, len) == 0;
+    if (!known) {
+      char names[160] = "";
+      for (int i = 0; builtin[i]; i++) {
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", i ? "," : "", builtin[i]->name);
+      }
+      fprintf(stderr, "mlprof: MLPROF_MODULES='%s': '%.*s' is not a module of this build (expected all, none "
+              "or a list of %s); it is ignored\n", list, (int)len, p, names);
+    }
+    if (!e) break;
+    p = e + 1;
+  }
+}
+
 int prof__module_add(const prof__module *m) {
   pthread_mutex_lock(&lock);
   int rc = module_add_locked(m);
@@ -196,7 +220,7 @@ static prof__tw *open_trace(const char *path, char *err) {
       {"hostname", host},
       {"os", os},
       {"version", MLPROF_VERSION_STRING},
-      {"clock", prof__clk.use_tsc ? "tsc" : "monotonic"},
+      {"clock", __atomic_load_n(&prof__clk.use_tsc, __ATOMIC_RELAXED) ? "tsc" : "monotonic"},
       {"clock.tsc0", tsc0},
       {"start_mono_ns", mono},
       {"start_realtime_ns", rt},
@@ -400,6 +424,7 @@ static int init_locked(const prof_config *c) {
   if (cfg.disable) return go_off(PROF_EDISABLED);
   if (!builtin_added) {
     builtin_added = 1;
+    modules_check();
     for (int i = 0; builtin[i]; i++)
       if (module_wanted(builtin[i]->name)) module_add_locked(builtin[i]);
   }
@@ -502,7 +527,7 @@ PROF_API int prof_shutdown(void) {
     snprintf(err, sizeof err, "this build has no analyzer");
   }
   prof__xfsz_restore(&xg);
-  if (rc == 0 && (cfg.report || getenv("MLPROF_VERBOSE"))) print_summary(rc, reports, err);
+  if (rc == 0 && (cfg.report || prof__env_flag("VERBOSE", 0))) print_summary(rc, reports, err);
   return rc;
 }
 

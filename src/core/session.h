@@ -29,6 +29,8 @@ typedef struct prof__thread {
   uint32_t stack[PROF_MAX_DEPTH];  /* name ids of open ranges; DROPPED_BIT: begin was lost */
   prof__name_slot cache[PROF_NAME_CACHE];
   int exited;                      /* set (release) when the thread ended */
+  uint32_t busy;                   /* inside an API call (this thread and its signal handlers only) */
+  uint64_t reentry_lost;           /* events of calls made by a signal handler during a call */
   /* writer-side bookkeeping */
   uint64_t lost_reported;
   int announced;
@@ -55,6 +57,37 @@ enum {
 extern int prof__enabled;             /* 1 while events are recorded */
 extern __thread prof__thread *prof__self __attribute__((tls_model("initial-exec")));
 extern uint64_t prof__misuse[PROF_MU_COUNT];
+
+/* ---- signal handlers ------------------------------------------------------
+ * The ring has one producer: the thread. A signal handler that calls the API
+ * while the interrupted code of the same thread is inside an API call would
+ * interleave two ring writes. Every call that writes the ring brackets its
+ * work with prof__call_enter()/prof__call_leave(); a call entered during
+ * another one records nothing and counts its event as lost, exactly
+ * (prof__thread_lost, the footer's events_lost_in_signal_handlers). */
+extern uint64_t prof__reentry_lost_total;
+
+static inline int prof__call_enter(prof__thread *t) {
+  if (PROF_UNLIKELY(__atomic_load_n(&t->busy, __ATOMIC_RELAXED))) {
+    __atomic_fetch_add(&t->reentry_lost, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&prof__reentry_lost_total, 1, __ATOMIC_RELAXED);
+    return 0;
+  }
+  __atomic_store_n(&t->busy, 1, __ATOMIC_RELAXED);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the flag is set before the ring is touched */
+  return 1;
+}
+
+static inline void prof__call_leave(prof__thread *t) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the ring write is done before the flag drops */
+  __atomic_store_n(&t->busy, 0, __ATOMIC_RELAXED);
+}
+
+/* Events of thread t that were not recorded: ring full, or a call from a
+ * signal handler during a call. */
+static inline uint64_t prof__thread_lost(const prof__thread *t) {
+  return prof__ring_dropped(&t->ring) + __atomic_load_n(&t->reentry_lost, __ATOMIC_RELAXED);
+}
 
 static inline void prof__misuse_count(int kind) {
   __atomic_fetch_add(&prof__misuse[kind], 1, __ATOMIC_RELAXED);

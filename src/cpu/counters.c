@@ -3,7 +3,8 @@
  * For every thread that records events, the writer reads cumulative
  * counters and writes them as COUNTER events named "cpuctr/<counter>" on
  * that thread, so the analysis can take differences over any step or range
- * (interpolating between readings, one flush period apart). Hardware
+ * (interpolating between readings, one flush period apart). PAPI is set up
+ * in prof_init() on the caller's thread (prof__counters_start). Hardware
  * counters come from PAPI (MLPROF_PAPI_EVENTS, default cycles,
  * instructions, last-level cache misses); when PAPI has no usable counters
  * the module says so once with PAPI's reason and records software counters
@@ -38,13 +39,6 @@ static struct {
   uint32_t id_papi[PROF_PAPI_MAX];
 } C;
 
-void prof__counters_start(void) {
-  const char *ev = prof__env("PAPI_EVENTS");
-  C.events = ev;
-  C.off = ev && (strcmp(ev, "none") == 0 || strcmp(ev, "off") == 0);
-  C.started = 1;
-}
-
 static void probe(void) {
   char why[512] = "";
   C.probed = 1;
@@ -61,6 +55,17 @@ static void probe(void) {
   C.id_cpu = prof__intern(PROF_CPUCTR_PREFIX "cpu_ns");
   C.id_faults = prof__intern(PROF_CPUCTR_PREFIX "page_faults");
   C.id_cs = prof__intern(PROF_CPUCTR_PREFIX "ctx_switches");
+}
+
+/* In prof_init(), on the caller's thread: PAPI's library and thread set-up
+ * happen here, once, never on the writer thread (PAPI_library_init beside
+ * the program's own dlopen calls corrupts the loader's state). */
+void prof__counters_start(void) {
+  const char *ev = prof__env("PAPI_EVENTS");
+  C.events = ev;
+  C.off = ev && (strcmp(ev, "none") == 0 || strcmp(ev, "off") == 0);
+  if (!C.probed) probe();
+  __atomic_store_n(&C.started, 1, __ATOMIC_RELEASE);
 }
 
 /* PAPI event set of a newly seen thread; the first failure turns PAPI off. */
@@ -154,8 +159,7 @@ static ctr *find_or_add(int tid) {
 }
 
 void prof__counters_cycle(prof__tw *tw, int final) {
-  if (!C.started) return;
-  if (!C.probed) probe();
+  if (!__atomic_load_n(&C.started, __ATOMIC_ACQUIRE) || !C.probed) return;
   C.cycle++;
   for (prof__thread *t = prof__threads_head(); t; t = t->next) {
     if (__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE)) continue;

@@ -1,7 +1,10 @@
 /* papi.c — the door to PAPI (the only file that includes papi.h).
  *
  * Hardware counters are read per thread from the writer thread: each
- * profiled thread gets an event set attached to its tid. This file turns
+ * profiled thread gets an event set attached to its tid. PAPI's own set-up
+ * (PAPI_library_init, PAPI_thread_init: neither is safe beside a dlopen in
+ * another thread) runs once, in prof_init() on the caller's thread
+ * (prof__counters_start), never on the writer thread. This file turns
  * PAPI's answers into three cases the counters module acts on: counters
  * present (all events added), partially available (the missing events are
  * named and skipped), or absent (PAPI's own reason is returned, and the
@@ -9,11 +12,16 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "cpu.h"
 
 #ifdef MLPROF_HAVE_PAPI
 #include <papi.h>
+
+/* PAPI's thread id callback: the kernel tid (what PAPI_attach takes). */
+static unsigned long papi_thread_id(void) { return (unsigned long)syscall(SYS_gettid); }
 
 static void say(char *why, size_t n, const char *fmt, const char *a, const char *b) {
   if (why && n) snprintf(why, n, fmt, a, b);
@@ -23,6 +31,12 @@ int prof__papi_init(char *why, size_t n) {
   int v = PAPI_library_init(PAPI_VER_CURRENT);
   if (v != PAPI_VER_CURRENT) {
     say(why, n, "PAPI_library_init failed: %s%s", v > 0 ? "version mismatch" : PAPI_strerror(v), "");
+    return 0;
+  }
+  /* PAPI is used from the writer thread after this: it must know threads. */
+  v = PAPI_thread_init(papi_thread_id);
+  if (v != PAPI_OK) {
+    say(why, n, "PAPI_thread_init failed: %s%s", PAPI_strerror(v), "");
     return 0;
   }
   const PAPI_component_info_t *c = PAPI_get_component_info(0);

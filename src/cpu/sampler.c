@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "mlprof.h"
+#include "core/config.h"
 #include "core/session.h"
 #include "cpu.h"
 #include "stack/stack.h"
@@ -69,7 +70,7 @@ static struct {
   int mode;              /* PROF_SAMPLE_CPU / PROF_SAMPLE_WALL */
   unsigned hz;
   int on;                /* handler records */
-  int installed;         /* our handler is on `sig` */
+  int installed;         /* our handler is on `sig` (atomic: read by any thread) */
   int aside;             /* the program took `sig`: sampling stopped */
   int sig;               /* the sampling signal (0: none yet) */
   pid_t pid;             /* process that owns the timers */
@@ -260,8 +261,7 @@ static void signal_name(int sig, char *out, size_t n) {
  * discards a signal still pending in any thread, then the old action
  * returns. A handler the program installed since is left alone. */
 static void release_signal(void) {
-  if (!S.installed) return;
-  S.installed = 0;
+  if (!__atomic_exchange_n(&S.installed, 0, __ATOMIC_ACQ_REL)) return;
   if (!handler_is_ours()) return;
   struct sigaction ign;
   memset(&ign, 0, sizeof ign);
@@ -276,7 +276,7 @@ static void release_signal(void) {
 static void step_aside(prof__tw *tw) {
   __atomic_store_n(&S.on, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&S.aside, 1, __ATOMIC_RELEASE);
-  S.installed = 0; /* the handler is the program's now */
+  __atomic_store_n(&S.installed, 0, __ATOMIC_RELEASE); /* the handler is the program's now */
   retire(tw, 1);
   char name[32];
   signal_name(S.sig, name, sizeof name);
@@ -306,23 +306,9 @@ static void sampler_hook(prof__tw *tw, int final, void *arg) {
 /* ---- module -------------------------------------------------------------------- */
 
 static int parse_config(void) {
-  const char *hz = prof__env("SAMPLE_HZ");
-  long v = PROF_SAMPLE_HZ_DEFAULT;
-  if (hz && *hz) {
-    char *end;
-    v = strtol(hz, &end, 10);
-    if (*end || v < 0) {
-      fprintf(stderr, "mlprof: MLPROF_SAMPLE_HZ='%s' is not a number; using %d\n", hz,
-              PROF_SAMPLE_HZ_DEFAULT);
-      v = PROF_SAMPLE_HZ_DEFAULT;
-    }
-  }
-  if (v > 100000) v = 100000;
-  S.hz = (unsigned)v;
-  const char *mode = prof__env("SAMPLE_MODE");
-  S.mode = mode && strcmp(mode, "wall") == 0 ? PROF_SAMPLE_WALL : PROF_SAMPLE_CPU;
-  if (mode && *mode && strcmp(mode, "wall") != 0 && strcmp(mode, "cpu") != 0)
-    fprintf(stderr, "mlprof: MLPROF_SAMPLE_MODE='%s' unknown (cpu or wall); using cpu\n", mode);
+  S.hz = (unsigned)prof__env_long("SAMPLE_HZ", PROF_SAMPLE_HZ_DEFAULT, 0, 100000);
+  static const char *const modes[] = {"cpu", "wall"};
+  S.mode = prof__env_choice("SAMPLE_MODE", modes, 2, 0) == 1 ? PROF_SAMPLE_WALL : PROF_SAMPLE_CPU;
   return 0;
 }
 
@@ -367,7 +353,7 @@ static int install_handler(void) {
   if (sigaction(sig, &sa, &S.old) != 0) return -1;
   S.sig = sig;
   S.pid = getpid();
-  S.installed = 1;
+  __atomic_store_n(&S.installed, 1, __ATOMIC_RELEASE);
   return 0;
 }
 
@@ -379,7 +365,7 @@ static int cpu_start(void) {
     fprintf(stderr, "mlprof: this build has no stack unwinder; CPU sampling is off\n");
     return PROF_EUNSUPPORTED;
   }
-  if (!S.installed && install_handler() != 0) return PROF_EUNSUPPORTED;
+  if (!__atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) && install_handler() != 0) return PROF_EUNSUPPORTED;
   prof__stack_thread_init();
   __atomic_store_n(&S.on, 1, __ATOMIC_RELEASE);
   return 0;
@@ -409,5 +395,5 @@ __attribute__((destructor)) static void sampler_unload(void) {
 const prof__module prof__mod_cpu = {"cpu", cpu_header, cpu_start, cpu_stop};
 
 unsigned prof__sampler_hz(void) { return S.hz; }
-int prof__sampler_signal(void) { return S.installed ? S.sig : 0; }
+int prof__sampler_signal(void) { return __atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) ? S.sig : 0; }
 int prof__sampler_stepped_aside(void) { return __atomic_load_n(&S.aside, __ATOMIC_ACQUIRE); }

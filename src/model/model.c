@@ -48,9 +48,11 @@ PROF_API void prof_scalar(const char *tag, double value) {
     prof__misuse_count(PROF_MU_NULL_NAME);
     return;
   }
+  if (!prof__call_enter(t)) return; /* a signal handler called during a call: counted as lost */
   uint32_t id = prof__name_id(t, tag);
   if (id)
     prof__ring_put(&t->ring, PROF_EV_SCALAR, 0, id, prof__ticks(), prof__f64_bits(value), prof_step_count());
+  prof__call_leave(t);
 }
 
 /* Append one staged record: ticks (8 bytes), length (4), encoded bytes. */

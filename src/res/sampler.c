@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/config.h"
 #include "core/session.h"
 #include "res.h"
 
@@ -66,12 +67,7 @@ static struct {
 } R;
 
 uint32_t prof__res_period_ms(void) {
-  const char *v = prof__env("RESOURCE_MS");
-  if (!v || !*v) return PROF_RES_DEFAULT_MS;
-  char *end;
-  unsigned long ms = strtoul(v, &end, 10);
-  if (*end || v[0] == '-') return PROF_RES_DEFAULT_MS; /* unparsable: keep the default */
-  return ms > PROF_RES_MAX_MS ? PROF_RES_MAX_MS : (uint32_t)ms;
+  return (uint32_t)prof__env_long("RESOURCE_MS", PROF_RES_DEFAULT_MS, 0, PROF_RES_MAX_MS);
 }
 
 static prof__event ev_of(uint64_t ts, int code, int gpu, uint32_t name, double v, uint64_t b) {
