@@ -12,7 +12,7 @@ if(TARGET mlprof_cli)
   add_test(NAME real_programs
     COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/real_programs.sh $<TARGET_FILE:mlprof_cli>
             $<TARGET_FILE:mlprof_shared> ${CMAKE_CURRENT_BINARY_DIR}/progs ${CMAKE_CURRENT_BINARY_DIR}/tmp)
-  set_tests_properties(real_programs PROPERTIES TIMEOUT 180)
+  set_tests_properties(real_programs PROPERTIES TIMEOUT 900)
 endif()
 
 add_test(NAME signals_dlclose

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analyze/analyze.h"
 #include "core/session.h"
 #include "helpers.h"
 #include "mlprof.h"
@@ -180,6 +181,20 @@ static void nesting_too_deep_is_misuse_not_lost(void **state) {
   trace_counts c = read_trace(path);
   assert_int_equal(c.begins, PROF_MAX_DEPTH);
   assert_int_equal(c.ends, PROF_MAX_DEPTH);
+  /* The report names the misuse and reports no lost events. */
+  prof__an *an = NULL;
+  char err[256] = "";
+  assert_int_equal(prof__an_run_opts(&an, path, 1, err), 0);
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  assert_non_null(f);
+  assert_int_equal(prof__report_write(an, "text", f), 0);
+  fclose(f);
+  prof__an_free(an);
+  assert_non_null(strstr(out, "44 of them ranges nested deeper than 256 levels"));
+  assert_null(strstr(out, "lost_events"));
+  free(out);
 }
 
 int main(void) {

@@ -61,10 +61,20 @@ static void finding_lost_events(prof__an *an) {
   uint64_t all = an->events + an->lost_events;
   const char *sev = share_at_least(an->lost_events, all, 1) ? "high" : "medium";
   const char *ring = prof__an_header(an, "ring_kb");
+  const char *sig = prof__an_footer(an, "events_lost_in_signal_handlers");
+  unsigned long long in_sig = sig ? strtoull(sig, NULL, 10) : 0;
+  if (in_sig > an->lost_events) in_sig = an->lost_events;
   char measured[320], rec[320];
-  snprintf(measured, sizeof measured, "lost %llu events (%.2f%% of %llu recorded) because a per-thread ring was full",
-           (unsigned long long)an->lost_events, 100.0 * (double)an->lost_events / (double)all,
-           (unsigned long long)all);
+  if (in_sig)
+    snprintf(measured, sizeof measured,
+             "lost %llu events (%.2f%% of %llu recorded): %llu because a per-thread ring was full, %llu made "
+             "from a signal handler that interrupted another profiler call on its thread",
+             (unsigned long long)an->lost_events, 100.0 * (double)an->lost_events / (double)all,
+             (unsigned long long)all, (unsigned long long)an->lost_events - in_sig, in_sig);
+  else
+    snprintf(measured, sizeof measured, "lost %llu events (%.2f%% of %llu recorded) because a per-thread ring was full",
+             (unsigned long long)an->lost_events, 100.0 * (double)an->lost_events / (double)all,
+             (unsigned long long)all);
   snprintf(rec, sizeof rec,
            "Set a larger MLPROF_RING_KB (now %s KiB; try 4x), record with MLPROF_RING_FULL=wait (lossless, "
            "the program waits for the writer instead), or annotate fewer, coarser ranges. Ranges and steps on "
@@ -133,11 +143,15 @@ static void finding_untracked(prof__an *an) {
 static void finding_misuse(prof__an *an) {
   uint64_t n = an->misuse + an->unmatched_range_ends + an->unmatched_step_ends;
   if (!n) return;
-  char m[300];
+  const char *deep = prof__an_footer(an, "misuse.range_too_deep");
+  unsigned long long too_deep = deep ? strtoull(deep, NULL, 10) : 0;
+  char m[400], extra[96] = "";
+  if (too_deep)
+    snprintf(extra, sizeof extra, " (%llu of them ranges nested deeper than 256 levels)", too_deep);
   snprintf(m, sizeof m,
-           "%llu ignored API calls counted by the profiler, %llu range ends and %llu step ends without a "
+           "%llu ignored API calls counted by the profiler%s, %llu range ends and %llu step ends without a "
            "matching begin in the trace",
-           (unsigned long long)an->misuse, (unsigned long long)an->unmatched_range_ends,
+           (unsigned long long)an->misuse, extra, (unsigned long long)an->unmatched_range_ends,
            (unsigned long long)an->unmatched_step_ends);
   prof__an_finding(an, "api_misuse", "low", (double)n, "Some profiler calls did not pair up", m,
                    "Check that every prof_range_push() has a prof_range_pop() on the same thread and every "
