@@ -21,6 +21,7 @@
 #define FLAME_MAX 3000        /* frames drawn at most */
 #define FLAME_DEPTH 128       /* frames deeper than this are dropped */
 #define STACK_NAMES 256
+#define NAME_MAX_SHOWN 80     /* longer function names are shortened (full name on hover) */
 
 /* ---- facts ------------------------------------------------------------------- */
 
@@ -43,6 +44,36 @@ static void facts(const prof__fn_st *s, FILE *out) {
 
 /* ---- top functions -------------------------------------------------------------- */
 
+/* A function name in a cell: long ones (C++ templates) are shortened to
+ * their head and tail with the whole name (and the linked name) on hover. */
+static void name_cell(FILE *out, const char *name, const char *mangled) {
+  size_t n = strlen(name);
+  if (n <= NAME_MAX_SHOWN && !mangled) {
+    prof__html_esc(out, name);
+    return;
+  }
+  fputs("<span class=\"fname\" title=\"", out);
+  prof__html_esc(out, name);
+  if (mangled) {
+    fputs("\n", out);
+    prof__html_esc(out, mangled);
+  }
+  fputs("\">", out);
+  if (n <= NAME_MAX_SHOWN) {
+    prof__html_esc(out, name);
+  } else {
+    size_t head = NAME_MAX_SHOWN * 2 / 3, tail = n - (NAME_MAX_SHOWN - head - 1);
+    while (head > 0 && ((unsigned char)name[head] & 0xc0) == 0x80) head--; /* whole UTF-8 characters */
+    while (tail < n && ((unsigned char)name[tail] & 0xc0) == 0x80) tail++;
+    char *h = strndup(name, head);
+    if (h) prof__html_esc(out, h);
+    free(h);
+    fputs("&hellip;", out);
+    prof__html_esc(out, name + tail);
+  }
+  fputs("</span>", out);
+}
+
 static void td_ms(FILE *out, double ms) {
   char b[32];
   snprintf(b, sizeof b, "%.1f ms", ms);
@@ -52,7 +83,8 @@ static void td_ms(FILE *out, double ms) {
 static void func_row(const prof__fn_st *s, const prof__fn_func *f, FILE *out) {
   double tw = (double)s->total_w;
   fputs("<tr><td>", out);
-  prof__html_esc(out, f->name);
+  name_cell(out, f->name, f->mangled);
+  if (f->inlined) fputs(" <span class=\"note\">[inlined]</span>", out);
   if (f->file) {
     const char *base = strrchr(f->file, '/');
     fprintf(out, " <span class=\"note\">(");
@@ -190,7 +222,7 @@ static void ranges(prof__an *an, const prof__fn_st *s, FILE *out) {
       fputs("<td>", out);
       for (size_t k = 0; k < nt; k++) {
         if (k) fputs(", ", out);
-        prof__html_esc(out, s->f[top[k].k].name);
+        name_cell(out, s->f[top[k].k].name, NULL);
         fprintf(out, " %.0f%%", 100.0 * (double)top[k].v / (double)r[i].v);
       }
       fputs("</td></tr>\n", out);
