@@ -123,7 +123,8 @@ static int setup(void **state) {
   fclose(f);
   setenv("MLPROF_PERF_MAP_DIR", dir, 1);
 
-  tb t = tb_open("symbols");
+  prof__kv mem_mode[] = {{"mem.mode", "full"}};
+  tb t = tb_open_with("symbols", mem_mode, 1);
   uint32_t prof = intern((uintptr_t)prof_range_push + 1, (uintptr_t)sym_caller + 5, (uintptr_t)sym_outer + 5, 0);
   uint32_t user = intern((uintptr_t)sym_leaf + 1, (uintptr_t)sym_caller + 5, (uintptr_t)sym_outer + 5, 0);
   uint32_t a = intern((uintptr_t)sym_leaf + 1, (uintptr_t)sym_caller + 5, 0, 0);
@@ -153,6 +154,16 @@ static int setup(void **state) {
   sample(&t, 6000, inpy, 2);
   sample(&t, 7000, lost, 1);
   sample(&t, 8000, jit, 2);
+  for (int i = 0; i < 5; i++) { /* allocations from the two same-reading stacks: 3 x 100 B and 2 x 200 B */
+    prof__event e;
+    memset(&e, 0, sizeof e);
+    e.ts = 9000 + (uint64_t)i;
+    e.type = PROF_EV_ALLOC;
+    e.name = i < 3 ? a : b;
+    e.a = 0x10000 + 0x100 * (uint64_t)i;
+    e.b = i < 3 ? 100 : 200;
+    if (prof__tw_events(t.w, 1, &e, 1)) return -1;
+  }
   an = analyze(tb_close(&t, "0"));
   folded = capture(an, prof__export_folded);
   return 0;
@@ -199,6 +210,21 @@ static void same_reading_stacks_are_one_folded_line(void **state) {
   assert_null(strstr(folded, "\nsym_caller;sym_leaf 4\n"));
 }
 
+/* Memory sites that read the same are one site, in the top sites and the leaks. */
+static void same_reading_memory_sites_are_one_site(void **state) {
+  (void)state;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_int_equal(prof__report_write(an, "text", out), 0);
+  fclose(out);
+  const char *sites = strstr(text, "top sites by bytes allocated:");
+  assert_non_null(sites);
+  assert_non_null(strstr(sites, "700 B          5 calls  sym_leaf < sym_caller\n"));
+  assert_null(strstr(sites, "300 B"));
+  free(text);
+}
+
 /* Python frames: tagged addresses in the stack, named by the trace's table. */
 static void python_frames_resolve_from_the_trace(void **state) {
   (void)state;
@@ -239,6 +265,7 @@ int main(void) {
       cmocka_unit_test(cxx_and_rust_names_are_demangled),
       cmocka_unit_test(profiler_frames_are_charged_alike_everywhere),
       cmocka_unit_test(same_reading_stacks_are_one_folded_line),
+      cmocka_unit_test(same_reading_memory_sites_are_one_site),
       cmocka_unit_test(python_frames_resolve_from_the_trace),
       cmocka_unit_test(jit_code_is_named_from_the_perf_map),
   };
