@@ -252,6 +252,13 @@ static void python_frames_resolve_from_the_trace(void **state) {
   assert_non_null(strstr(text, "train.py:42 Net.forward  (native 75%: test_symbols 75%)"));
   assert_non_null(strstr(text, "Net.forward (train.py)"));
   free(text);
+  out = open_memstream(&text, &len);
+  assert_int_equal(prof__report_write(an, "html", out), 0);
+  fclose(out);
+  const char *py = strstr(text, "<h3>Python</h3>");
+  assert_non_null(py);
+  assert_non_null(strstr(py, "train.py:42"));
+  free(text);
 }
 
 /* An address outside every module: named from the JIT's perf map. */

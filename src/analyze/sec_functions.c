@@ -549,7 +549,7 @@ static void text_lines(const prof__fn_st *s, FILE *out) {
 
 /* The Python view: hot lines of Python code (innermost Python frame of a
  * sample) and the native libraries the time under them went to. */
-static size_t py_libs(const prof__fn_st *s, uint64_t key, prof__kv64 *top, size_t max) {
+size_t prof__fn_py_libs(const prof__fn_st *s, uint64_t key, prof__kv64 *top, size_t max) {
   size_t n = 0;
   for (size_t i = 0; i < s->pylib.cap; i++) {
     if (!s->pylib.k[i]) continue;
@@ -587,7 +587,7 @@ static void text_python(const prof__fn_st *s, FILE *out) {
             base ? base + 1 : f->file ? f->file : "?", (unsigned long long)(l[i].k & 0xfffff), f->name,
             100.0 * (double)nat / (double)l[i].v);
     prof__kv64 top[3];
-    size_t nt = py_libs(s, l[i].k, top, 3);
+    size_t nt = prof__fn_py_libs(s, l[i].k, top, 3);
     for (size_t k = 0; k < nt; k++)
       fprintf(out, "%s %s %.0f%%", k ? "," : ":", prof__fn_mod_name(s, top[k].k), 100.0 * (double)top[k].v / (double)l[i].v);
     fputs(")\n", out);
@@ -616,7 +616,7 @@ static void json_python(prof__json *j, const prof__fn_st *s) {
     prof__json_knum(j, "pct", 100.0 * (double)l[i].v / (double)s->total_w);
     prof__json_knum(j, "native_pct", 100.0 * (double)nat / (double)l[i].v);
     prof__kv64 top[5];
-    size_t nt = py_libs(s, l[i].k, top, 5);
+    size_t nt = prof__fn_py_libs(s, l[i].k, top, 5);
     prof__json_key(j, "native");
     prof__json_arr_begin(j);
     for (size_t k = 0; k < nt; k++) {

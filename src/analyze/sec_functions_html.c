@@ -4,7 +4,8 @@
  * compute-bound / mixed / waiting steps), hot functions per range, and an
  * interactive flame graph of the merged call tree (prof__svg_flame: click
  * a frame to zoom, click the root to zoom out, hover for samples and
- * share). Nothing when the trace has no samples. The flame graph leaves out
+ * share), and for Python programs the hot Python lines with the native
+ * libraries below them. Nothing when the trace has no samples. The flame graph leaves out
  * frames under FLAME_MIN_SHARE of the samples and keeps at most FLAME_MAX
  * frames, so the page stays bounded on any trace.
  */
@@ -233,6 +234,45 @@ static void ranges(prof__an *an, const prof__fn_st *s, FILE *out) {
   free(r);
 }
 
+/* ---- Python ------------------------------------------------------------------- */
+
+static void python_view(const prof__fn_st *s, FILE *out) {
+  if (!s->py_total) return;
+  size_t n;
+  prof__kv64 *l = prof__fn_sorted_map(&s->pylines, &n);
+  if (!l) return;
+  fprintf(out, "<h3>Python</h3>\n<p class=\"note\">%.0f%% of the samples ran under Python code. The hot lines "
+               "of Python code (the innermost Python frame of each sample), the share of their time spent in "
+               "native code below them, and in which libraries.</p>\n",
+          100.0 * (double)s->py_total / (double)s->total_w);
+  static const char *const h[] = {"line", "function", "share", "in native code", "native libraries"};
+  prof__html_table_begin(out, h, 5);
+  for (size_t i = 0; i < n && i < TOP_FUNCS; i++) {
+    const prof__fn_func *f = &s->f[l[i].k >> 32];
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    char b[512];
+    snprintf(b, sizeof b, "%s:%llu", base ? base + 1 : f->file ? f->file : "?", (unsigned long long)(l[i].k & 0xfffff));
+    fputs("<tr>", out);
+    prof__html_td(out, b);
+    fputs("<td>", out);
+    name_cell(out, f->name, NULL);
+    fputs("</td>", out);
+    prof__html_td_pct(out, (double)l[i].v / (double)s->total_w);
+    prof__html_td_pct(out, (double)prof__u64map_get(&s->pynative, l[i].k) / (double)l[i].v);
+    prof__kv64 top[RANGE_FUNCS];
+    size_t nt = prof__fn_py_libs(s, l[i].k, top, RANGE_FUNCS);
+    fputs("<td>", out);
+    for (size_t k = 0; k < nt; k++) {
+      if (k) fputs(", ", out);
+      prof__html_esc(out, prof__fn_mod_name(s, top[k].k));
+      fprintf(out, " %.0f%%", 100.0 * (double)top[k].v / (double)l[i].v);
+    }
+    fputs("</td></tr>\n", out);
+  }
+  prof__html_table_end(out);
+  free(l);
+}
+
 /* ---- flame graph --------------------------------------------------------------- */
 
 typedef struct fnode {
@@ -355,6 +395,7 @@ void prof__fn_html(prof__an *an, void *st, FILE *out) {
   prof__html_section_begin(out, "functions", "Hot functions (CPU sampling)");
   facts(s, out);
   top_functions(s, out);
+  python_view(s, out);
   flame(an, s, out);
   steps(an, s, out);
   ranges(an, s, out);

@@ -77,6 +77,9 @@ size_t prof__fn_hot_lines(const prof__fn_st *s, size_t fi, prof__kv64 *top, size
 /* A function as call paths show it: "forward (train.py)" for Python,
  * "f [inlined]" for an inlined function, else the name (into buf). */
 const char *prof__fn_display(const prof__fn_func *f, char *buf, size_t n);
+/* The native libraries under one Python line (key: func << 32 | line of
+ * pylines) as (module index, weight), heaviest first, at most max. */
+size_t prof__fn_py_libs(const prof__fn_st *s, uint64_t key, prof__kv64 *top, size_t max);
 /* Name of module index m of the Python view. */
 const char *prof__fn_mod_name(const prof__fn_st *s, uint64_t m);
 

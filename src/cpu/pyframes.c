@@ -69,7 +69,6 @@ static struct {
   const _PyRuntimeState *runtime;
   uintptr_t eval_lo, eval_hi;    /* _PyEval_EvalFrameDefault */
   uintptr_t code_type, unicode_type, bytes_type;
-  pid_t pid;
   uint32_t scanned;              /* writer: stacks looked at */
   uint64_t *seen;                /* writer: tagged addresses resolved (open addressing, 0 empty) */
   size_t seen_cap, nseen;
@@ -78,9 +77,11 @@ static struct {
 
 /* ---- reading memory that may be gone ------------------------------------- */
 
+/* Copy n bytes at src, or fail (-1) where nothing is mapped. The pid is
+ * asked each time: after fork() the child must read its own memory. */
 static int safe_read(void *dst, uintptr_t src, size_t n) {
   struct iovec l = {dst, n}, r = {(void *)src, n};
-  return process_vm_readv(P.pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+  return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
 }
 
 /* ---- signal side ----------------------------------------------------------- */
@@ -185,7 +186,6 @@ void prof__pyframes_init(void) {
   P.code_type = sym("PyCode_Type");
   P.unicode_type = sym("PyUnicode_Type");
   P.bytes_type = sym("PyBytes_Type");
-  P.pid = getpid();
   P.runtime = (const _PyRuntimeState *)rt;
   P.eval_lo = eval;
   P.eval_hi = eval + es->st_size;
