@@ -175,7 +175,7 @@ void prof__pyframes_init(void) {
   }
   const unsigned long *ver = (const unsigned long *)sym("Py_Version");
   uintptr_t rt = sym("_PyRuntime"), eval = sym("_PyEval_EvalFrameDefault");
-  if (!ver || !rt || !eval) return; /* no Python (yet): looked for again next cycle */
+  if (!ver || !rt || !eval) return; /* no Python in the process */
   if ((*ver >> 16) != (PY_VERSION_HEX >> 16)) {
     P.state = -1; /* another Python: its layouts are not the ones built in */
     return;
@@ -351,7 +351,9 @@ static void scan_stack(const uintptr_t *pcs, int depth, void *arg) {
 }
 
 void prof__pyframes_cycle(prof__tw *tw, int final) {
-  if (!P.state) prof__pyframes_init();
+  /* Never looks for Python here: dlsym takes the loader's lock, which a
+   * thread unloading libmlprof (dlclose) holds while it waits for this
+   * writer's last cycle. */
   if (P.state != 1 || !tw) return;
   batch bt = {{0}, 0};
   P.scanned = prof__stack_scan(P.scanned, scan_stack, &bt);

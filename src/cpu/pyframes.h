@@ -9,8 +9,10 @@
 
 #include "trace/trace.h"
 
-/* Look for a CPython this build knows in the process (dlsym); until one is
- * found the merge does nothing. Not for signal handlers; cheap to repeat. */
+/* Look for a CPython this build knows in the process (dlsym), at sampler
+ * start on the thread of prof_init; without one the merge does nothing.
+ * Not for signal handlers nor the writer thread (dlsym takes the loader's
+ * lock, which dlclose holds while waiting for the writer). */
 void prof__pyframes_init(void);
 
 /* 1 once Python frames are being captured. */

@@ -3,7 +3,8 @@
 script's hot lines by file and line, the torch line has native frames
 below it (the Python view gives their libraries), the folded export
 interleaves Python and native frames, and no function name is left
-mangled.
+mangled. Also with the binding: a script that starts mlprof itself gets
+its Python frames too.
 
 usage: test_pyframes.py MLPROF LIBMLPROF_SO TMP_DIR  (run by the system python3)
 """
@@ -24,6 +25,34 @@ def line_of(marker):
             if marker in text:
                 return n
     raise SystemExit("marker %r not in %s" % (marker, SCRIPT))
+
+
+BINDING = """
+import sys, time, mlprof
+mlprof.init(output=sys.argv[1], report=False)
+def spin_here():
+    t0 = time.process_time()
+    while time.process_time() - t0 < 0.4:
+        pass
+spin_here()
+mlprof.shutdown()
+"""
+
+
+def binding_case(mlprof, lib, work):
+    trace = os.path.join(work, "binding.mlpt")
+    env = dict(os.environ, MLPROF_SAMPLE_HZ="499", MLPROF_LIBRARY=lib,
+               PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+    env.pop("MLPROF_PYTHON_FRAMES", None)
+    r = subprocess.run([sys.executable, "-c", BINDING, trace], env=env, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        return ["binding run failed: %s" % r.stderr]
+    subprocess.run([mlprof, "export", "--folded", "-q", "-o", trace + ".folded", trace], check=True,
+                   capture_output=True, timeout=300)
+    folded = open(trace + ".folded").read()
+    if not re.search(r"<string>:\d+_<module>;<string>:\d+_spin_here", folded):
+        return ["the binding's trace has no Python frames: %s" % folded[:300]]
+    return []
 
 
 def main():
@@ -70,6 +99,7 @@ def main():
     mangled = [f["name"] for f in fn["top_self"] + fn["top_total"] if re.match(r"_Z[NL0-9]", f["name"])]
     if mangled:
         bad.append("mangled names: %r" % mangled[:5])
+    bad += binding_case(mlprof, lib, work)
     for b in bad:
         print("test_pyframes: FAIL", b)
     if bad:
