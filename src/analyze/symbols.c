@@ -35,6 +35,7 @@
 typedef struct sym {
   uint64_t addr, size;
   char *name;
+  int prio; /* among aliases at one address the highest is shown (global, then shorter names) */
 } sym;
 
 typedef struct prof__elfsyms {
@@ -63,9 +64,20 @@ typedef struct prof__symcache {
 
 /* ---- ELF ------------------------------------------------------------------ */
 
+/* Ascending by address; at one address the preferred alias sorts last,
+ * which is the one find_sym picks. */
 static int cmp_sym(const void *a, const void *b) {
   const sym *x = a, *y = b;
-  return x->addr < y->addr ? -1 : x->addr > y->addr;
+  if (x->addr != y->addr) return x->addr < y->addr ? -1 : 1;
+  if (x->prio != y->prio) return x->prio < y->prio ? -1 : 1;
+  return strcmp(y->name, x->name);
+}
+
+/* Global over weak over local, then names without a version, then shorter. */
+static int sym_prio(int bind, const char *name) {
+  int p = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
+  size_t len = strlen(name);
+  return p * 1000000 + (strchr(name, '@') ? 0 : 500000) + (len < 500000 ? 500000 - (int)len : 0) / 2;
 }
 
 static int in_file(size_t fsz, uint64_t off, uint64_t len) { return off <= fsz && len <= fsz - off; }
@@ -109,6 +121,7 @@ static void read_symtab(prof__elfsyms *es, const uint8_t *img, size_t fsz, const
       es->v[es->n].addr = s[k].st_value;
       es->v[es->n].size = s[k].st_size;
       es->v[es->n].name = strdup(nm);
+      es->v[es->n].prio = sym_prio(ELF64_ST_BIND(s[k].st_info), nm);
       if (es->v[es->n].name) es->n++;
     }
     qsort(es->v, es->n, sizeof *es->v, cmp_sym);
@@ -239,6 +252,45 @@ static void open_lines(prof__elfsyms *es, const prof__an_module *m) {
 #endif
 }
 
+/* The function symbols libdw knows for the module (its .symtab, or the
+ * one of its separate debug file, else .dynsym) replace the ELF reader's
+ * when there are any: looked up by binary search (libdw's own address
+ * lookup scans every symbol). */
+static void dw_symbols(prof__elfsyms *es) {
+#ifdef MLPROF_HAVE_LIBDW
+  if (!es->mod) return;
+  int n = dwfl_module_getsymtab(es->mod);
+  if (n <= 1) return;
+  sym *v = calloc((size_t)n, sizeof *v);
+  if (!v) return;
+  size_t k = 0;
+  for (int i = 1; i < n; i++) {
+    GElf_Sym gs;
+    GElf_Addr addr = 0;
+    const char *nm = dwfl_module_getsym_info(es->mod, i, &gs, &addr, NULL, NULL, NULL);
+    int t = GELF_ST_TYPE(gs.st_info);
+    if (!nm || !*nm || (t != STT_FUNC && t != STT_GNU_IFUNC) || !addr) continue;
+    v[k].name = strdup(nm);
+    if (!v[k].name) continue;
+    v[k].addr = addr;
+    v[k].size = gs.st_size;
+    v[k].prio = sym_prio(GELF_ST_BIND(gs.st_info), nm);
+    k++;
+  }
+  if (!k) {
+    free(v);
+    return;
+  }
+  qsort(v, k, sizeof *v, cmp_sym);
+  for (size_t i = 0; i < es->n; i++) free(es->v[i].name);
+  free(es->v);
+  es->v = v;
+  es->n = k;
+#else
+  (void)es;
+#endif
+}
+
 static prof__elfsyms *syms_of(prof__an_module *m) {
   if (m->load_state) return m->load_state > 0 ? m->syms : NULL;
   m->load_state = -1;
@@ -253,6 +305,7 @@ static prof__elfsyms *syms_of(prof__an_module *m) {
     return NULL;
   }
   open_lines(es, m);
+  dw_symbols(es);
   m->syms = es;
   m->load_state = 1;
   return es;
@@ -270,20 +323,6 @@ static void line_of(prof__elfsyms *es, uint64_t rel, prof__frame *f) {
   }
 #else
   (void)es, (void)rel, (void)f;
-#endif
-}
-
-/* The symbol covering rel through libdw (symtab of the module or of its
- * separate debug file, else dynsym); NULL when none. */
-static const char *dw_symbol(prof__elfsyms *es, uint64_t rel) {
-#ifdef MLPROF_HAVE_LIBDW
-  if (!es->mod) return NULL;
-  GElf_Off off = 0;
-  GElf_Sym sym;
-  return dwfl_module_addrinfo(es->mod, (Dwarf_Addr)rel, &off, &sym, NULL, NULL, NULL);
-#else
-  (void)es, (void)rel;
-  return NULL;
 #endif
 }
 
@@ -424,7 +463,7 @@ static prof__frame *resolve(prof__an *an, prof__stacks_st *s, uintptr_t pc) {
     f->module = strdup(slash ? slash + 1 : m->path);
   }
   char *plt = es ? plt_name(es, pc - m->bias) : NULL;
-  const char *name = plt ? plt : es ? dw_symbol(es, pc - m->bias) : NULL;
+  const char *name = plt;
   if (!name && es) {
     const sym *sy = find_sym(es, pc - m->bias);
     name = sy ? sy->name : NULL;
