@@ -28,6 +28,8 @@ fail() {
 TRACE=$(ls "$WORK"/*.mlpt 2>/dev/null | head -n 1)
 [ -n "$TRACE" ] || { fail "no trace"; exit 1; }
 "$MLPROF" export --folded -q -o "$WORK/folded.txt" "$TRACE" >/dev/null 2>&1 || fail "export --folded"
+"$MLPROF" export --pprof -q -o "$WORK/profile.pb.gz" "$TRACE" >/dev/null 2>&1 || fail "export --pprof"
+"$MLPROF" export --flamegraph "$WORK/flame.svg" -q "$TRACE" >/dev/null 2>&1 || fail "export --flamegraph"
 "$MLPROF" report --format json -o "$WORK/report.json" "$TRACE" >/dev/null 2>&1 || fail "report json"
 "$MLPROF" report --format text -o "$WORK/report.txt" "$TRACE" >/dev/null 2>&1 || fail "report text"
 "$MLPROF" report --format html -o "$WORK/report.html" "$TRACE" >/dev/null 2>&1 || fail "report html"
@@ -45,6 +47,9 @@ grep -F -q "$INLINED [inlined]" "$WORK/report.txt" || fail "text report lacks th
 grep -F -q "cxx_stacks.cpp:$HOT" "$WORK/report.txt" || fail "text report does not name the hot line $HOT"
 grep -F -q 'title="double ns::Klass::method&lt;double&gt;(double, double)' "$WORK/report.html" ||
   fail "HTML report lacks the full name on hover"
+grep -F -q 'double ns::Klass::method&lt;double&gt;(double, double)' "$WORK/flame.svg" ||
+  fail "the flame graph lacks the demangled template method"
+grep -F -q "$INLINED [inlined]" "$WORK/flame.svg" || fail "the flame graph lacks the inlined frame"
 
 # libm's debug file, found the way libdw finds it (by build id)
 LIBM=$(ldd "$PROG" | awk '/libm\.so/ {print $3}')
@@ -73,6 +78,47 @@ if not libm: bad.append("no libm function among the top self functions")
 if with_dbg == "1":
     raw = [f["name"] for f in libm if f["name"].startswith("libm")]
     if raw: bad.append("libm frames without a name: %r" % raw)
+for b in bad: print("stacks: FAIL", b)
+sys.exit(1 if bad else 0)
+PY
+
+# pprof: functions carry the demangled name and the linked one (system_name);
+# the inlined function is a line of the same location as its caller.
+python3 - "$WORK/profile.pb.gz" "$METHOD" "$MANGLED" "$INLINED" <<'PY' || FAILS=$((FAILS + 1))
+import gzip, sys
+path, method, mangled, inlined = sys.argv[1:]
+def fields(b):
+    i = 0
+    while i < len(b):
+        k, i = varint(b, i)
+        f, w = k >> 3, k & 7
+        if w == 0:
+            v, i = varint(b, i)
+        elif w == 2:
+            n, i = varint(b, i)
+            v, i = b[i:i + n], i + n
+        else:
+            raise SystemExit("stacks: FAIL pprof wire type %d" % w)
+        yield f, v
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7f) << s; s += 7
+        if not c & 0x80: return v, i
+p = gzip.open(path).read()
+strings, funcs, locs = [], {}, []
+for f, v in fields(p):
+    if f == 6: strings.append(v.decode())
+    elif f == 5: funcs[dict(fields(v)).get(1)] = dict(fields(v))
+    elif f == 4: locs.append([dict(fields(l)).get(1) for ff, l in fields(v) if ff == 4])
+bad = []
+names = {i: (strings[fn.get(2, 0)], strings[fn.get(3, 0)]) for i, fn in funcs.items()}
+m = [n for n in names.values() if n[0].startswith(method)]
+if not m or not m[0][1].startswith(mangled): bad.append("pprof method names %r" % m)
+if any(n[0].startswith("_Z") for n in names.values()): bad.append("pprof has mangled names")
+pair = [l for l in locs if len(l) >= 2 and names[l[0]][0] == inlined and names[l[1]][0].startswith(method)]
+if not pair: bad.append("no pprof location with the inlined function as a line above the method")
 for b in bad: print("stacks: FAIL", b)
 sys.exit(1 if bad else 0)
 PY
