@@ -120,6 +120,26 @@ else()
 endif()
 _mlprof_result(ZLIB ${_found} AUTO "zlib (gzip output)")
 
+# ---- CPython 3.11 internal headers (Python frames in CPU samples) ---------
+# No option of its own: src/cpu/pyframes.c takes the interpreter's struct
+# layouts from them when found (python3.11-dev); without them CPU samples
+# have no Python frames. Only that file sees them, as system headers.
+find_package(Python3 QUIET COMPONENTS Development.Module)
+find_path(MLPROF_PY_INCLUDE_DIR internal/pycore_frame.h
+  HINTS ${Python3_INCLUDE_DIRS} PATHS /usr/include/python3.11 NO_CACHE)
+if(MLPROF_PY_INCLUDE_DIR AND EXISTS ${PROJECT_SOURCE_DIR}/src/cpu/pyframes.c
+   AND EXISTS ${MLPROF_PY_INCLUDE_DIR}/patchlevel.h)
+  file(STRINGS ${MLPROF_PY_INCLUDE_DIR}/patchlevel.h _py_minor REGEX "^#define PY_MINOR_VERSION[ \t]+11")
+endif()
+if(_py_minor)
+  set(_found ON)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/cpu/pyframes.c PROPERTIES
+    COMPILE_OPTIONS "-isystem;${MLPROF_PY_INCLUDE_DIR}" COMPILE_DEFINITIONS MLPROF_HAVE_PYFRAMES=1)
+else()
+  set(_found OFF)
+endif()
+_mlprof_result(PYFRAMES ${_found} AUTO "CPython 3.11 internal headers (python3.11-dev)")
+
 # ---- What the final libraries link -----------------------------------------
 # A dependency is linked when it was found and some source of the library
 # includes its header (the one file behind its door), so a build without the
@@ -197,7 +217,7 @@ function(mlprof_module_deps target module)
 endfunction()
 
 set(_mlprof_summary "")
-foreach(f LIBUNWIND PAPI LIBDW ZLIB CUPTI MPI)
+foreach(f LIBUNWIND PAPI LIBDW ZLIB CUPTI MPI PYFRAMES)
   string(TOLOWER ${f} lf)
   if(MLPROF_HAVE_${f})
     string(APPEND _mlprof_summary " ${lf}=on")

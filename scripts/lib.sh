@@ -4,10 +4,13 @@
 MLPROF_PACKAGES=(cmake make gcc pkg-config libzstd-dev libunwind-dev libcmocka-dev
                  libpapi-dev libdw-dev zstd zlib1g-dev)
 # Only the test suite needs these: MPI (libmlprof_mpi and its tests) and the
-# Python binding's tests (numpy, PyTorch) and the HTML report's browser check;
-# clang and libclang-rt-14-dev (libclang_rt.fuzzer) for the fuzz run.
-MLPROF_TEST_PACKAGES=(libopenmpi-dev openmpi-bin python3 python3-numpy python3-torch chromium
-                      clang libclang-rt-14-dev)
+# Python binding's tests (numpy, PyTorch), the HTML report's browser check,
+# libc's separate debug information (libc/libm frames named by the stacks
+# test), CPython's internal headers (Python frames in CPU samples), a C++
+# compiler (the C++ program of the stacks test), and clang with
+# libclang-rt-14-dev (libclang_rt.fuzzer) for the fuzz run.
+MLPROF_TEST_PACKAGES=(libopenmpi-dev openmpi-bin python3 python3-numpy python3-torch chromium libc6-dbg
+                      python3.11-dev g++ clang libclang-rt-14-dev)
 
 # Print the packages of the list that are not installed.
 mlprof_missing_packages() {

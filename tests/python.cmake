@@ -8,3 +8,15 @@ if(MLPROF_PYTHON3 AND NOT MLPROF_SANITIZE)
   set_tests_properties(python_binding PROPERTIES TIMEOUT 900
     ENVIRONMENT "MLPROF_LIBRARY=$<TARGET_FILE:mlprof_shared>;MLPROF_PYTHON_DIR=${PROJECT_SOURCE_DIR}/python;MLPROF_CLI=$<TARGET_FILE:mlprof_cli>")
 endif()
+
+# Python frames in CPU samples of an unmodified torch script under `mlprof
+# run` (needs CPython's internal headers at build time and torch).
+if(MLPROF_PYTHON3 AND NOT MLPROF_SANITIZE AND MLPROF_HAVE_PYFRAMES AND TARGET mlprof_cli)
+  execute_process(COMMAND ${MLPROF_PYTHON3} -c "import torch" RESULT_VARIABLE _torch_rc OUTPUT_QUIET ERROR_QUIET)
+  if(_torch_rc EQUAL 0)
+    add_test(NAME python_frames
+      COMMAND ${MLPROF_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_pyframes.py
+              $<TARGET_FILE:mlprof_cli> $<TARGET_FILE:mlprof_shared> ${CMAKE_CURRENT_BINARY_DIR}/tmp)
+    set_tests_properties(python_frames PROPERTIES TIMEOUT 900)
+  endif()
+endif()

@@ -18,13 +18,16 @@ typedef struct tb {
   const char *path;
 } tb;
 
-static inline tb tb_open(const char *stem) {
+/* A trace with the standard header plus `extra` (n entries, up to 8). */
+static inline tb tb_open_with(const char *stem, const prof__kv *extra, size_t n) {
   tb t;
   char err[256];
   const char *path = th_tmp_path(stem, ".mlpt"); /* one of 8 rotating buffers */
-  prof__kv hdr[] = {{"program", "unit-train"}, {"pid", "4242"}, {"hostname", "testhost"},
-                    {"clock", "CLOCK_MONOTONIC"}, {"cmdline", "unit-train --epochs 1"}, {"version", "0.1.0"}};
-  t.w = prof__tw_open(path, hdr, sizeof hdr / sizeof hdr[0], err);
+  prof__kv hdr[14] = {{"program", "unit-train"}, {"pid", "4242"}, {"hostname", "testhost"},
+                      {"clock", "CLOCK_MONOTONIC"}, {"cmdline", "unit-train --epochs 1"}, {"version", "0.1.0"}};
+  size_t nh = 6;
+  for (size_t i = 0; i < n && nh < 14; i++) hdr[nh++] = extra[i];
+  t.w = prof__tw_open(path, hdr, nh, err);
   if (!t.w) {
     fprintf(stderr, "tb_open: %s\n", err);
     abort();
@@ -32,6 +35,8 @@ static inline tb tb_open(const char *stem) {
   t.path = path;
   return t;
 }
+
+static inline tb tb_open(const char *stem) { return tb_open_with(stem, NULL, 0); }
 
 static inline void tb_str(tb *t, uint32_t id, const char *s) {
   if (prof__tw_string(t->w, id, s, strlen(s))) abort();

@@ -119,7 +119,39 @@ typedef struct prof_model {
   uint64_t leaf_weight[MAXN]; /* by location id: weight of samples with it innermost */
   uint64_t total_samples, total_ns, period;
   int nsample_types, nsamples;
+  uint64_t type_name[2], type_unit[2]; /* string indexes of the sample types */
+  uint64_t loc_mapping[MAXN];          /* by location id */
+  uint64_t map_file[MAXN], map_build_id[MAXN], map_start[MAXN], map_limit[MAXN]; /* by mapping id */
+  int nmappings;
+  uint64_t time_nanos, duration_nanos;
 } prof_model;
+
+static void read_value_type(prof_model *m, pb *s) {
+  int f, w;
+  uint64_t v;
+  pb sub;
+  assert_true(m->nsample_types < 2);
+  while (pb_next(s, &f, &w, &v, &sub)) {
+    if (f == 1) m->type_name[m->nsample_types] = v;
+    if (f == 2) m->type_unit[m->nsample_types] = v;
+  }
+  m->nsample_types++;
+}
+
+static void read_mapping(prof_model *m, pb *s) {
+  int f, w;
+  uint64_t v, id = 0, fields[11] = {0};
+  pb sub;
+  while (pb_next(s, &f, &w, &v, &sub))
+    if (f > 0 && f < 11 && w == 0) fields[f] = v;
+  id = fields[1];
+  assert_true(id > 0 && id < MAXN);
+  m->map_start[id] = fields[2];
+  m->map_limit[id] = fields[3];
+  m->map_file[id] = fields[5];
+  m->map_build_id[id] = fields[6];
+  m->nmappings++;
+}
 
 static void read_sample(prof_model *m, pb *s) {
   int f, w;
@@ -146,8 +178,10 @@ static void read_location(prof_model *m, pb *s) {
   int f, w;
   uint64_t v, id = 0, fn = 0;
   pb sub;
+  uint64_t mapping = 0;
   while (pb_next(s, &f, &w, &v, &sub)) {
     if (f == 1) id = v;
+    if (f == 2) mapping = v;
     if (f == 4) {
       int f2, w2;
       uint64_t v2;
@@ -158,6 +192,7 @@ static void read_location(prof_model *m, pb *s) {
   }
   assert_true(id > 0 && id < MAXN && fn > 0);
   m->loc_func[id] = fn;
+  m->loc_mapping[id] = mapping;
 }
 
 static void read_function(prof_model *m, pb *s) {
@@ -178,12 +213,15 @@ static void decode(prof_model *m, const uint8_t *p, size_t len) {
   uint64_t v;
   while (pb_next(&b, &f, &w, &v, &sub)) {
     switch (f) {
-    case 1: m->nsample_types++; break;
+    case 1: read_value_type(m, &sub); break;
     case 2: read_sample(m, &sub); break;
+    case 3: read_mapping(m, &sub); break;
     case 4: read_location(m, &sub); break;
     case 5: read_function(m, &sub); break;
     case 6: assert_true(m->nstrings < MAXN); m->strings[m->nstrings++] = strndup((const char *)sub.p, (size_t)(sub.end - sub.p)); break;
-    case 10: case 11: break;
+    case 9: m->time_nanos = v; break;
+    case 10: m->duration_nanos = v; break;
+    case 11: case 14: break;
     case 12: m->period = v; break;
     default: fail_msg("unexpected profile field %d", f);
     }
@@ -224,6 +262,23 @@ static void pprof_decodes_to_the_sampled_profile(void **state) {
   for (uint64_t i = 1; i < MAXN; i++)
     if (m.loc_func[i] && strcmp(m.strings[m.func_name[m.loc_func[i]]], "export_hot_leaf") == 0) leaf_total += m.leaf_weight[i];
   assert_true(leaf_total * 10 >= weight * 8);
+  /* sample types say what they count */
+  assert_string_equal(m.strings[m.type_name[0]], "cpu_samples");
+  assert_string_equal(m.strings[m.type_unit[0]], "count");
+  assert_string_equal(m.strings[m.type_name[1]], "cpu_time");
+  assert_string_equal(m.strings[m.type_unit[1]], "nanoseconds");
+  /* the hot leaf's location lies in the mapping of this test program, which has its build id */
+  uint64_t mp = m.loc_mapping[best];
+  assert_true(mp > 0 && mp < MAXN && m.nmappings > 1);
+  assert_non_null(strstr(m.strings[m.map_file[mp]], "test_export_pprof"));
+  assert_true(m.map_build_id[mp] > 0 && strlen(m.strings[m.map_build_id[mp]]) >= 16);
+  assert_true(m.map_start[mp] < m.map_limit[mp]);
+  /* wall-clock start and span of the trace */
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+  assert_true(m.time_nanos > now_ns - 3600ull * 1000000000ull && m.time_nanos <= now_ns);
+  assert_true(m.duration_nanos > 0);
   for (int i = 0; i < m.nstrings; i++) free(m.strings[i]);
 }
 

@@ -10,15 +10,17 @@ the binding keeps no hard dependency on PyTorch.
             loss.backward()
             optimizer.step()
 
-Each module's forward becomes a range named by its path in the model
-(``0``, ``1``, ``encoder.layer.3``; the root module is named after its
-class), and its backward a range ``<path>.backward``: begun when the
-gradient of the module's output arrives, ended when the gradients of its
-inputs are computed (or, for a module whose inputs need no gradient, when
-the backward pass ends). With
-``histograms_every=N`` the weights, gradients and activations of every
-module with parameters are summarised every N steps (``<path>.weight``,
-``<path>.grad``, ``<path>.act``) for the model-health findings.
+Each module's forward becomes a range named by its path in the model and
+its class (``0 (Linear)``, ``encoder.layer1 (Conv2d)``; the root module is
+named by its class alone), and its backward a range ``<name>.backward``:
+begun when the gradient of the module's output arrives, ended when the
+gradients of its inputs are computed (or, for a module whose inputs need no
+gradient, when the backward pass ends). With ``histograms_every=N`` the
+weights and gradients of every module with parameters, and the activations
+of those and of every parameterless leaf module (ReLU, GELU, Dropout, ...),
+are summarised every N steps (``<path>.weight``, ``<path>.weight.grad``,
+``<path>.act``) for the model-health findings: a ReLU whose outputs are
+nearly all zero fires ``dead_units``.
 """
 
 import mlprof
@@ -65,12 +67,14 @@ class Instrumentation:
     def _install(self):
         root = self.model
         for path, module in root.named_modules():
-            name = path or type(module).__name__
+            cls = type(module).__name__
+            name = "%s (%s)" % (path, cls) if path else cls
             has_params = any(True for _ in module.parameters(recurse=False))
+            leaf = not any(True for _ in module.children())
             # Names are resolved on first use: the profiler may start later.
             self.handles.append(module.register_forward_pre_hook(self._pre(name)))
             self.handles.append(module.register_forward_hook(
-                self._post(name, name + ".backward", has_params)))
+                self._post(name, name + ".backward", path or cls, has_params, leaf)))
             if self.backward:
                 try:
                     self.handles.append(module.register_full_backward_hook(self._bwd_end(name)))
@@ -85,13 +89,13 @@ class Instrumentation:
                 self.fwd_depth += 1
         return hook
 
-    def _post(self, name, bname, has_params):
+    def _post(self, name, bname, hname, has_params, leaf):
         def hook(module, inputs, output):
             if self.fwd_depth > 0:
                 self.fwd_depth -= 1
                 mlprof._c.prof_range_pop()
-            if has_params and self.histogram_step():
-                self._layer_histograms(module, name, output)
+            if (has_params or leaf) and self.histogram_step():
+                self._layer_histograms(module, hname, output)
             if self.backward:
                 self._watch_output(name, bname, output)
         return hook

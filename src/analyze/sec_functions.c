@@ -116,7 +116,10 @@ static long func_of(prof__fn_st *s, const prof__frame *fr) {
     uint64_t idx = prof__u64map_get(&s->fmap, h + probe);
     if (!idx) break;
     prof__fn_func *f = &s->f[idx - 1];
-    if (streq(f->name, fr->func) && streq(f->module, fr->module)) return (long)idx - 1;
+    if (streq(f->name, fr->func) && streq(f->module, fr->module)) {
+      f->inlined |= fr->inlined;
+      return (long)idx - 1;
+    }
   }
   if (s->nf == s->f_cap) {
     size_t cap = s->f_cap ? s->f_cap * 2 : 256;
@@ -128,27 +131,51 @@ static long func_of(prof__fn_st *s, const prof__frame *fr) {
   uint64_t probe = 0;
   while (prof__u64map_get(&s->fmap, h + probe)) probe++;
   if (prof__u64map_add(&s->fmap, h + probe, s->nf + 1) != 0) return -1;
-  s->f[s->nf] = (prof__fn_func){fr->func, fr->module, fr->file, fr->line, 0, 0, 0};
+  s->f[s->nf] = (prof__fn_func){fr->func, fr->module, fr->file, fr->line, 0, 0, 0, fr->mangled, fr->inlined, fr->python};
   return (long)s->nf++;
 }
 
-/* Frame i of a stack: the innermost address is exact, the others are
- * return addresses (looked up one byte earlier). */
-static const prof__frame *frame_at(prof__an *an, const uintptr_t *pcs, int i) {
-  return prof__an_frame(an, i ? pcs[i] - 1 : pcs[i]);
+static uint64_t mod_of(prof__fn_st *s, const char *name) {
+  for (size_t i = 0; i < s->nmods; i++)
+    if (streq(s->mods[i], name)) return i;
+  if (s->nmods >= 4095) return 4095;
+  const char **v = realloc(s->mods, (s->nmods + 1) * sizeof *v);
+  if (!v) return 4095;
+  s->mods = v;
+  s->mods[s->nmods] = name;
+  return s->nmods++;
+}
+
+/* The Python view: the line of the innermost Python frame, and which
+ * native library the sample was in below it. */
+static void add_python(prof__fn_st *s, const prof__frame *const *fr, const long *fi, int n, uint64_t w) {
+  int p = 0;
+  while (p < n && !fr[p]->python) p++;
+  if (p == n) return;
+  uint64_t line = (uint64_t)(fr[p]->line > 0 ? fr[p]->line : 0) & 0xfffff, k = (uint64_t)fi[p] << 32 | line;
+  s->py_total += w;
+  prof__u64map_add(&s->pylines, k, w);
+  if (p == 0) return;
+  prof__u64map_add(&s->pynative, k, w);
+  uint64_t m = mod_of(s, fr[0]->module ? fr[0]->module : "?");
+  prof__u64map_add(&s->pylib, (uint64_t)fi[p] << 40 | line << 12 | m, w);
 }
 
 static void add_stack(prof__an *an, prof__fn_st *s, uint32_t stack, uint32_t range, uint64_t w, uint64_t stamp) {
-  const uintptr_t *pcs;
-  int d = prof__an_stack(an, stack, &pcs);
+  const prof__frame *fr[PROF_STACK_MAX];
+  int d = prof__an_stack_frames(an, stack, fr, PROF_STACK_MAX, 1);
   long fi[PROF_STACK_MAX];
   int n = 0;
-  for (int i = 0; i < d && n < PROF_STACK_MAX; i++) {
-    long f = func_of(s, frame_at(an, pcs, i));
-    if (f >= 0) fi[n++] = f;
+  for (int i = 0; i < d; i++) {
+    long f = func_of(s, fr[i]);
+    if (f >= 0) {
+      fr[n] = fr[i];
+      fi[n++] = f;
+    }
   }
   if (!n) return;
   s->f[fi[0]].self += w;
+  prof__u64map_add(&s->lines, (uint64_t)fi[0] << 32 | (uint64_t)(fr[0]->line > 0 ? fr[0]->line : 0), w);
   prof__u64map_add(&s->rangefn, (uint64_t)range << 32 | (uint64_t)fi[0], w);
   prof__u64map_add(&s->rangetot, range, w);
   for (int i = 0; i < n; i++) {
@@ -160,6 +187,35 @@ static void add_stack(prof__an *an, prof__fn_st *s, uint32_t stack, uint32_t ran
     int dup = 0;
     for (int k = 0; k < i && !dup; k++) dup = fi[k] == fi[i] && fi[k + 1] == fi[i + 1];
     if (!dup) prof__u64map_add(&s->edges, (uint64_t)fi[i + 1] << 32 | (uint64_t)fi[i], w);
+  }
+  add_python(s, fr, fi, n, w);
+}
+
+size_t prof__fn_hot_lines(const prof__fn_st *s, size_t fi, prof__kv64 *top, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->lines.cap; i++) {
+    if (!s->lines.k[i] || ((s->lines.k[i] - 1) >> 32) != fi || !((s->lines.k[i] - 1) & 0xffffffffu)) continue;
+    prof__kv64 x = {(s->lines.k[i] - 1) & 0xffffffffu, s->lines.v[i]};
+    size_t k;
+    if (n < max) k = n++;
+    else if (x.v > top[max - 1].v) k = max - 1;
+    else continue;
+    top[k] = x;
+    while (k > 0 && (top[k - 1].v < top[k].v || (top[k - 1].v == top[k].v && top[k - 1].k > top[k].k))) {
+      prof__kv64 t = top[k - 1];
+      top[k - 1] = top[k];
+      top[k] = t;
+      k--;
+    }
+  }
+  return n;
+}
+
+/* A function's location is its hottest line by self time. */
+static void hottest_lines(prof__fn_st *s) {
+  for (size_t i = 0; i < s->nf; i++) {
+    prof__kv64 top[1];
+    if (s->f[i].self && s->f[i].file && prof__fn_hot_lines(s, i, top, 1)) s->f[i].line = (int)top[0].k;
   }
 }
 
@@ -229,6 +285,7 @@ static void fn_finish(prof__an *an, void *st) {
   uint64_t stamp = 0;
   for (size_t i = 0; i < m->cap; i++)
     if (m->k[i]) add_stack(an, s, (uint32_t)((m->k[i] - 1) & 0xffffffffu), (uint32_t)((m->k[i] - 1) >> 32), m->v[i], ++stamp);
+  hottest_lines(s);
   step_times(an, s);
   add_finding(an, s);
 }
@@ -243,13 +300,9 @@ size_t prof__functions_stacks(prof__an *an, const prof__sampled_stack **out, int
 }
 
 int prof__stack_func_names(prof__an *an, uint32_t stack, const char **names, int max) {
-  const uintptr_t *pcs;
-  int d = prof__an_stack(an, stack, &pcs), n = 0;
-  for (int i = d - 1; i >= 0 && n < max; i--) {
-    const prof__frame *f = frame_at(an, pcs, i);
-    if (prof__an_frame_is_profiler(f)) continue;
-    names[n++] = f->func;
-  }
+  const prof__frame *fr[PROF_STACK_MAX];
+  int d = prof__an_stack_frames(an, stack, fr, PROF_STACK_MAX, 1), n = 0;
+  for (int i = d - 1; i >= 0 && n < max; i--) names[n++] = fr[i]->label ? fr[i]->label : fr[i]->func;
   return n;
 }
 
@@ -296,10 +349,27 @@ const char *prof__fn_step_kind(double ratio) {
 static void json_func(prof__json *j, const prof__fn_st *s, const prof__fn_func *f) {
   prof__json_obj_begin(j);
   prof__json_kstr(j, "name", f->name);
+  if (f->mangled) prof__json_kstr(j, "mangled", f->mangled);
   if (f->module) prof__json_kstr(j, "module", f->module);
+  if (f->python) prof__json_kstr(j, "kind", "python");
+  if (f->inlined) prof__json_kbool(j, "inlined", 1);
   if (f->file) {
     prof__json_kstr(j, "file", f->file);
     prof__json_kint(j, "line", f->line);
+  }
+  prof__kv64 hot[5];
+  size_t nh = f->self ? prof__fn_hot_lines(s, (size_t)(f - s->f), hot, 5) : 0;
+  if (nh) {
+    prof__json_key(j, "hot_lines");
+    prof__json_arr_begin(j);
+    for (size_t i = 0; i < nh; i++) {
+      prof__json_obj_begin(j);
+      prof__json_kint(j, "line", (int)hot[i].k);
+      prof__json_kuint(j, "self_samples", hot[i].v);
+      prof__json_knum(j, "pct_of_self", 100.0 * (double)hot[i].v / (double)f->self);
+      prof__json_obj_end(j);
+    }
+    prof__json_arr_end(j);
   }
   prof__json_kuint(j, "self_samples", f->self);
   prof__json_kuint(j, "total_samples", f->total);
@@ -409,6 +479,8 @@ static void json_steps(prof__an *an, prof__json *j, const prof__fn_st *s) {
   prof__json_arr_end(j);
 }
 
+static void json_python(prof__json *j, const prof__fn_st *s);
+
 static void fn_json(prof__an *an, void *st, prof__json *j) {
   prof__fn_st *s = st;
   if (!s->total_w) return;
@@ -425,6 +497,7 @@ static void fn_json(prof__an *an, void *st, prof__json *j) {
   json_tree(j, s);
   json_ranges(an, j, s);
   json_steps(an, j, s);
+  json_python(j, s);
   prof__json_obj_end(j);
 }
 
@@ -443,6 +516,123 @@ static void text_steps(prof__an *an, const prof__fn_st *s, FILE *out) {
           wall > 0 ? 100 * cpu / wall : 0, kinds[2], kinds[1], kinds[0]);
 }
 
+const char *prof__fn_display(const prof__fn_func *f, char *buf, size_t n) {
+  if (f->python) {
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    snprintf(buf, n, "%s (%s)", f->name, base ? base + 1 : f->file ? f->file : "?");
+  } else if (f->inlined) {
+    snprintf(buf, n, "%s [inlined]", f->name);
+  } else {
+    snprintf(buf, n, "%s", f->name);
+  }
+  return buf;
+}
+
+/* Per-line self time of the top self functions that have line info. */
+static void text_lines(const prof__fn_st *s, FILE *out) {
+  size_t *idx = prof__fn_ranked(s, 0), shown = 0;
+  for (size_t i = 0; idx && i < s->nf && i < 10 && shown < 5; i++) {
+    const prof__fn_func *f = &s->f[idx[i]];
+    prof__kv64 top[3];
+    size_t nt = f->self && f->file ? prof__fn_hot_lines(s, idx[i], top, 3) : 0;
+    if (!nt) continue;
+    if (!shown++) fprintf(out, "  Hot lines (self time of the top functions by line):\n");
+    const char *base = strrchr(f->file, '/');
+    fprintf(out, "    %s:", f->name);
+    for (size_t k = 0; k < nt; k++)
+      fprintf(out, "%s %s:%llu %.0f%%", k ? "," : "", base ? base + 1 : f->file, (unsigned long long)top[k].k,
+              100.0 * (double)top[k].v / (double)f->self);
+    fputc('\n', out);
+  }
+  free(idx);
+}
+
+/* The Python view: hot lines of Python code (innermost Python frame of a
+ * sample) and the native libraries the time under them went to. */
+size_t prof__fn_py_libs(const prof__fn_st *s, uint64_t key, prof__kv64 *top, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->pylib.cap; i++) {
+    if (!s->pylib.k[i]) continue;
+    uint64_t k = s->pylib.k[i] - 1;
+    if ((k >> 40) != (key >> 32) || ((k >> 12) & 0xfffff) != (key & 0xfffff)) continue;
+    prof__kv64 x = {k & 0xfff, s->pylib.v[i]};
+    size_t at;
+    if (n < max) at = n++;
+    else if (x.v > top[max - 1].v) at = max - 1;
+    else continue;
+    top[at] = x;
+    while (at > 0 && top[at - 1].v < top[at].v) {
+      prof__kv64 t = top[at - 1];
+      top[at - 1] = top[at];
+      top[at] = t;
+      at--;
+    }
+  }
+  return n;
+}
+
+const char *prof__fn_mod_name(const prof__fn_st *s, uint64_t m) { return m < s->nmods ? s->mods[m] : "?"; }
+
+static void text_python(const prof__fn_st *s, FILE *out) {
+  if (!s->py_total) return;
+  size_t n;
+  prof__kv64 *l = prof__fn_sorted_map(&s->pylines, &n);
+  fprintf(out, "  Python (%.0f%% of the samples ran under Python code): hot lines, and the native code below them\n",
+          100.0 * (double)s->py_total / (double)s->total_w);
+  for (size_t i = 0; l && i < n && i < 10; i++) {
+    const prof__fn_func *f = &s->f[l[i].k >> 32];
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    uint64_t nat = prof__u64map_get(&s->pynative, l[i].k);
+    fprintf(out, "    %5.1f%%  %s:%llu %s  (native %.0f%%", 100.0 * (double)l[i].v / (double)s->total_w,
+            base ? base + 1 : f->file ? f->file : "?", (unsigned long long)(l[i].k & 0xfffff), f->name,
+            100.0 * (double)nat / (double)l[i].v);
+    prof__kv64 top[3];
+    size_t nt = prof__fn_py_libs(s, l[i].k, top, 3);
+    for (size_t k = 0; k < nt; k++)
+      fprintf(out, "%s %s %.0f%%", k ? "," : ":", prof__fn_mod_name(s, top[k].k), 100.0 * (double)top[k].v / (double)l[i].v);
+    fputs(")\n", out);
+  }
+  free(l);
+}
+
+static void json_python(prof__json *j, const prof__fn_st *s) {
+  if (!s->py_total) return;
+  size_t n;
+  prof__kv64 *l = prof__fn_sorted_map(&s->pylines, &n);
+  prof__json_key(j, "python");
+  prof__json_obj_begin(j);
+  prof__json_kuint(j, "samples", s->py_total);
+  prof__json_knum(j, "pct", 100.0 * (double)s->py_total / (double)s->total_w);
+  prof__json_key(j, "lines");
+  prof__json_arr_begin(j);
+  for (size_t i = 0; l && i < n && i < TOP_N; i++) {
+    const prof__fn_func *f = &s->f[l[i].k >> 32];
+    uint64_t nat = prof__u64map_get(&s->pynative, l[i].k);
+    prof__json_obj_begin(j);
+    prof__json_kstr(j, "function", f->name);
+    prof__json_kstr(j, "file", f->file ? f->file : "?");
+    prof__json_kint(j, "line", (int64_t)(l[i].k & 0xfffff));
+    prof__json_kuint(j, "samples", l[i].v);
+    prof__json_knum(j, "pct", 100.0 * (double)l[i].v / (double)s->total_w);
+    prof__json_knum(j, "native_pct", 100.0 * (double)nat / (double)l[i].v);
+    prof__kv64 top[5];
+    size_t nt = prof__fn_py_libs(s, l[i].k, top, 5);
+    prof__json_key(j, "native");
+    prof__json_arr_begin(j);
+    for (size_t k = 0; k < nt; k++) {
+      prof__json_obj_begin(j);
+      prof__json_kstr(j, "module", prof__fn_mod_name(s, top[k].k));
+      prof__json_knum(j, "pct_of_line", 100.0 * (double)top[k].v / (double)l[i].v);
+      prof__json_obj_end(j);
+    }
+    prof__json_arr_end(j);
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
+  prof__json_obj_end(j);
+  free(l);
+}
+
 static void fn_text(prof__an *an, void *st, FILE *out) {
   prof__fn_st *s = st;
   if (!s->total_w) return;
@@ -455,7 +645,9 @@ static void fn_text(prof__an *an, void *st, FILE *out) {
       const prof__fn_func *f = &s->f[idx[i]];
       uint64_t w = total ? f->total : f->self;
       if (!w) break;
-      fprintf(out, "    %5.1f%%  %8.1f ms  %s", 100.0 * (double)w / (double)s->total_w, (double)w * s->period_ns / 1e6, f->name);
+      char nb[160];
+      fprintf(out, "    %5.1f%%  %8.1f ms  %s", 100.0 * (double)w / (double)s->total_w, (double)w * s->period_ns / 1e6,
+              prof__fn_display(f, nb, sizeof nb));
       if (f->file) fprintf(out, "  (%s:%d)", f->file, f->line);
       else if (f->module) fprintf(out, "  [%s]", f->module);
       fputc('\n', out);
@@ -465,10 +657,14 @@ static void fn_text(prof__an *an, void *st, FILE *out) {
   size_t n;
   prof__kv64 *e = prof__fn_sorted_map(&s->edges, &n);
   if (e && n) fprintf(out, "  Call paths (caller -> callee, inclusive share):\n");
-  for (size_t i = 0; e && i < n && i < 8; i++)
-    fprintf(out, "    %5.1f%%  %s -> %s\n", 100.0 * (double)e[i].v / (double)s->total_w, s->f[e[i].k >> 32].name,
-            s->f[e[i].k & 0xffffffffu].name);
+  for (size_t i = 0; e && i < n && i < 8; i++) {
+    char a[160], b[160];
+    fprintf(out, "    %5.1f%%  %s -> %s\n", 100.0 * (double)e[i].v / (double)s->total_w,
+            prof__fn_display(&s->f[e[i].k >> 32], a, sizeof a), prof__fn_display(&s->f[e[i].k & 0xffffffffu], b, sizeof b));
+  }
   free(e);
+  text_lines(s, out);
+  text_python(s, out);
   prof__kv64 *r = prof__fn_sorted_map(&s->rangetot, &n);
   for (size_t i = 0; r && i < n && i < 5; i++) {
     prof__kv64 top[3];
@@ -491,6 +687,11 @@ static void fn_destroy(prof__an *an, void *st) {
   prof__u64map_free(&s->edges);
   prof__u64map_free(&s->rangefn);
   prof__u64map_free(&s->rangetot);
+  prof__u64map_free(&s->lines);
+  prof__u64map_free(&s->pylines);
+  prof__u64map_free(&s->pynative);
+  prof__u64map_free(&s->pylib);
+  free(s->mods);
   free(s->ts);
   free(s->stacks);
   free(s->f);

@@ -4,7 +4,8 @@
  * compute-bound / mixed / waiting steps), hot functions per range, and an
  * interactive flame graph of the merged call tree (prof__svg_flame: click
  * a frame to zoom, click the root to zoom out, hover for samples and
- * share). Nothing when the trace has no samples. The flame graph leaves out
+ * share), and for Python programs the hot Python lines with the native
+ * libraries below them. Nothing when the trace has no samples. The flame graph leaves out
  * frames under FLAME_MIN_SHARE of the samples and keeps at most FLAME_MAX
  * frames, so the page stays bounded on any trace.
  */
@@ -21,6 +22,7 @@
 #define FLAME_MAX 3000        /* frames drawn at most */
 #define FLAME_DEPTH 128       /* frames deeper than this are dropped */
 #define STACK_NAMES 256
+#define NAME_MAX_SHOWN 80     /* longer function names are shortened (full name on hover) */
 
 /* ---- facts ------------------------------------------------------------------- */
 
@@ -43,6 +45,36 @@ static void facts(const prof__fn_st *s, FILE *out) {
 
 /* ---- top functions -------------------------------------------------------------- */
 
+/* A function name in a cell: long ones (C++ templates) are shortened to
+ * their head and tail with the whole name (and the linked name) on hover. */
+static void name_cell(FILE *out, const char *name, const char *mangled) {
+  size_t n = strlen(name);
+  if (n <= NAME_MAX_SHOWN && !mangled) {
+    prof__html_esc(out, name);
+    return;
+  }
+  fputs("<span class=\"fname\" title=\"", out);
+  prof__html_esc(out, name);
+  if (mangled) {
+    fputs("\n", out);
+    prof__html_esc(out, mangled);
+  }
+  fputs("\">", out);
+  if (n <= NAME_MAX_SHOWN) {
+    prof__html_esc(out, name);
+  } else {
+    size_t head = NAME_MAX_SHOWN * 2 / 3, tail = n - (NAME_MAX_SHOWN - head - 1);
+    while (head > 0 && ((unsigned char)name[head] & 0xc0) == 0x80) head--; /* whole UTF-8 characters */
+    while (tail < n && ((unsigned char)name[tail] & 0xc0) == 0x80) tail++;
+    char *h = strndup(name, head);
+    if (h) prof__html_esc(out, h);
+    free(h);
+    fputs("&hellip;", out);
+    prof__html_esc(out, name + tail);
+  }
+  fputs("</span>", out);
+}
+
 static void td_ms(FILE *out, double ms) {
   char b[32];
   snprintf(b, sizeof b, "%.1f ms", ms);
@@ -52,7 +84,8 @@ static void td_ms(FILE *out, double ms) {
 static void func_row(const prof__fn_st *s, const prof__fn_func *f, FILE *out) {
   double tw = (double)s->total_w;
   fputs("<tr><td>", out);
-  prof__html_esc(out, f->name);
+  name_cell(out, f->name, f->mangled);
+  if (f->inlined) fputs(" <span class=\"note\">[inlined]</span>", out);
   if (f->file) {
     const char *base = strrchr(f->file, '/');
     fprintf(out, " <span class=\"note\">(");
@@ -190,7 +223,7 @@ static void ranges(prof__an *an, const prof__fn_st *s, FILE *out) {
       fputs("<td>", out);
       for (size_t k = 0; k < nt; k++) {
         if (k) fputs(", ", out);
-        prof__html_esc(out, s->f[top[k].k].name);
+        name_cell(out, s->f[top[k].k].name, NULL);
         fprintf(out, " %.0f%%", 100.0 * (double)top[k].v / (double)r[i].v);
       }
       fputs("</td></tr>\n", out);
@@ -199,6 +232,45 @@ static void ranges(prof__an *an, const prof__fn_st *s, FILE *out) {
     if (n > TOP_RANGES) fprintf(out, "<p class=\"note\">%zu more ranges are in the JSON report.</p>\n", n - TOP_RANGES);
   }
   free(r);
+}
+
+/* ---- Python ------------------------------------------------------------------- */
+
+static void python_view(const prof__fn_st *s, FILE *out) {
+  if (!s->py_total) return;
+  size_t n;
+  prof__kv64 *l = prof__fn_sorted_map(&s->pylines, &n);
+  if (!l) return;
+  fprintf(out, "<h3>Python</h3>\n<p class=\"note\">%.0f%% of the samples ran under Python code. The hot lines "
+               "of Python code (the innermost Python frame of each sample), the share of their time spent in "
+               "native code below them, and in which libraries.</p>\n",
+          100.0 * (double)s->py_total / (double)s->total_w);
+  static const char *const h[] = {"line", "function", "share", "in native code", "native libraries"};
+  prof__html_table_begin(out, h, 5);
+  for (size_t i = 0; i < n && i < TOP_FUNCS; i++) {
+    const prof__fn_func *f = &s->f[l[i].k >> 32];
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    char b[512];
+    snprintf(b, sizeof b, "%s:%llu", base ? base + 1 : f->file ? f->file : "?", (unsigned long long)(l[i].k & 0xfffff));
+    fputs("<tr>", out);
+    prof__html_td(out, b);
+    fputs("<td>", out);
+    name_cell(out, f->name, NULL);
+    fputs("</td>", out);
+    prof__html_td_pct(out, (double)l[i].v / (double)s->total_w);
+    prof__html_td_pct(out, (double)prof__u64map_get(&s->pynative, l[i].k) / (double)l[i].v);
+    prof__kv64 top[RANGE_FUNCS];
+    size_t nt = prof__fn_py_libs(s, l[i].k, top, RANGE_FUNCS);
+    fputs("<td>", out);
+    for (size_t k = 0; k < nt; k++) {
+      if (k) fputs(", ", out);
+      prof__html_esc(out, prof__fn_mod_name(s, top[k].k));
+      fprintf(out, " %.0f%%", 100.0 * (double)top[k].v / (double)l[i].v);
+    }
+    fputs("</td></tr>\n", out);
+  }
+  prof__html_table_end(out);
+  free(l);
 }
 
 /* ---- flame graph --------------------------------------------------------------- */
@@ -323,6 +395,7 @@ void prof__fn_html(prof__an *an, void *st, FILE *out) {
   prof__html_section_begin(out, "functions", "Hot functions (CPU sampling)");
   facts(s, out);
   top_functions(s, out);
+  python_view(s, out);
   flame(an, s, out);
   steps(an, s, out);
   ranges(an, s, out);

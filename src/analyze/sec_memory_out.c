@@ -103,40 +103,58 @@ static char *signature(prof__an *an, const mem_site *x) {
   return sig;
 }
 
-/* Leak groups are call stacks as people read them: sites whose frames
- * symbolize to the same functions are one group (return addresses of the
- * same call can differ, e.g. an unrolled loop). */
+typedef struct site_sig {
+  char *sig;
+  uint32_t idx;
+} site_sig;
+
+static int by_sig(const void *a, const void *b) {
+  const site_sig *x = a, *y = b;
+  int c = strcmp(x->sig, y->sig);
+  return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Sites are call stacks as people read them: sites whose frames symbolize
+ * to the same functions (return addresses of the same call can differ,
+ * e.g. an unrolled loop or two copies of an inlined caller) are one site
+ * in the top sites and in the leaks; the first keeps the sums, the others
+ * are emptied. */
 static void merge_same_names(prof__an *an, mem_state *s) {
-  enum { MAX_MERGE = 4096 };
-  uint32_t idx[MAX_MERGE];
-  char *sig[MAX_MERGE];
+  site_sig *v = malloc((s->nsites + 1) * sizeof *v);
   size_t n = 0;
-  for (size_t i = 0; i < s->nsites && n < MAX_MERGE; i++)
-    if (s->sites[i].leak_bytes > 0 && s->sites[i].stack) {
-      idx[n] = (uint32_t)i;
-      sig[n++] = signature(an, &s->sites[i]);
-    }
-  for (size_t a = 0; a < n; a++) {
-    for (size_t b = a + 1; b < n && sig[a]; b++) {
-      mem_site *x = &s->sites[idx[a]], *y = &s->sites[idx[b]];
-      if (!sig[b] || y->leak_bytes <= 0 || strcmp(sig[a], sig[b]) != 0) continue;
+  for (size_t i = 0; v && i < s->nsites; i++)
+    if (s->sites[i].stack && (v[n].sig = signature(an, &s->sites[i])) != NULL) v[n++].idx = (uint32_t)i;
+  if (v) qsort(v, n, sizeof *v, by_sig);
+  for (size_t a = 0, b; v && a < n; a = b) {
+    mem_site *x = &s->sites[v[a].idx];
+    for (b = a + 1; b < n && strcmp(v[a].sig, v[b].sig) == 0; b++) {
+      mem_site *y = &s->sites[v[b].idx];
+      x->calls += y->calls;
+      x->bytes += y->bytes;
+      x->live += y->live;
+      x->at_peak += y->at_peak;
+      x->temp_calls += y->temp_calls;
+      x->temp_bytes += y->temp_bytes;
       x->leak_bytes += y->leak_bytes;
       x->leak_count += y->leak_count;
+      y->calls = y->bytes = y->live = y->at_peak = y->temp_calls = y->temp_bytes = 0;
       y->leak_bytes = y->leak_count = 0;
     }
   }
-  for (size_t a = 0; a < n; a++) free(sig[a]);
+  for (size_t a = 0; v && a < n; a++) free(v[a].sig);
+  free(v);
 }
 
 static void leaks_collect(prof__an *an, mem_state *s) {
-  if (!an->has_footer) return; /* a cut-short run says nothing about leaks */
-  for (size_t i = 0; i < s->live.cap; i++) {
-    const mem_blk *b = &s->live.s[i];
-    if (!b->addr || b->site >= s->nsites) continue;
-    s->sites[b->site].leak_bytes += (double)b->size * b->w;
-    s->sites[b->site].leak_count += b->w;
-  }
+  if (an->has_footer) /* a cut-short run says nothing about leaks */
+    for (size_t i = 0; i < s->live.cap; i++) {
+      const mem_blk *b = &s->live.s[i];
+      if (!b->addr || b->site >= s->nsites) continue;
+      s->sites[b->site].leak_bytes += (double)b->size * b->w;
+      s->sites[b->site].leak_count += b->w;
+    }
   merge_same_names(an, s);
+  if (!an->has_footer) return;
   s->leak_order = malloc((s->nsites + 1) * sizeof *s->leak_order);
   if (!s->leak_order) return;
   for (size_t i = 0; i < s->nsites; i++) {
@@ -452,27 +470,68 @@ void prof__mem_sec_json(prof__an *an, void *stp, prof__json *j) {
 
 /* ---- text ------------------------------------------------------------------ */
 
-static void text_stack(prof__an *an, FILE *out, uint32_t stack) {
+/* The innermost frames of a stack as one line ("a < b < c < d"). */
+static void stack_text(prof__an *an, uint32_t stack, char *buf, size_t len) {
   const char *names[4];
   int n = stack_names(an, stack, names, 4);
-  if (!n) fputs("(no stack)", out);
-  for (int i = 0; i < n; i++) fprintf(out, "%s%s", i ? " < " : "", names[i]);
-  fputc('\n', out);
+  size_t off = 0;
+  buf[0] = 0;
+  if (!n) snprintf(buf, len, "(no stack)");
+  for (int i = 0; i < n && off < len; i++) {
+    int w = snprintf(buf + off, len - off, "%s%s", i ? " < " : "", names[i]);
+    if (w < 0) break;
+    off += (size_t)w;
+  }
 }
 
+static void text_stack(prof__an *an, FILE *out, uint32_t stack) {
+  char buf[1024];
+  stack_text(an, stack, buf, sizeof buf);
+  fprintf(out, "%s\n", buf);
+}
+
+typedef struct site_line {
+  char text[1024];
+  double bytes, calls;
+} site_line;
+
+static int by_line_value(const void *a, const void *b) {
+  const site_line *x = a, *y = b;
+  double u = rank_how == MEM_RANK_CALLS ? x->calls : x->bytes, v = rank_how == MEM_RANK_CALLS ? y->calls : y->bytes;
+  return u < v ? 1 : u > v ? -1 : strcmp(x->text, y->text);
+}
+
+/* The top sites as the text shows them: sites whose shown frames read the
+ * same (they differ further out) are one line with their sums. */
 static void text_sites(prof__an *an, const mem_state *s, FILE *out, const char *title, int how) {
-  uint32_t idx[5];
-  size_t n = top_sites(s, how, idx, 5);
+  enum { CANDIDATES = 64, SHOWN = 5 };
+  uint32_t idx[CANDIDATES];
+  size_t n = top_sites(s, how, idx, CANDIDATES), m = 0;
   if (!n) return;
-  fprintf(out, "  %s:\n", title);
+  site_line *v = calloc(n, sizeof *v);
+  if (!v) return;
   for (size_t i = 0; i < n; i++) {
     const mem_site *x = &s->sites[idx[i]];
-    char b[32];
-    double bytes = how == MEM_RANK_PEAK ? x->at_peak : how == MEM_RANK_TEMP ? x->temp_bytes : x->bytes;
-    fprintf(out, "    %10s %10.0f calls  ", fmt_bytes(b, sizeof b, bytes),
-            how == MEM_RANK_TEMP ? x->temp_calls : x->calls);
-    text_stack(an, out, x->stack);
+    site_line l;
+    stack_text(an, x->stack, l.text, sizeof l.text);
+    l.bytes = how == MEM_RANK_PEAK ? x->at_peak : how == MEM_RANK_TEMP ? x->temp_bytes : x->bytes;
+    l.calls = how == MEM_RANK_TEMP ? x->temp_calls : x->calls;
+    size_t k = 0;
+    while (k < m && strcmp(v[k].text, l.text) != 0) k++;
+    if (k == m) v[m++] = l;
+    else {
+      v[k].bytes += l.bytes;
+      v[k].calls += l.calls;
+    }
   }
+  rank_how = how;
+  qsort(v, m, sizeof *v, by_line_value);
+  fprintf(out, "  %s:\n", title);
+  for (size_t i = 0; i < m && i < SHOWN; i++) {
+    char b[32];
+    fprintf(out, "    %10s %10.0f calls  %s\n", fmt_bytes(b, sizeof b, v[i].bytes), v[i].calls, v[i].text);
+  }
+  free(v);
 }
 
 void prof__mem_sec_text(prof__an *an, void *stp, FILE *out) {

@@ -72,6 +72,7 @@ static void st_record(prof__an *an, void *st, const prof__rec *rec) {
   if (rec->kind != PROF_REC_CHUNK) return;
   if (rec->chunk_type == PROF_CHUNK_STACKS) decode_stacks(st, rec->data, rec->len);
   if (rec->chunk_type == PROF_CHUNK_MODULES) decode_modules(st, rec->data, rec->len);
+  if (rec->chunk_type == PROF_CHUNK_PYFRAMES) prof__pyframes_decode(st, rec->data, rec->len);
 }
 
 int prof__an_stack(prof__an *an, uint32_t id, const uintptr_t **pcs) {
@@ -89,6 +90,7 @@ static void st_json(prof__an *an, void *st, prof__json *j) {
   prof__json_obj_begin(j);
   prof__json_kuint(j, "stacks", s->count);
   prof__json_kuint(j, "modules", s->nmods);
+  prof__json_kuint(j, "python_frames", s->npy);
   prof__json_kuint(j, "bad_chunks", s->bad_chunks);
   prof__json_obj_end(j);
 }

@@ -41,6 +41,7 @@
 #include "core/config.h"
 #include "core/session.h"
 #include "cpu.h"
+#include "cpu/pyframes.h"
 #include "stack/stack.h"
 
 #define SAMPLE_BUF 2048 /* samples per thread between two writer cycles */
@@ -108,6 +109,7 @@ static void on_sample(int sig, siginfo_t *si, void *uc) {
   } else {
     uintptr_t pcs[PROF_STACK_MAX_DEPTH];
     int d = prof__stack_capture_uc(uc, pcs, PROF_STACK_MAX_DEPTH);
+    d = prof__pyframes_merge(pcs, d, PROF_STACK_MAX_DEPTH); /* Python frames, when running Python */
     sample *s = &t->buf[h % SAMPLE_BUF];
     s->ticks = prof__ticks();
     s->stack = d > 0 ? prof__stack_intern(pcs, d) : 0;
@@ -299,6 +301,7 @@ static void sampler_hook(prof__tw *tw, int final, void *arg) {
   }
   if (final) release_signal(); /* every timer is gone now */
   if (tw) prof__stack_emit(tw); /* stacks of the samples just queued */
+  prof__pyframes_cycle(tw, final); /* and the Python code they name */
   prof__counters_cycle(tw, final);
   if (final) final_meta();
 }
@@ -367,6 +370,7 @@ static int cpu_start(void) {
   }
   if (!__atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) && install_handler() != 0) return PROF_EUNSUPPORTED;
   prof__stack_thread_init();
+  prof__pyframes_init();
   __atomic_store_n(&S.on, 1, __ATOMIC_RELEASE);
   return 0;
 }

@@ -46,6 +46,12 @@ int prof__stack_emit(prof__tw *tw);
  * sets *pcs, or 0 for an unknown id. Lock-free; for tests and tools. */
 int prof__stack_get(uint32_t id, const uintptr_t **pcs);
 
+/* Call fn for each complete stack from id `from` (0: the first) on, in id
+ * order, stopping at the first one still being filled; returns the id to
+ * start from next time. Writer thread (any one reader); for consumers
+ * that look into new stacks (Python frames, src/cpu/pyframes.c). */
+uint32_t prof__stack_scan(uint32_t from, void (*fn)(const uintptr_t *pcs, int depth, void *arg), void *arg);
+
 /* Stacks that could not be interned (table full). */
 uint64_t prof__stack_lost(void);
 

@@ -148,6 +148,16 @@ int prof__stack_get(uint32_t id, const uintptr_t **pcs) {
 
 uint64_t prof__stack_lost(void) { return __atomic_load_n(&T.lost, __ATOMIC_RELAXED); }
 
+uint32_t prof__stack_scan(uint32_t from, void (*fn)(const uintptr_t *pcs, int depth, void *arg), void *arg) {
+  if (__atomic_load_n(&T.state, __ATOMIC_ACQUIRE) != 2) return from;
+  uint32_t end = __atomic_load_n(&T.next_id, __ATOMIC_ACQUIRE);
+  if (end > MAX_STACKS + 1) end = MAX_STACKS + 1;
+  uint32_t id = from ? from : 1;
+  for (; id < end && __atomic_load_n(&T.entries[id].ready, __ATOMIC_ACQUIRE); id++)
+    fn(T.pool + T.entries[id].off, T.entries[id].depth, arg);
+  return id;
+}
+
 /* Encode the entries published since the last call (docs/trace-format-stacks.md). */
 int prof__stack_encode_new(prof__buf *b, uint32_t max_count) {
   if (__atomic_load_n(&T.state, __ATOMIC_ACQUIRE) != 2) return 0;

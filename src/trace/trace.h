@@ -31,6 +31,7 @@ enum {
   PROF_CHUNK_GPU = 8,     /* GPU activity records */
   PROF_CHUNK_HIST = 9,    /* tensor histogram summaries */
   PROF_CHUNK_RES = 10,    /* resource monitoring: busiest threads (docs/resources.md) */
+  PROF_CHUNK_PYFRAMES = 11, /* Python frames in stacks: tagged address -> file, function, line */
   PROF_CHUNK_TYPE_MAX = 255
 };
 

@@ -115,11 +115,13 @@ class TorchTraining(unittest.TestCase):
             rep = only_report(d)
             self.assertEqual(rep["steps"]["count"], 8)
             ranges = {x["name"]: x for x in rep["ranges"]}
-            for name in ("Sequential", "0", "1", "2", "3", "4", "0.backward", "4.backward"):
+            # Module ranges are named by path and class.
+            for name in ("Sequential", "0 (Linear)", "1 (ReLU)", "2 (Linear)", "3 (ReLU)", "4 (Linear)",
+                         "0 (Linear).backward", "4 (Linear).backward"):
                 self.assertIn(name, ranges)
                 self.assertEqual(ranges[name]["count"], 8, name)
             # Linear layers do real work; their self time is plausible.
-            for name in ("0", "2", "4"):
+            for name in ("0 (Linear)", "2 (Linear)", "4 (Linear)"):
                 self.assertGreater(ranges[name]["self_ns"], 0)
                 self.assertLessEqual(ranges[name]["self_ns"], ranges["Sequential"]["total_ns"])
             self.assertLess(ranges["Sequential"]["self_ns"], ranges["Sequential"]["total_ns"])
@@ -137,7 +139,8 @@ class TorchTraining(unittest.TestCase):
             width = 256
             sizes = {"0.weight": 64 * width, "0.bias": width, "2.weight": width * width,
                      "2.bias": width, "4.weight": width * 2, "4.bias": 2,
-                     "0.act": 64 * width, "2.act": 64 * width, "4.act": 64 * 2}
+                     "0.act": 64 * width, "2.act": 64 * width, "4.act": 64 * 2,
+                     "1.act": 64 * width, "3.act": 64 * width}  # the ReLUs have no parameters
             for tag, n in sizes.items():
                 self.assertIn(tag, hist)
                 self.assertEqual(hist[tag]["last"]["count"], n, tag)
@@ -146,8 +149,35 @@ class TorchTraining(unittest.TestCase):
                 self.assertEqual(hist[tag + ".grad"]["kind"], "gradient")
                 self.assertEqual(hist[tag + ".grad"]["last"]["count"], sizes[tag])
             self.assertEqual(hist["0.act"]["kind"], "activation")
+            self.assertEqual(hist["1.act"]["kind"], "activation")
             loss = [s for s in rep["model"]["scalars"] if s["tag"] == "loss"]
             self.assertEqual(loss[0]["count"], 8)
+
+    def test_dead_relu_fires_dead_units(self):
+        # A ReLU after a layer whose bias pushes every unit far below zero:
+        # its (parameterless) activations are all zeros, which the binding
+        # must summarise for dead_units to fire.
+        code = (
+            "import sys, torch, mlprof, mlprof.torch as mt\n"
+            "mlprof.init(output=sys.argv[1] + '/t.mlpt')\n"
+            "torch.manual_seed(0)\n"
+            "lin = torch.nn.Linear(16, 32)\n"
+            "torch.nn.init.constant_(lin.bias, -100.0)\n"
+            "model = torch.nn.Sequential(lin, torch.nn.ReLU(), torch.nn.Linear(32, 1))\n"
+            "mt.instrument(model, histograms_every=1)\n"
+            "for i in range(12):\n"
+            "    with mt.step(model):\n"
+            "        model(torch.randn(8, 16)).sum().backward()\n"
+            "mlprof.shutdown()\n")
+        with tempfile.TemporaryDirectory() as d:
+            r = run_py(code, env={"MLPROF_REPORT": "1"}, args=(d,))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rep = only_report(d)
+            hist = {h["tag"]: h for h in rep["model"]["histograms"]}
+            self.assertIn("1.act", hist)
+            dead = [f for f in rep["findings"] if f["id"] == "dead_units"]
+            self.assertTrue(dead, [f["id"] for f in rep["findings"]])
+            self.assertIn("1.act", json.dumps(dead))
 
     def test_unmodified_script_under_mlprof_run(self):
         cli = os.environ.get("MLPROF_CLI")

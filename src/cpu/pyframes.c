@@ -1,0 +1,387 @@
+/* pyframes.c — Python frames in CPU samples (CPython 3.11).
+ *
+ * Signal side (prof__pyframes_merge, called by the sampling handler): when
+ * the process runs CPython, the handler finds the interrupted thread's
+ * PyThreadState through the interpreter's own thread-specific key
+ * (_PyRuntime.gilstate.autoTSSkey, a pthread key, so it works on any
+ * thread, holding the GIL or not), walks its frame chain
+ * (cframe->current_frame, previous, ...) with plain loads and no Python API
+ * call, and records each frame as a tagged address: the code object's
+ * address and the index of the frame's last instruction (symbols.h,
+ * PROF_PYFRAME_TAG). Nothing is dereferenced that this thread does not own:
+ * a frame inside the thread's data-stack chunks is read in place, any other
+ * (a generator's frame) is copied with process_vm_readv, which fails
+ * instead of faulting. The code object is not touched here. The native
+ * stack is then rewritten: each native frame in _PyEval_EvalFrameDefault is
+ * replaced by the Python frames that call of the evaluation loop runs (up
+ * to and including the frame marked is_entry), innermost first, so Python
+ * and native frames interleave as they call each other.
+ *
+ * Writer side (prof__pyframes_cycle): the writer looks at the stacks
+ * interned since its last cycle and resolves every tagged address it has
+ * not seen yet: it copies the code object with process_vm_readv, checks
+ * that it is still a code object (its type is PyCode_Type), reads its file
+ * name, qualified name and location table, finds the line of the recorded
+ * instruction, and writes the new ones as one PROF_CHUNK_PYFRAMES chunk. A
+ * code object freed before the writer saw it is left out (the analysis
+ * shows "<python>"); one whose memory was reused by another code object in
+ * between is named after the newer one (rare: a writer cycle is short).
+ *
+ * Struct layouts come from the interpreter's internal headers at build
+ * time (python3.11-dev); a build without them, or a process running
+ * another Python version (checked with Py_Version), has no Python frames.
+ * MLPROF_PYTHON_FRAMES=0 turns the capture off.
+ */
+#if defined(MLPROF_HAVE_PYFRAMES)
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <internal/pycore_code.h>
+#include <internal/pycore_frame.h>
+#include <internal/pycore_runtime.h>
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030C0000
+#undef MLPROF_HAVE_PYFRAMES /* the layouts below are 3.11's */
+#endif
+#endif
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/session.h"
+#include "cpu/pyframes.h"
+#include "stack/stack.h"
+
+#define PYFRAME_TAG (1ull << 63)
+#define CODE_MASK ((1ull << 47) - 1)
+#define PY_MAX 128    /* Python frames read per sample */
+#define CHUNKS_MAX 16 /* data-stack chunks of a thread looked at */
+
+#if defined(MLPROF_HAVE_PYFRAMES)
+
+static struct {
+  int state;                     /* 0 not looked for, 1 found (handler may read), -1 off */
+  const _PyRuntimeState *runtime;
+  uintptr_t eval_lo, eval_hi;    /* _PyEval_EvalFrameDefault */
+  uintptr_t code_type, unicode_type, bytes_type;
+  uint32_t scanned;              /* writer: stacks looked at */
+  uint64_t *seen;                /* writer: tagged addresses resolved (open addressing, 0 empty) */
+  size_t seen_cap, nseen;
+  uint64_t resolved, unresolved;
+} P;
+
+/* ---- reading memory that may be gone ------------------------------------- */
+
+/* Copy n bytes at src, or fail (-1) where nothing is mapped. The pid is
+ * asked each time: after fork() the child must read its own memory. */
+static int safe_read(void *dst, uintptr_t src, size_t n) {
+  struct iovec l = {dst, n}, r = {(void *)src, n};
+  return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* ---- signal side ----------------------------------------------------------- */
+
+typedef struct chunk_range {
+  uintptr_t lo, hi;
+} chunk_range;
+
+static int in_chunks(const chunk_range *c, int n, uintptr_t p, size_t len) {
+  for (int i = 0; i < n; i++)
+    if (p >= c[i].lo && p + len <= c[i].hi && p + len > p) return 1;
+  return 0;
+}
+
+/* The thread's frames as tagged addresses, innermost first; entry[i] set
+ * for a frame that ends one call of the evaluation loop. */
+static int python_frames(uint64_t *tag, uint8_t *entry, int max) {
+  const _PyRuntimeState *rt = P.runtime;
+  if (!rt->gilstate.autoTSSkey._is_initialized) return 0;
+  const PyThreadState *ts = pthread_getspecific(rt->gilstate.autoTSSkey._key);
+  if (!ts) return 0;
+  const _PyCFrame *cf = ts->cframe;
+  if (!cf) return 0;
+  chunk_range ch[CHUNKS_MAX];
+  int nch = 0;
+  for (const _PyStackChunk *c = ts->datastack_chunk; c && nch < CHUNKS_MAX; c = c->previous) {
+    ch[nch].lo = (uintptr_t)c;
+    ch[nch].hi = (uintptr_t)c + c->size;
+    nch++;
+  }
+  uintptr_t fp = (uintptr_t)cf->current_frame;
+  int n = 0;
+  while (fp && n < max) {
+    _PyInterpreterFrame copy;
+    const _PyInterpreterFrame *f;
+    if (fp & 7) break;
+    if (in_chunks(ch, nch, fp, sizeof copy)) {
+      f = (const _PyInterpreterFrame *)fp;
+    } else {
+      if (safe_read(&copy, fp, sizeof copy) != 0) break;
+      f = &copy;
+    }
+    uintptr_t code = (uintptr_t)f->f_code;
+    if (!code || (code & 7) || code > CODE_MASK) break;
+    intptr_t lasti = ((intptr_t)f->prev_instr - (intptr_t)(code + offsetof(PyCodeObject, co_code_adaptive))) /
+                     (intptr_t)sizeof(_Py_CODEUNIT);
+    uint64_t idx = lasti >= -1 && lasti < 0xfffe ? (uint64_t)(lasti + 1) : 0xffff;
+    tag[n] = PYFRAME_TAG | idx << 47 | code;
+    entry[n] = f->is_entry ? 1 : 0;
+    n++;
+    fp = (uintptr_t)f->previous;
+  }
+  return n;
+}
+
+int prof__pyframes_merge(uintptr_t *pcs, int depth, int max) {
+  if (__atomic_load_n(&P.state, __ATOMIC_ACQUIRE) != 1 || depth <= 0) return depth;
+  uint64_t tag[PY_MAX];
+  uint8_t entry[PY_MAX];
+  int np = python_frames(tag, entry, PY_MAX);
+  if (!np) return depth;
+  uintptr_t out[PROF_STACK_MAX_DEPTH];
+  if (max > PROF_STACK_MAX_DEPTH) max = PROF_STACK_MAX_DEPTH;
+  int n = 0, pi = 0;
+  for (int i = 0; i < depth && n < max; i++) {
+    uintptr_t a = i ? pcs[i] - 1 : pcs[i]; /* a return address points past its call */
+    if (a >= P.eval_lo && a < P.eval_hi && pi < np) {
+      while (pi < np && n < max) {
+        out[n++] = (uintptr_t)tag[pi];
+        if (entry[pi++]) break;
+      }
+      continue;
+    }
+    out[n++] = pcs[i];
+  }
+  while (pi < np && n < max) out[n++] = (uintptr_t)tag[pi++]; /* outer frames past a cut native stack */
+  memcpy(pcs, out, (size_t)n * sizeof *pcs);
+  return n;
+}
+
+/* ---- set-up ------------------------------------------------------------------ */
+
+static uintptr_t sym(const char *name) { return (uintptr_t)dlsym(RTLD_DEFAULT, name); }
+
+void prof__pyframes_init(void) {
+  if (P.state) return;
+  const char *env = prof__env("PYTHON_FRAMES");
+  if (env && strcmp(env, "0") == 0) {
+    P.state = -1;
+    return;
+  }
+  const unsigned long *ver = (const unsigned long *)sym("Py_Version");
+  uintptr_t rt = sym("_PyRuntime"), eval = sym("_PyEval_EvalFrameDefault");
+  if (!ver || !rt || !eval) return; /* no Python in the process */
+  if ((*ver >> 16) != (PY_VERSION_HEX >> 16)) {
+    P.state = -1; /* another Python: its layouts are not the ones built in */
+    return;
+  }
+  Dl_info info;
+  const ElfW(Sym) *es = NULL;
+  if (!dladdr1((void *)eval, &info, (void **)&es, RTLD_DL_SYMENT) || !es || !es->st_size) return;
+  P.code_type = sym("PyCode_Type");
+  P.unicode_type = sym("PyUnicode_Type");
+  P.bytes_type = sym("PyBytes_Type");
+  P.runtime = (const _PyRuntimeState *)rt;
+  P.eval_lo = eval;
+  P.eval_hi = eval + es->st_size;
+  char probe = 0;
+  if (!P.code_type || !P.unicode_type || !P.bytes_type || safe_read(&probe, (uintptr_t)&P, 1) != 0) {
+    P.state = -1; /* no safe reads here (process_vm_readv refused): no Python frames */
+    return;
+  }
+  __atomic_store_n(&P.state, 1, __ATOMIC_RELEASE);
+}
+
+int prof__pyframes_active(void) { return __atomic_load_n(&P.state, __ATOMIC_ACQUIRE) == 1; }
+
+/* ---- writer side --------------------------------------------------------------- */
+
+/* A str object's text as UTF-8 (malloc'd), NULL when it is not one. */
+static char *read_str(uintptr_t p) {
+  PyCompactUnicodeObject u;
+  if (!p || safe_read(&u, p, sizeof u) != 0 || (uintptr_t)u._base.ob_base.ob_type != P.unicode_type) return NULL;
+  Py_ssize_t len = u._base.length;
+  if (len < 0 || len > 4096) return NULL;
+  char *s = malloc((size_t)len * 2 + 1);
+  if (!s) return NULL;
+  int ok = -1;
+  if (u._base.state.compact && u._base.state.ascii) {
+    ok = safe_read(s, p + sizeof(PyASCIIObject), (size_t)len);
+    s[len] = 0;
+  } else if (u._base.state.compact && u.utf8 && u.utf8_length >= 0 && u.utf8_length <= len * 2) {
+    ok = safe_read(s, (uintptr_t)u.utf8, (size_t)u.utf8_length);
+    s[u.utf8_length] = 0;
+  } else if (u._base.state.compact && u._base.state.kind == PyUnicode_1BYTE_KIND) {
+    unsigned char *raw = malloc((size_t)len + 1);
+    if (raw && safe_read(raw, p + sizeof(PyCompactUnicodeObject), (size_t)len) == 0) {
+      size_t w = 0;
+      for (Py_ssize_t i = 0; i < len; i++) { /* Latin-1 to UTF-8 */
+        if (raw[i] < 0x80) s[w++] = (char)raw[i];
+        else {
+          s[w++] = (char)(0xc0 | raw[i] >> 6);
+          s[w++] = (char)(0x80 | (raw[i] & 0x3f));
+        }
+      }
+      s[w] = 0;
+      ok = 0;
+    }
+    free(raw);
+  }
+  if (ok != 0) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static unsigned lt_varint(const uint8_t **p, const uint8_t *end) {
+  unsigned v = 0, shift = 0;
+  while (*p < end) {
+    uint8_t b = *(*p)++;
+    v |= (unsigned)(b & 63) << shift;
+    shift += 6;
+    if (!(b & 64) || shift > 24) break;
+  }
+  return v;
+}
+
+static int lt_svarint(const uint8_t **p, const uint8_t *end) {
+  unsigned v = lt_varint(p, end);
+  return v & 1 ? -(int)(v >> 1) : (int)(v >> 1);
+}
+
+/* The line of instruction `lasti` (code units) from a 3.11 location table
+ * (CPython's Objects/locations.md); first when none is recorded. */
+static int line_at(const uint8_t *p, size_t n, int first, long lasti) {
+  const uint8_t *end = p + n;
+  int line = first;
+  long addr = 0;
+  if (lasti < 0) return first;
+  while (p < end) {
+    uint8_t b = *p++;
+    int code = (b >> 3) & 15, len = (b & 7) + 1, has = 1;
+    if (code == 15) has = 0;
+    else if (code == 14) {
+      line += lt_svarint(&p, end);
+      lt_varint(&p, end);
+      lt_varint(&p, end);
+      lt_varint(&p, end);
+    } else if (code == 13) line += lt_svarint(&p, end);
+    else if (code >= 10) {
+      line += code - 10;
+      p += 2;
+    } else p += 1;
+    if (lasti >= addr && lasti < addr + len) return has ? line : first;
+    addr += len;
+  }
+  return first;
+}
+
+static int seen_add(uint64_t key) {
+  if ((P.nseen + 1) * 2 > P.seen_cap) {
+    size_t cap = P.seen_cap ? P.seen_cap * 2 : 1024;
+    uint64_t *v = calloc(cap, sizeof *v);
+    if (!v) return -1;
+    for (size_t i = 0; i < P.seen_cap; i++) {
+      if (!P.seen[i]) continue;
+      size_t k = (size_t)(P.seen[i] * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+      while (v[k]) k = (k + 1) & (cap - 1);
+      v[k] = P.seen[i];
+    }
+    free(P.seen);
+    P.seen = v;
+    P.seen_cap = cap;
+  }
+  size_t k = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (P.seen_cap - 1);
+  while (P.seen[k]) {
+    if (P.seen[k] == key) return 0;
+    k = (k + 1) & (P.seen_cap - 1);
+  }
+  P.seen[k] = key;
+  P.nseen++;
+  return 1;
+}
+
+typedef struct batch {
+  prof__buf b;
+  uint32_t n;
+} batch;
+
+static void resolve(uint64_t key, batch *out) {
+  uintptr_t code = (uintptr_t)(key & CODE_MASK);
+  long idx = (long)((key >> 47) & 0xffff);
+  PyCodeObject co;
+  if (safe_read(&co, code, sizeof co) != 0 || (uintptr_t)co.ob_base.ob_base.ob_type != P.code_type) {
+    P.unresolved++;
+    return;
+  }
+  char *file = read_str((uintptr_t)co.co_filename), *name = read_str((uintptr_t)co.co_qualname);
+  int line = co.co_firstlineno;
+  PyBytesObject bh;
+  uintptr_t lt = (uintptr_t)co.co_linetable;
+  if (idx != 0xffff && lt && safe_read(&bh, lt, offsetof(PyBytesObject, ob_sval)) == 0 &&
+      (uintptr_t)bh.ob_base.ob_base.ob_type == P.bytes_type && bh.ob_base.ob_size > 0 && bh.ob_base.ob_size < (1 << 20)) {
+    uint8_t *tab = malloc((size_t)bh.ob_base.ob_size);
+    if (tab && safe_read(tab, lt + offsetof(PyBytesObject, ob_sval), (size_t)bh.ob_base.ob_size) == 0)
+      line = line_at(tab, (size_t)bh.ob_base.ob_size, co.co_firstlineno, idx - 1);
+    free(tab);
+  }
+  if (file && name) {
+    prof__buf_varint(&out->b, key);
+    prof__buf_str(&out->b, file, strlen(file));
+    prof__buf_str(&out->b, name, strlen(name));
+    prof__buf_svarint(&out->b, line);
+    out->n++;
+    P.resolved++;
+  } else {
+    P.unresolved++;
+  }
+  free(file);
+  free(name);
+}
+
+static void scan_stack(const uintptr_t *pcs, int depth, void *arg) {
+  for (int i = 0; i < depth; i++)
+    if (((uint64_t)pcs[i] & PYFRAME_TAG) && seen_add((uint64_t)pcs[i]) == 1) resolve((uint64_t)pcs[i], arg);
+}
+
+void prof__pyframes_cycle(prof__tw *tw, int final) {
+  /* Never looks for Python here: dlsym takes the loader's lock, which a
+   * thread unloading libmlprof (dlclose) holds while it waits for this
+   * writer's last cycle. */
+  if (P.state != 1 || !tw) return;
+  batch bt = {{0}, 0};
+  P.scanned = prof__stack_scan(P.scanned, scan_stack, &bt);
+  if (bt.n) {
+    prof__buf chunk = {0};
+    prof__buf_varint(&chunk, bt.n);
+    prof__buf_put(&chunk, bt.b.p, bt.b.len);
+    if (!chunk.oom && !bt.b.oom) prof__tw_chunk(tw, PROF_CHUNK_PYFRAMES, chunk.p, chunk.len);
+    prof__buf_free(&chunk);
+  }
+  prof__buf_free(&bt.b);
+  if (final) {
+    char v[32];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)P.resolved);
+    prof__meta_add("cpu.python_frames", v);
+    snprintf(v, sizeof v, "%llu", (unsigned long long)P.unresolved);
+    prof__meta_add("cpu.python_frames_unresolved", v);
+  }
+}
+
+#else /* no CPython 3.11 headers at build time: no Python frames */
+
+int prof__pyframes_merge(uintptr_t *pcs, int depth, int max) {
+  (void)pcs, (void)max;
+  return depth;
+}
+void prof__pyframes_init(void) {}
+int prof__pyframes_active(void) { return 0; }
+void prof__pyframes_cycle(prof__tw *tw, int final) { (void)tw, (void)final; }
+
+#endif
