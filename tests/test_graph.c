@@ -153,9 +153,18 @@ static void c_program_shows_its_range_graph(void **state) {
   assert_int_equal((int)num(fwd, "self_ns"), 100);
   assert_true(num(fwd, "share") > 0.399 && num(fwd, "share") < 0.401);
   assert_int_equal((int)num(mm, "total_ns"), 200);
-  assert_int_equal((int)num(mm, "depth"), 2);
+  assert_int_equal((int)num(mm, "depth"), 3);
   assert_int_equal((int)num(mm, "parent"), (int)num(fwd, "id"));
-  assert_int_equal((int)num(node(g, "train"), "depth"), 0);
+  assert_int_equal((int)num(node(g, "train"), "depth"), 1);
+  /* the step node encloses the top-level ranges: all of the step, its untracked time as self */
+  const prof__jv *step = node(g, "step");
+  assert_string_equal(str(step, "kind"), "step");
+  assert_int_equal((int)num(step, "depth"), 0);
+  assert_int_equal((int)num(step, "calls"), 2);
+  assert_int_equal((int)num(step, "total_ns"), 1000);
+  assert_int_equal((int)num(step, "self_ns"), 100);
+  assert_true(num(step, "share") > 0.999);
+  assert_string_equal(edge(g, "step", "train"), "nests");
   /* nesting edges step by step, declared edges as flow */
   assert_string_equal(edge(g, "train", "forward"), "nests");
   assert_string_equal(edge(g, "forward", "matmul"), "nests");
@@ -163,13 +172,13 @@ static void c_program_shows_its_range_graph(void **state) {
   assert_string_equal(edge(g, "matmul", "relu"), "flow");
   assert_string_equal(edge(g, "relu", "loss"), "flow");
   assert_null(edge(g, "train", "matmul"));
-  assert_int_equal((int)prof__jv_get(g, "edges")->len, 6); /* 4 nesting + 2 declared */
+  assert_int_equal((int)prof__jv_get(g, "edges")->len, 7); /* 5 nesting + 2 declared */
   /* loss: a declared node without a range has no times */
   assert_int_equal((int)num(node(g, "loss"), "total_ns"), 0);
   prof__jv_free(v);
   /* the text report names the top nodes with inputs and outputs */
   char *text = report(an, "text");
-  assert_non_null(strstr(text, "Model graph (ranges: 6 nodes, 6 edges"));
+  assert_non_null(strstr(text, "Model graph (ranges: 7 nodes, 7 edges"));
   assert_non_null(strstr(text, "in:  train"));
   assert_non_null(strstr(text, "out: forward, backward"));
   free(text);
@@ -182,10 +191,12 @@ static void dot_of_the_range_graph_has_dashed_nesting(void **state) {
   char *dot = report(an, "dot");
   assert_non_null(strstr(dot, "digraph mlprof {"));
   assert_non_null(strstr(dot, "rankdir=LR"));
-  /* node ids are indexes in first-seen order: train 0, forward 1, matmul 2, relu 3 */
-  assert_non_null(strstr(dot, "n0 [label=\"train\\n"));
+  /* node ids: the step 0, then ranges in first-seen order: train 1, forward 2, matmul 3, relu 4 */
+  assert_non_null(strstr(dot, "n0 [label=\"step\\n1.00 us\\n100.0%"));
+  assert_non_null(strstr(dot, "n1 [label=\"train\\n"));
   assert_non_null(strstr(dot, "n0 -> n1 [style=dashed];"));
-  assert_non_null(strstr(dot, "n2 -> n3;"));
+  assert_non_null(strstr(dot, "n1 -> n2 [style=dashed];"));
+  assert_non_null(strstr(dot, "n3 -> n4;"));
   assert_null(strstr(dot, "cluster_"));
   free(dot);
   prof__an_free(an);

@@ -3,7 +3,7 @@
  *
  * Left to right by data flow. Each node is a box labelled with its name,
  * kind, time per step (forward and backward when it has both) and share of
- * the step time, filled by that share (the HTML report's scale), with every
+ * the step time, filled by its self time's share (the HTML report's scale), with every
  * figure in its tooltip. In a declared graph (PyTorch modules) a node with
  * children is a cluster holding them; range nesting edges are dashed,
  * declared data-flow edges solid.
@@ -47,9 +47,10 @@ static void dot_node(dot_ctx *c, size_t i, int indent) {
   const prof__gnode *n = &g->nodes[i];
   char t[32], fw[32], bw[32], col[16];
   double sh = prof__gnode_share(c->an, n);
-  dot_colour(col, sizeof col, c->max_share > 0 ? sh / c->max_share : 0);
+  double self = prof__gnode_self_share(c->an, n);
+  dot_colour(col, sizeof col, c->max_share > 0 ? self / c->max_share : 0);
   fprintf(c->out, "%*sn%zu [label=\"", indent, "", i);
-  dot_esc(c->out, prof__an_str(c->an, n->name));
+  dot_esc(c->out, prof__gnode_name(c->an, n));
   if (n->kind) {
     fputs("\\n", c->out);
     dot_esc(c->out, prof__an_str(c->an, n->kind));
@@ -60,7 +61,7 @@ static void dot_node(dot_ctx *c, size_t i, int indent) {
             prof__an_fmt_ns(bw, sizeof bw, n->bwd_total / g->steps));
   else fprintf(c->out, "\\n%s", t);
   fprintf(c->out, "\\n%.1f%%\", fillcolor=\"%s\", tooltip=\"", 100 * sh, col);
-  dot_esc(c->out, prof__an_str(c->an, n->name));
+  dot_esc(c->out, prof__gnode_name(c->an, n));
   fprintf(c->out, ": total %s per step, self %s", t, prof__an_fmt_ns(fw, sizeof fw, prof__gnode_self(g, n)));
   fprintf(c->out, ", %llu calls", (unsigned long long)n->calls);
   if (n->params) fprintf(c->out, ", %llu parameters (%llu bytes)", (unsigned long long)n->params,
@@ -78,7 +79,7 @@ static void dot_tree(dot_ctx *c, size_t i, int indent) {
     return;
   }
   fprintf(c->out, "%*ssubgraph \"cluster_%zu\" {\n%*slabel=\"", indent, "", i, indent + 2, "");
-  dot_esc(c->out, prof__an_str(c->an, n->name));
+  dot_esc(c->out, prof__gnode_name(c->an, n));
   if (n->kind) {
     fputs(" (", c->out);
     dot_esc(c->out, prof__an_str(c->an, n->kind));
@@ -104,7 +105,7 @@ int prof__export_dot(prof__an *an, FILE *out) {
   int clusters = g->source == PROF_GRAPH_DECLARED;
   for (size_t i = 0; i < g->nnodes; i++) {
     c.first_child[i] = c.next_sibling[i] = SIZE_MAX;
-    double sh = prof__gnode_share(an, &g->nodes[i]);
+    double sh = prof__gnode_self_share(an, &g->nodes[i]);
     if (sh > c.max_share) c.max_share = sh;
   }
   for (size_t i = g->nnodes; clusters && i-- > 0;) { /* children in declaration order */
@@ -119,7 +120,7 @@ int prof__export_dot(prof__an *an, FILE *out) {
   fprintf(out, " (source: %s); times per step\ndigraph mlprof {\n", g->source_name);
   fputs("  graph [rankdir=LR, fontname=\"Helvetica\", fontsize=11, label=\"", out);
   dot_esc(out, g->source_name);
-  fprintf(out, " graph: %zu nodes, %zu edges; times per step; colour: share of step time\"];\n", g->nnodes,
+  fprintf(out, " graph: %zu nodes, %zu edges; times per step; colour: self time\"];\n", g->nnodes,
           g->nedges);
   fputs("  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n"
         "  edge [color=\"#777777\"];\n",

@@ -34,6 +34,7 @@ typedef struct decl_node {
 
 typedef struct gr_thread {
   uint32_t tid, depth, cap;
+  int in_step;               /* a step begun on this thread is open */
   uint32_t *stack;
 } gr_thread;
 
@@ -103,8 +104,8 @@ static void range_begin(gr_st *s, uint32_t tid, uint32_t name) {
   uint32_t d = t->depth;
   uint64_t md = prof__u64map_get(&s->min_depth, name);
   if (md == 0 || d + 1 < md) map_set(s, &s->min_depth, name, (uint64_t)d + 1);
-  if (d > 0 && d <= GR_STACK_MAX) {
-    uint64_t key = (uint64_t)t->stack[d - 1] << 32 | name;
+  if ((d > 0 && d <= GR_STACK_MAX) || (d == 0 && t->in_step)) {
+    uint64_t key = (uint64_t)(d ? t->stack[d - 1] : PROF_GRAPH_STEP_ID) << 32 | name;
     if (prof__u64map_get(&s->ne_map, key) == 0) {
       if (grow((void **)&s->ne, &s->ne_cap, s->nne + 1, sizeof *s->ne)) {
         s->oom = 1;
@@ -202,6 +203,12 @@ static void graph_record(prof__an *an, void *st, const prof__rec *rec) {
   case PROF_EV_RANGE_END:
     range_end(s, rec->tid, ev->name);
     break;
+  case PROF_EV_STEP_BEGIN:
+  case PROF_EV_STEP_END: {
+    gr_thread *t = thread_of(s, rec->tid);
+    if (t) t->in_step = ev->type == PROF_EV_STEP_BEGIN;
+    break;
+  }
   case PROF_EV_SAMPLE: {
     int mode = ev->aux == 1;
     if (prof__u64map_add(&s->samples[mode], (uint32_t)ev->a, ev->b)) s->oom = 1;
@@ -348,6 +355,14 @@ static void build_declared(builder *b) {
 static void build_ranges(builder *b) {
   gr_st *s = b->s;
   prof__an *an = b->an;
+  if (an->nsteps) { /* the step node: every step, its untracked time as self */
+    long at = node_add(b, PROF_GRAPH_STEP_ID);
+    if (at < 0) return;
+    prof__gnode *n = &s->g.nodes[at];
+    n->calls = an->nsteps;
+    n->fwd_total = prof__an_step_total_ns(an);
+    for (size_t i = 0; i < an->nsteps; i++) n->fwd_self += an->steps[i].bd_ns[PROF_BD_UNTRACKED];
+  }
   for (size_t i = 0; i < an->nranges; i++) {
     long at = node_add(b, an->ranges[i].name);
     if (at >= 0) s->g.nodes[at].fwd = an->ranges[i].name;
@@ -376,8 +391,9 @@ static void build_ranges(builder *b) {
     if (p < 0 || c < 0) break;
     edge_add(b, p, c, count, 1);
     if (p == c || (size_t)c >= nbest) continue;
-    uint64_t dp = prof__u64map_get(&s->min_depth, pn), dc = prof__u64map_get(&s->min_depth, cn);
-    if (dp && dc && dp < dc && count > best[c]) {
+    uint64_t dp = pn == PROF_GRAPH_STEP_ID ? 0 : prof__u64map_get(&s->min_depth, pn);
+    uint64_t dc = prof__u64map_get(&s->min_depth, cn);
+    if ((dp || pn == PROF_GRAPH_STEP_ID) && dc && dp < dc && count > best[c]) {
       best[c] = count;
       s->g.nodes[c].parent = p;
     }
@@ -423,7 +439,7 @@ static void build_figures(builder *b) {
   /* Activation histograms: tag "<node or forward range>.act". */
   prof__u64map by_text = {0};
   for (size_t i = 0; i < g->nnodes; i++) {
-    prof__u64map_add(&by_text, text_hash(prof__an_str(b->an, g->nodes[i].name)), i + 1);
+    prof__u64map_add(&by_text, text_hash(prof__gnode_name(b->an, &g->nodes[i])), i + 1);
     if (g->nodes[i].fwd && g->nodes[i].fwd != g->nodes[i].name)
       prof__u64map_add(&by_text, text_hash(prof__an_str(b->an, g->nodes[i].fwd)), i + 1);
   }
@@ -437,7 +453,7 @@ static void build_figures(builder *b) {
     uint64_t at = prof__u64map_get(&by_text, text_hash(base));
     if (at) {
       prof__gnode *n = &g->nodes[at - 1];
-      const char *nm = prof__an_str(b->an, n->name), *fw = n->fwd ? prof__an_str(b->an, n->fwd) : "";
+      const char *nm = prof__gnode_name(b->an, n), *fw = n->fwd ? prof__an_str(b->an, n->fwd) : "";
       if ((strcmp(nm, base) == 0 || strcmp(fw, base) == 0) && s->act.v[k] > n->act_elems)
         n->act_elems = s->act.v[k];
     }
@@ -489,6 +505,15 @@ const prof__graph *prof__graph_of(const prof__an *an) {
   return s && s->g.nnodes ? &s->g : NULL;
 }
 
+const char *prof__gnode_name(const prof__an *an, const prof__gnode *n) {
+  return n->name == PROF_GRAPH_STEP_ID ? "step" : prof__an_str(an, n->name);
+}
+
+double prof__gnode_self_share(const prof__an *an, const prof__gnode *n) {
+  double sh = prof__an_share(an, n->fwd_self + n->bwd_self);
+  return sh > 1 ? 1 : sh;
+}
+
 double prof__gnode_share(const prof__an *an, const prof__gnode *n) {
   double sh = prof__an_share(an, n->fwd_total + n->bwd_total);
   return sh > 1 ? 1 : sh;
@@ -519,7 +544,7 @@ static void text_links(prof__an *an, const prof__graph *g, FILE *out, size_t nod
     const prof__gedge *ed = &g->edges[e];
     if ((inputs ? ed->to : ed->from) != node) continue;
     if (total++ < GR_TEXT_LINKS)
-      fprintf(out, "%s%s", shown++ ? ", " : "", prof__an_str(an, g->nodes[inputs ? ed->from : ed->to].name));
+      fprintf(out, "%s%s", shown++ ? ", " : "", prof__gnode_name(an, &g->nodes[inputs ? ed->from : ed->to]));
   }
   if (total > shown) fprintf(out, " and %zu more", total - shown);
   fputs(total ? "\n" : "-\n", out);
@@ -538,7 +563,7 @@ static void graph_text(prof__an *an, void *st, FILE *out) {
   for (size_t k = 0; k < g->nnodes && k < GR_TEXT_TOP; k++) {
     const prof__gnode *n = &g->nodes[idx[k]];
     char t[32], sf[32], fw[32], bw[32];
-    fprintf(out, "  %-28s %-14s total %10s  self %10s  %5.1f%%", prof__an_str(an, n->name),
+    fprintf(out, "  %-28s %-14s total %10s  self %10s  %5.1f%%", prof__gnode_name(an, n),
             n->kind ? prof__an_str(an, n->kind) : "", prof__an_fmt_ns(t, sizeof t, prof__gnode_total(g, n)),
             prof__an_fmt_ns(sf, sizeof sf, prof__gnode_self(g, n)), 100 * prof__gnode_share(an, n));
     if (n->bwd)
@@ -575,9 +600,10 @@ static void graph_json(prof__an *an, void *st, prof__json *j) {
     const prof__gnode *n = &g->nodes[i];
     prof__json_obj_begin(j);
     prof__json_kuint(j, "id", i);
-    prof__json_kstr(j, "name", prof__an_str(an, n->name));
+    prof__json_kstr(j, "name", prof__gnode_name(an, n));
     prof__json_key(j, "kind");
     if (n->kind) prof__json_str(j, prof__an_str(an, n->kind));
+    else if (n->name == PROF_GRAPH_STEP_ID) prof__json_str(j, "step");
     else if (g->source == PROF_GRAPH_RANGES && n->fwd) prof__json_str(j, "range");
     else prof__json_null(j);
     prof__json_key(j, "parent");
@@ -650,5 +676,5 @@ const prof__section prof__sec_graph = {
     .html = prof__graph_html,
     .destroy = graph_destroy,
     .event_mask = PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END) | PROF_EVMASK(PROF_EV_SAMPLE) |
-                  PROF_EVMASK(PROF_EV_GRAPH),
+                  PROF_EVMASK(PROF_EV_GRAPH) | PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END),
 };

@@ -23,6 +23,10 @@
 
 enum { PROF_GRAPH_NONE = 0, PROF_GRAPH_RANGES = 1, PROF_GRAPH_DECLARED = 2 };
 
+/* The name id of the "step" node of a range graph: it encloses the ranges
+ * that begin outside any other range during a step, on the step's thread. */
+#define PROF_GRAPH_STEP_ID UINT32_MAX
+
 typedef struct prof__gnode {
   uint32_t name, kind;       /* string ids; kind 0: none */
   uint32_t fwd, bwd;         /* name ids of its forward and backward ranges (0: none) */
@@ -57,6 +61,9 @@ typedef struct prof__graph {
 /* The graph of an analysed trace, or NULL when it has no nodes. */
 const prof__graph *prof__graph_of(const prof__an *an);
 
+/* A node's name ("step" for the step node). */
+const char *prof__gnode_name(const prof__an *an, const prof__gnode *n);
+
 /* Per-step forward + backward time of a node, total and self. */
 static inline uint64_t prof__gnode_total(const prof__graph *g, const prof__gnode *n) {
   return (n->fwd_total + n->bwd_total) / g->steps;
@@ -67,6 +74,8 @@ static inline uint64_t prof__gnode_self(const prof__graph *g, const prof__gnode 
 /* Share of the step time spent in the node (total time; 0 without steps),
  * at most 1. */
 double prof__gnode_share(const prof__an *an, const prof__gnode *n);
+/* Share of the step time in the node itself (self time), at most 1. */
+double prof__gnode_self_share(const prof__an *an, const prof__gnode *n);
 /* Activation bytes: the values of its activation histogram as float32. */
 static inline uint64_t prof__gnode_act_bytes(const prof__gnode *n) { return n->act_elems * 4; }
 

@@ -60,8 +60,8 @@ static void data_json(prof__an *an, const prof__graph *g, FILE *f) {
   for (size_t i = 0; i < g->nnodes; i++) {
     const prof__gnode *n = &g->nodes[i];
     prof__json_obj_begin(&j);
-    prof__json_kstr(&j, "n", prof__an_str(an, n->name));
-    prof__json_kstr(&j, "k", n->kind ? prof__an_str(an, n->kind) : "");
+    prof__json_kstr(&j, "n", prof__gnode_name(an, n));
+    prof__json_kstr(&j, "k", n->kind ? prof__an_str(an, n->kind) : n->name == PROF_GRAPH_STEP_ID ? "step" : "");
     prof__json_kint(&j, "p", n->parent);
     prof__json_kint(&j, "d", n->depth);
     prof__json_kstr(&j, "r", n->fwd ? prof__an_str(an, n->fwd) : "");
@@ -74,6 +74,7 @@ static void data_json(prof__an *an, const prof__graph *g, FILE *f) {
     prof__json_kuint(&j, "bt", n->bwd_total / g->steps);
     prof__json_kuint(&j, "bs", n->bwd_self / g->steps);
     prof__json_knum(&j, "sh", prof__gnode_share(an, n));
+    prof__json_knum(&j, "ss", prof__gnode_self_share(an, n));
     prof__json_kuint(&j, "pa", n->params);
     prof__json_kuint(&j, "pb", n->param_bytes);
     prof__json_kuint(&j, "ab", prof__gnode_act_bytes(n));
@@ -109,9 +110,9 @@ static void node_table(prof__an *an, const prof__graph *g, FILE *out) {
     const prof__gnode *n = &g->nodes[i];
     char b[64];
     fputs("<tr>", out);
-    prof__html_td(out, prof__an_str(an, n->name));
+    prof__html_td(out, prof__gnode_name(an, n));
     prof__html_td(out, n->kind ? prof__an_str(an, n->kind) : "");
-    prof__html_td(out, n->parent >= 0 ? prof__an_str(an, g->nodes[n->parent].name) : "");
+    prof__html_td(out, n->parent >= 0 ? prof__gnode_name(an, &g->nodes[n->parent]) : "");
     prof__html_td_count(out, (double)n->calls);
     prof__html_td_ns(out, prof__gnode_total(g, n));
     prof__html_td_ns(out, prof__gnode_self(g, n));
@@ -126,7 +127,7 @@ static void node_table(prof__an *an, const prof__graph *g, FILE *out) {
     for (size_t e = 0; e < g->nedges && shown < 6; e++)
       if (g->edges[e].to == i) {
         fputs(shown++ ? ", " : "", out);
-        prof__html_esc(out, prof__an_str(an, g->nodes[g->edges[e].from].name));
+        prof__html_esc(out, prof__gnode_name(an, &g->nodes[g->edges[e].from]));
       }
     snprintf(b, sizeof b, "%s", shown == 6 ? ", ..." : "");
     fputs(b, out);
@@ -154,7 +155,8 @@ void prof__graph_html(prof__an *an, void *st, FILE *out) {
   prof__html_section_begin(out, "graph", "Model graph");
   fprintf(out, "<style>%s</style>\n", prof__graph_css);
   fprintf(out,
-          "<p class=\"note\">%s graph: %zu nodes, %zu edges, times per step. Colour: share of the step time. "
+          "<p class=\"note\">%s graph: %zu nodes, %zu edges, times per step. Colour: the node's own (self) "
+          "time as a share of the step time; a folded node's: its whole subtree's. "
           "Hover a node for its figures; click it for its row of the ranges table and its hot functions; a "
           "node marked <b>+n</b> stands for n folded nodes: click it to unfold.</p>\n",
           g->source == PROF_GRAPH_RANGES ? "Range" : "Module", g->nnodes, g->nedges);

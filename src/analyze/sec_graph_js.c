@@ -1,15 +1,16 @@
 /* sec_graph_js.c — the style and the script of the graph panel
  * (sec_graph_html.c), as strings: the layered layout (cycle breaking,
  * longest-path layers, dummy nodes, barycentric ordering), folding by
- * depth, the SVG drawing, tooltips and the node details. Plain ES5-level
- * script, no library, nothing from the network. The script marks the
- * section with data-graph="ok" when it ran to its end and data-graph-ms
- * with the milliseconds it took (data-graph-draw-ms: the last redraw).
+ * depth, the SVG drawing, tooltips and the node details. Plain script, no
+ * library, nothing from the network. The script marks the section with
+ * data-graph="ok" when it ran to its end, data-graph-ms with the
+ * milliseconds it took and data-graph-visible / data-graph-edges with what
+ * is drawn (docs/graph.md).
  */
 #include "sec_graph.h"
 
 const char prof__graph_css[] =
-    "#graph-view{overflow:auto;max-height:760px;border:1px solid #ddd;background:#fff}#graph .gn{cursor:pointer}#graph .gn rect{stroke:#555;stroke-width:1}#graph .gfold rect{stroke-width:2.5;stroke-dasharray:5 2}#graph .gsel rect{stroke:#1f5fbf;stroke-width:3}#graph .gn text{font:12px sans-serif;fill:#111}#graph .gn .gsub{font-size:10px;fill:#333}#graph .gbadge{font:bold 11px sans-serif;fill:#1f5fbf}#graph .ge{fill:none;stroke:#888;stroke-width:1.3}#graph-info pre{white-space:pre-wrap;margin:4px 0}.gctl{margin:6px 0}tr.ghl td{background:#fff3b0}\n";
+    "#graph-view{overflow:auto;max-height:760px;border:1px solid #ddd;background:#fff}#graph .gn{cursor:pointer}#graph .gn rect{stroke:#555;stroke-width:1}#graph .gfold rect{stroke-width:2.5;stroke-dasharray:5 2}#graph .gsel rect{stroke:#1f5fbf;stroke-width:3}#graph .gn text{font:12px sans-serif;fill:#111}#graph .gn .gsub{font-size:10px;fill:#333}#graph .gbadge{font:bold 11px sans-serif;fill:#1f5fbf}#graph .ge{fill:none;stroke:#888;stroke-width:1.3}#graph .gah{fill:#777}#graph-info pre{white-space:pre-wrap;margin:4px 0}.gctl{margin:6px 0}tr.ghl td{background:#fff3b0}\n";
 
 const char prof__graph_js[] =
     "(function(){\n"
@@ -87,27 +88,29 @@ const char prof__graph_js[] =
     "  var g=layout(vis,edges);\n"
     "  while(svg.firstChild)svg.removeChild(svg.firstChild);\n"
     "  svg.setAttribute('width',g.w);svg.setAttribute('height',g.h);svg.setAttribute('viewBox','0 0 '+g.w+' '+g.h);\n"
-    "  var defs=el('defs',{},svg),mk=el('marker',{id:'graph-arrow',viewBox:'0 0 10 10',refX:'10',refY:'5',markerWidth:'7',markerHeight:'7',orient:'auto'},defs);\n"
-    "  el('path',{d:'M0,0L10,5L0,10z',fill:'#777'},mk);\n"
-    "  var maxSh=0;vis.forEach(function(v){if(N[v].sh>maxSh)maxSh=N[v].sh;});\n"
+    "  /* colour: the node's own share of the step time; a folded node's: its subtree's */\n"
+    "  function heat(v){return kids[v].length&&!open[v]?N[v].sh:N[v].ss;}\n"
+    "  var maxSh=0;vis.forEach(function(v){if(heat(v)>maxSh)maxSh=heat(v);});\n"
     "  var eg=el('g',{'class':'gedges'},svg);\n"
     "  g.paths.forEach(function(ch){var a=g.nodes[ch[0]],b=g.nodes[ch[ch.length-1]];\n"
     "    var d='M'+(a.x+W)+','+(a.y+H/2);\n"
     "    for(var c=1;c<ch.length;c++){var p=g.nodes[ch[c-1]],q=g.nodes[ch[c]],x1=p.v<0?p.x+W/2:p.x+W,x2=q.v<0?q.x+W/2:q.x,y1=p.y+H/2,y2=q.y+H/2,mx=(x1+x2)/2;\n"
     "      d+=(c>1?'L'+x1+','+y1:'')+'C'+mx+','+y1+' '+mx+','+y2+' '+x2+','+y2;}\n"
     "    var from=vis[a.v],to=vis[b.v];\n"
-    "    el('path',{d:d,'class':'ge','marker-end':'url(#graph-arrow)','data-from':N[from].n,'data-to':N[to].n},eg);});\n"
+    "    var ex=b.x,ey=b.y+H/2;\n"
+    "    el('path',{d:d,'class':'ge','data-from':N[from].n,'data-to':N[to].n},eg);\n"
+    "    el('path',{d:'M'+(ex-7)+','+(ey-4)+'L'+ex+','+ey+'L'+(ex-7)+','+(ey+4)+'z','class':'gah'},eg);});\n"
     "  var ng=el('g',{'class':'gnodes'},svg);\n"
     "  g.nodes.forEach(function(nd){if(nd.v<0)return;var v=vis[nd.v],d=N[v],folded=kids[v].length&&!open[v];\n"
     "    var gg=el('g',{'class':'gn'+(folded?' gfold':'')+(v===sel?' gsel':''),'data-i':v,'data-name':d.n,transform:'translate('+nd.x+','+nd.y+')',tabindex:'0'},ng);\n"
     "    el('title',{},gg).textContent=tip(v)+(folded?'\\n'+hidden(v)+' folded nodes: click to unfold':'');\n"
-    "    el('rect',{width:W,height:H,rx:'4',fill:colour(maxSh>0?d.sh/maxSh:0)},gg);\n"
+    "    el('rect',{width:W,height:H,rx:'4',fill:colour(maxSh>0?heat(v)/maxSh:0)},gg);\n"
     "    var label=d.n.length>24?'\\u2026'+d.n.slice(-23):d.n;\n"
     "    el('text',{x:'6',y:'14'},gg).textContent=label;\n"
     "    el('text',{x:'6',y:'29','class':'gsub'},gg).textContent=(d.k?d.k+' \\u00b7 ':'')+fmtNs(d.t)+' \\u00b7 '+pct(d.sh);\n"
     "    if(folded)el('text',{x:W-4,y:'14','class':'gbadge','text-anchor':'end'},gg).textContent='+'+hidden(v);\n"
     "  });\n"
-    "  document.getElementById('graph-legend').textContent='colour: 0% \\u2192 '+pct(maxSh)+' of step time; '+vis.length+' of '+n+' nodes shown';\n"
+    "  document.getElementById('graph-legend').textContent='colour: self time, 0% \\u2192 '+pct(maxSh)+' of step time (a folded node: its subtree); '+vis.length+' of '+n+' nodes shown';\n"
     "  var ms=performance.now()-s0;\n"
     "  sec.setAttribute('data-graph-visible',vis.length);sec.setAttribute('data-graph-edges',edges.length);\n"
     "  sec.setAttribute('data-graph-draw-ms',ms.toFixed(1));\n"
@@ -143,8 +146,8 @@ const char prof__graph_js[] =
     "svg.addEventListener('click',function(ev){var g=ev.target.closest?ev.target.closest('g.gn'):null;if(!g)return;\n"
     "  var v=+g.getAttribute('data-i');if(kids[v].length&&!open[v])open[v]=1;sel=v;draw();info(v);});\n"
     "svg.addEventListener('keydown',function(ev){if(ev.key==='Enter'&&ev.target.classList&&ev.target.classList.contains('gn'))ev.target.dispatchEvent(new MouseEvent('click',{bubbles:true}));});\n"
-    "/* the deepest fold depth that shows at most GOAL nodes */\n"
-    "var depth=0;for(var d=0;d<=maxD+1;d++)if(countAt(d)<=GOAL)depth=d;\n"
+    "/* the fold depth that shows the most nodes, at most GOAL (the shallower of equals) */\n"
+    "var depth=0,best=0;for(var d=0;d<=maxD+1;d++){var c=countAt(d);if(c<=GOAL&&c>best){best=c;depth=d;}}\n"
     "var selEl=document.getElementById('graph-depth');\n"
     "for(var d2=0;d2<=maxD+1;d2++){var o=document.createElement('option');o.value=d2;o.textContent=d2>maxD?'none':d2;if(d2===depth)o.selected=true;selEl.appendChild(o);}\n"
     "selEl.onchange=function(){foldAt(+selEl.value);draw();};\n"
