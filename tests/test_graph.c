@@ -359,6 +359,43 @@ static void trace_without_ranges_or_nodes_has_no_graph(void **state) {
   prof__an_free(an);
 }
 
+static size_t count(const char *h, const char *end, const char *what) {
+  size_t n = 0;
+  for (const char *p = strstr(h, what); p && p < end; p = strstr(p + 1, what)) n++;
+  return n;
+}
+
+/* 2000 top-level ranges in one step: the JSON report has them all, the page
+ * draws the 1500 with the most self time (and the step that holds them). */
+static void big_graph_is_cut_for_the_page(void **state) {
+  (void)state;
+  tb t = tb_open("graph-big");
+  char name[32];
+  for (uint32_t i = 1; i <= 2000; i++) {
+    snprintf(name, sizeof name, "r%u", i);
+    tb_str(&t, i, name);
+  }
+  tb_sb(&t, 1, 0, 0);
+  uint64_t ts = 10;
+  for (uint32_t i = 1; i <= 2000; i++) {
+    tb_b(&t, 1, ts, i, PROF_CAT_COMPUTE);
+    ts += 10 + i; /* r2000 is the longest */
+    tb_e(&t, 1, ts, i);
+  }
+  tb_se(&t, 1, ts + 10, 0);
+  prof__an *an = analyze(tb_close(&t, "0"));
+  assert_int_equal(prof__graph_of(an)->nnodes, 2001);
+  char *html = report(an, "html");
+  const char *data = strstr(html, "id=\"graph-data\">"), *end = strstr(data, "</script>");
+  assert_int_equal(count(data, end, "{\"n\":"), 1501);
+  assert_int_equal(count(data, end, "{\"n\":\"r500\""), 0);
+  assert_int_equal(count(data, end, "{\"n\":\"r501\""), 1);
+  assert_int_equal(count(data, end, "{\"n\":\"step\""), 1);
+  assert_non_null(strstr(html, "The drawing holds the 1501 nodes with the most self time"));
+  free(html);
+  prof__an_free(an);
+}
+
 /* ---- the public calls in a live session -------------------------------------- */
 
 static void public_calls_reach_the_trace(void **state) {
@@ -418,6 +455,7 @@ int main(void) {
       cmocka_unit_test(dot_of_a_module_graph_clusters_the_tree),
       cmocka_unit_test(html_panel_carries_the_graph_safely),
       cmocka_unit_test(trace_without_ranges_or_nodes_has_no_graph),
+      cmocka_unit_test(big_graph_is_cut_for_the_page),
       cmocka_unit_test(public_calls_reach_the_trace),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -340,6 +340,7 @@ class GraphRecorder:
         t0 = time.perf_counter()
         try:
             if not mlprof._name_id(type(self.model).__name__):
+                self._owner, self._keep = {}, []
                 self.waited += 1  # the profiler is not running yet
                 if self.waited >= _GRAPH_PATIENCE:
                     self.done = True

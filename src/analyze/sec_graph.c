@@ -526,15 +526,35 @@ static const prof__graph *graph_st(void *st) {
   return s->g.nnodes ? &s->g : NULL;
 }
 
-/* Node indexes by self time (ties: total, then declaration order). */
-static const prof__graph *sort_graph;
-static int cmp_self(const void *a, const void *b) {
-  const prof__gnode *x = &sort_graph->nodes[*(const size_t *)a], *y = &sort_graph->nodes[*(const size_t *)b];
-  uint64_t sx = x->fwd_self + x->bwd_self, sy = y->fwd_self + y->bwd_self;
-  if (sx != sy) return sx > sy ? -1 : 1;
-  uint64_t tx = x->fwd_total + x->bwd_total, ty = y->fwd_total + y->bwd_total;
-  if (tx != ty) return tx > ty ? -1 : 1;
-  return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+/* Nodes ranked by self time (ties: total, then declaration order). */
+typedef struct rank_key {
+  uint64_t self, total;
+  size_t i;
+} rank_key;
+
+static int cmp_rank(const void *a, const void *b) {
+  const rank_key *x = a, *y = b;
+  if (x->self != y->self) return x->self > y->self ? -1 : 1;
+  if (x->total != y->total) return x->total > y->total ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+size_t *prof__graph_ranked(const prof__graph *g) {
+  rank_key *k = malloc((g->nnodes ? g->nnodes : 1) * sizeof *k);
+  size_t *idx = malloc((g->nnodes ? g->nnodes : 1) * sizeof *idx);
+  if (!k || !idx) {
+    free(k);
+    free(idx);
+    return NULL;
+  }
+  for (size_t i = 0; i < g->nnodes; i++) {
+    const prof__gnode *n = &g->nodes[i];
+    k[i] = (rank_key){n->fwd_self + n->bwd_self, n->fwd_total + n->bwd_total, i};
+  }
+  qsort(k, g->nnodes, sizeof *k, cmp_rank);
+  for (size_t i = 0; i < g->nnodes; i++) idx[i] = k[i].i;
+  free(k);
+  return idx;
 }
 
 static void text_links(prof__an *an, const prof__graph *g, FILE *out, size_t node, int inputs) {
@@ -553,11 +573,8 @@ static void text_links(prof__an *an, const prof__graph *g, FILE *out, size_t nod
 static void graph_text(prof__an *an, void *st, FILE *out) {
   const prof__graph *g = graph_st(st);
   if (!g) return;
-  size_t *idx = malloc(g->nnodes * sizeof *idx);
+  size_t *idx = prof__graph_ranked(g);
   if (!idx) return;
-  for (size_t i = 0; i < g->nnodes; i++) idx[i] = i;
-  sort_graph = g;
-  qsort(idx, g->nnodes, sizeof *idx, cmp_self);
   fprintf(out, "\nModel graph (%s: %zu nodes, %zu edges; times per step; top nodes by self time)\n",
           g->source_name, g->nnodes, g->nedges);
   for (size_t k = 0; k < g->nnodes && k < GR_TEXT_TOP; k++) {

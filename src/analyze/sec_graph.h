@@ -79,6 +79,10 @@ double prof__gnode_self_share(const prof__an *an, const prof__gnode *n);
 /* Activation bytes: the values of its activation histogram as float32. */
 static inline uint64_t prof__gnode_act_bytes(const prof__gnode *n) { return n->act_elems * 4; }
 
+/* Node indexes ranked by self time, then total time, then declaration
+ * order (malloc'd, g->nnodes entries; NULL without memory). */
+size_t *prof__graph_ranked(const prof__graph *g);
+
 /* The HTML panel (sec_graph_html.c), its style sheet and script
  * (sec_graph_js.c). */
 void prof__graph_html(prof__an *an, void *st, FILE *out);

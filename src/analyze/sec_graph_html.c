@@ -23,6 +23,7 @@
 #include "sec_graph.h"
 
 #define GR_TABLE_MAX 500 /* rows of the node table */
+#define GR_DRAW_MAX 1500 /* nodes given to the drawing (the most self time, with their ancestors) */
 #define GR_HOT 3         /* hot functions per range */
 
 /* Copy a memory stream to out, writing '<' as \u003c so the JSON cannot end
@@ -50,7 +51,27 @@ static void hot_functions(prof__an *an, prof__json *j, uint32_t range, const cha
   }
 }
 
-static void data_json(prof__an *an, const prof__graph *g, FILE *f) {
+/* The nodes the page draws: all of them, or the GR_DRAW_MAX with the most
+ * self time and their ancestors. map[i] is node i's index in the page, -1
+ * when left out. Returns the count kept, or 0 without memory. */
+static size_t draw_set(const prof__graph *g, long *map) {
+  if (g->nnodes <= GR_DRAW_MAX) {
+    for (size_t i = 0; i < g->nnodes; i++) map[i] = (long)i;
+    return g->nnodes;
+  }
+  size_t *idx = prof__graph_ranked(g);
+  if (!idx) return 0;
+  for (size_t i = 0; i < g->nnodes; i++) map[i] = -1;
+  for (size_t k = 0; k < GR_DRAW_MAX; k++)
+    for (long p = (long)idx[k]; p >= 0 && map[p] < 0; p = g->nodes[p].parent) map[p] = 0;
+  free(idx);
+  size_t n = 0;
+  for (size_t i = 0; i < g->nnodes; i++)
+    if (map[i] >= 0) map[i] = (long)n++;
+  return n;
+}
+
+static void data_json(prof__an *an, const prof__graph *g, const long *map, FILE *f) {
   prof__json j;
   prof__json_init(&j, f, 0);
   prof__json_obj_begin(&j);
@@ -59,10 +80,11 @@ static void data_json(prof__an *an, const prof__graph *g, FILE *f) {
   prof__json_arr_begin(&j);
   for (size_t i = 0; i < g->nnodes; i++) {
     const prof__gnode *n = &g->nodes[i];
+    if (map[i] < 0) continue;
     prof__json_obj_begin(&j);
     prof__json_kstr(&j, "n", prof__gnode_name(an, n));
     prof__json_kstr(&j, "k", n->kind ? prof__an_str(an, n->kind) : n->name == PROF_GRAPH_STEP_ID ? "step" : "");
-    prof__json_kint(&j, "p", n->parent);
+    prof__json_kint(&j, "p", n->parent >= 0 ? map[n->parent] : -1);
     prof__json_kint(&j, "d", n->depth);
     prof__json_kstr(&j, "r", n->fwd ? prof__an_str(an, n->fwd) : "");
     prof__json_kstr(&j, "b", n->bwd ? prof__an_str(an, n->bwd) : "");
@@ -90,9 +112,10 @@ static void data_json(prof__an *an, const prof__graph *g, FILE *f) {
   prof__json_key(&j, "edges");
   prof__json_arr_begin(&j);
   for (size_t e = 0; e < g->nedges; e++) {
+    if (map[g->edges[e].from] < 0 || map[g->edges[e].to] < 0) continue;
     prof__json_arr_begin(&j);
-    prof__json_uint(&j, g->edges[e].from);
-    prof__json_uint(&j, g->edges[e].to);
+    prof__json_int(&j, map[g->edges[e].from]);
+    prof__json_int(&j, map[g->edges[e].to]);
     prof__json_uint(&j, (uint64_t)g->edges[e].nests);
     prof__json_arr_end(&j);
   }
@@ -143,11 +166,17 @@ void prof__graph_html(prof__an *an, void *st, FILE *out) {
   (void)st;
   const prof__graph *g = prof__graph_of(an);
   if (!g) return;
+  long *map = malloc(g->nnodes * sizeof *map);
+  size_t drawn = map ? draw_set(g, map) : 0;
   char *buf = NULL;
   size_t len = 0;
-  FILE *mem = open_memstream(&buf, &len);
-  if (!mem) return;
-  data_json(an, g, mem);
+  FILE *mem = drawn ? open_memstream(&buf, &len) : NULL;
+  if (!mem) {
+    free(map);
+    return;
+  }
+  data_json(an, g, map, mem);
+  free(map);
   if (fclose(mem) != 0 || !buf) {
     free(buf);
     return;
@@ -160,6 +189,9 @@ void prof__graph_html(prof__an *an, void *st, FILE *out) {
           "Hover a node for its figures; click it for its row of the ranges table and its hot functions; a "
           "node marked <b>+n</b> stands for n folded nodes: click it to unfold.</p>\n",
           g->source == PROF_GRAPH_RANGES ? "Range" : "Module", g->nnodes, g->nedges);
+  if (drawn < g->nnodes)
+    fprintf(out, "<p class=\"note\">The drawing holds the %zu nodes with the most self time and their "
+                 "containers; all %zu are in the JSON report.</p>\n", drawn, g->nnodes);
   fputs("<div class=\"gctl\">fold below depth <select id=\"graph-depth\"></select> "
         "<button type=\"button\" id=\"graph-unfold\">unfold all</button> <span id=\"graph-legend\"></span></div>\n"
         "<div id=\"graph-view\"><svg id=\"graph-svg\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
