@@ -32,6 +32,15 @@ typedef struct decl_node {
   uint64_t params, bytes;
 } decl_node;
 
+/* Per range name id below GR_DENSE: what most names need, without a hash
+ * lookup per range begin. Other enclosing names go to the maps. */
+#define GR_DENSE (1u << 20)
+typedef struct name_info {
+  uint32_t parent;           /* the first enclosing name seen */
+  uint32_t min_depth1;       /* shallowest depth it began at + 1 (0: never) */
+  uint64_t count;            /* begins inside `parent` (0: none yet) */
+} name_info;
+
 typedef struct gr_thread {
   uint32_t tid, depth, cap;
   int in_step;               /* a step begun on this thread is open */
@@ -49,8 +58,10 @@ typedef struct gr_st {
   prof__u64map de_map;       /* edge key -> 1 */
   uint64_t *ne;              /* nesting edges parent << 32 | child, first-seen order */
   size_t nne, ne_cap;
-  prof__u64map ne_map;       /* edge key -> count */
-  prof__u64map min_depth;    /* range name -> shallowest depth it began at + 1 */
+  prof__u64map ne_map;       /* edge key -> count, beyond a name's first parent */
+  prof__u64map min_depth;    /* range name >= GR_DENSE -> shallowest depth it began at + 1 */
+  name_info *ni;             /* by name id, below GR_DENSE */
+  size_t ni_cap;
   gr_thread *th;
   size_t nth, th_cap, last_th;
   prof__u64map samples[2];   /* innermost range id -> weight, cpu / wall */
@@ -98,22 +109,59 @@ static gr_thread *thread_of(gr_st *s, uint32_t tid) {
   return &s->th[s->nth++];
 }
 
+static name_info *info_of(gr_st *s, uint32_t name) {
+  if (name >= GR_DENSE) return NULL;
+  if (name >= s->ni_cap) {
+    size_t old = s->ni_cap;
+    if (grow((void **)&s->ni, &s->ni_cap, (size_t)name + 1, sizeof *s->ni)) {
+      s->oom = 1;
+      return NULL;
+    }
+    memset(s->ni + old, 0, (s->ni_cap - old) * sizeof *s->ni);
+  }
+  return &s->ni[name];
+}
+
+static uint64_t min_depth_of(const gr_st *s, uint32_t name) {
+  return name < s->ni_cap ? s->ni[name].min_depth1 : prof__u64map_get(&s->min_depth, name);
+}
+
+/* How often `key` (parent << 32 | child) was seen. */
+static uint64_t nest_count(const gr_st *s, uint64_t key) {
+  uint32_t c = (uint32_t)key;
+  if (c < s->ni_cap && s->ni[c].count && s->ni[c].parent == (uint32_t)(key >> 32)) return s->ni[c].count;
+  return prof__u64map_get(&s->ne_map, key);
+}
+
+static void nest_new(gr_st *s, uint64_t key) {
+  if (grow((void **)&s->ne, &s->ne_cap, s->nne + 1, sizeof *s->ne)) s->oom = 1;
+  else s->ne[s->nne++] = key;
+}
+
 static void range_begin(gr_st *s, uint32_t tid, uint32_t name) {
   gr_thread *t = thread_of(s, tid);
   if (!t) return;
   uint32_t d = t->depth;
-  uint64_t md = prof__u64map_get(&s->min_depth, name);
-  if (md == 0 || d + 1 < md) map_set(s, &s->min_depth, name, (uint64_t)d + 1);
+  name_info *ni = info_of(s, name);
+  if (ni) {
+    if (!ni->min_depth1 || d + 1 < ni->min_depth1) ni->min_depth1 = d + 1;
+  } else {
+    uint64_t md = prof__u64map_get(&s->min_depth, name);
+    if (md == 0 || d + 1 < md) map_set(s, &s->min_depth, name, (uint64_t)d + 1);
+  }
   if ((d > 0 && d <= GR_STACK_MAX) || (d == 0 && t->in_step)) {
-    uint64_t key = (uint64_t)(d ? t->stack[d - 1] : PROF_GRAPH_STEP_ID) << 32 | name;
-    if (prof__u64map_get(&s->ne_map, key) == 0) {
-      if (grow((void **)&s->ne, &s->ne_cap, s->nne + 1, sizeof *s->ne)) {
-        s->oom = 1;
-        return;
-      }
-      s->ne[s->nne++] = key;
+    uint32_t parent = d ? t->stack[d - 1] : PROF_GRAPH_STEP_ID;
+    uint64_t key = (uint64_t)parent << 32 | name;
+    if (ni && ni->count && ni->parent == parent) {
+      ni->count++;
+    } else if (ni && !ni->count) {
+      ni->parent = parent;
+      ni->count = 1;
+      nest_new(s, key);
+    } else {
+      if (prof__u64map_get(&s->ne_map, key) == 0) nest_new(s, key);
+      if (prof__u64map_add(&s->ne_map, key, 1)) s->oom = 1;
     }
-    if (prof__u64map_add(&s->ne_map, key, 1)) s->oom = 1;
   }
   if (d < GR_STACK_MAX) {
     if (d >= t->cap) {
@@ -386,13 +434,13 @@ static void build_ranges(builder *b) {
   }
   for (size_t i = 0; i < s->nne; i++) {
     uint32_t pn = (uint32_t)(s->ne[i] >> 32), cn = (uint32_t)s->ne[i];
-    uint64_t count = prof__u64map_get(&s->ne_map, s->ne[i]);
+    uint64_t count = nest_count(s, s->ne[i]);
     long p = node_add(b, pn), c = node_add(b, cn);
     if (p < 0 || c < 0) break;
     edge_add(b, p, c, count, 1);
     if (p == c || (size_t)c >= nbest) continue;
-    uint64_t dp = pn == PROF_GRAPH_STEP_ID ? 0 : prof__u64map_get(&s->min_depth, pn);
-    uint64_t dc = prof__u64map_get(&s->min_depth, cn);
+    uint64_t dp = pn == PROF_GRAPH_STEP_ID ? 0 : min_depth_of(s, pn);
+    uint64_t dc = min_depth_of(s, cn);
     if ((dp || pn == PROF_GRAPH_STEP_ID) && dc && dp < dc && count > best[c]) {
       best[c] = count;
       s->g.nodes[c].parent = p;
@@ -678,6 +726,7 @@ static void graph_destroy(prof__an *an, void *st) {
   prof__u64map_free(&s->de_map);
   prof__u64map_free(&s->ne_map);
   prof__u64map_free(&s->min_depth);
+  free(s->ni);
   prof__u64map_free(&s->samples[0]);
   prof__u64map_free(&s->samples[1]);
   prof__u64map_free(&s->act);
