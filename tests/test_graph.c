@@ -185,6 +185,42 @@ static void c_program_shows_its_range_graph(void **state) {
   prof__an_free(an);
 }
 
+/* x begins once inside a and twice inside b: both nesting edges with their
+ * counts, and b, where it begins most often, is its parent. */
+static void name_under_two_parents_keeps_both_edges(void **state) {
+  (void)state;
+  tb t = tb_open("graph-two-parents");
+  tb_str(&t, 1, "a");
+  tb_str(&t, 2, "b");
+  tb_str(&t, 3, "x");
+  tb_sb(&t, 1, 0, 0);
+  uint64_t ts = 0;
+  const uint32_t outer[] = {1, 2, 2};
+  for (int k = 0; k < 3; k++) {
+    tb_b(&t, 1, ts + 10, outer[k], PROF_CAT_COMPUTE);
+    tb_b(&t, 1, ts + 20, 3, PROF_CAT_COMPUTE);
+    tb_e(&t, 1, ts + 30, 3);
+    tb_e(&t, 1, ts + 40, outer[k]);
+    ts += 50;
+  }
+  tb_se(&t, 1, ts, 0);
+  prof__an *an = analyze(tb_close(&t, "0"));
+  prof__jv *v = json_report(an);
+  const prof__jv *g = prof__jv_get(v, "graph");
+  assert_string_equal(edge(g, "a", "x"), "nests");
+  assert_string_equal(edge(g, "b", "x"), "nests");
+  const prof__jv *edges = prof__jv_get(g, "edges");
+  double x = num(node(g, "x"), "id");
+  for (size_t i = 0; i < edges->len; i++)
+    if (num(&edges->items[i], "to") == x)
+      assert_int_equal((int)num(&edges->items[i], "count"), num(&edges->items[i], "from") == num(node(g, "a"), "id") ? 1 : 2);
+  assert_int_equal((int)num(node(g, "x"), "parent"), (int)num(node(g, "b"), "id"));
+  assert_int_equal((int)num(node(g, "x"), "depth"), 2);
+  assert_int_equal((int)num(node(g, "x"), "calls"), 3);
+  prof__jv_free(v);
+  prof__an_free(an);
+}
+
 static void dot_of_the_range_graph_has_dashed_nesting(void **state) {
   (void)state;
   prof__an *an = analyze(c_trace());
@@ -450,6 +486,7 @@ static void public_calls_reach_the_trace(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(c_program_shows_its_range_graph),
+      cmocka_unit_test(name_under_two_parents_keeps_both_edges),
       cmocka_unit_test(dot_of_the_range_graph_has_dashed_nesting),
       cmocka_unit_test(module_graph_maps_modules_to_their_ranges),
       cmocka_unit_test(dot_of_a_module_graph_clusters_the_tree),
