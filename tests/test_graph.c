@@ -252,7 +252,7 @@ static const char *module_trace(void) {
   tb t = tb_open("graph-mod");
   const char *names[] = {"",     "TwoBranch", "fc_a",          "fc_b",          "relu",
                          "head", "Linear",    "ReLU",          "net",           "fc_a.backward",
-                         "head (Linear)",     "head (Linear).backward", "fc_a.act", "</script><b>x"};
+                         "head (Linear)",     "head (Linear).backward", "fc_a.act", "</script><b>x\"\\"};
   for (uint32_t i = 1; i <= M_EVIL; i++) tb_str(&t, i, names[i]);
   prof__kv meta[] = {{"graph.source", "torch"}};
   assert_int_equal(prof__tw_meta(t.w, meta, 1), 0);
@@ -354,6 +354,17 @@ static void dot_of_a_module_graph_clusters_the_tree(void **state) {
   assert_non_null(strstr(dot, "n1 -> n3;"));
   assert_non_null(strstr(dot, "n2 -> n3;"));
   assert_non_null(strstr(dot, "n3 -> n4;"));
+  assert_non_null(strstr(dot, "n5 [label=\"</script><b>x\\\"\\\\\\n")); /* quote and backslash escaped */
+  if (th_exists("/usr/bin/dot")) { /* Graphviz reads it */
+    const char *path = th_tmp_path("graph-mod", ".dot");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(dot, f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "/usr/bin/dot -Tsvg '%s' -o '%s.svg'", path, path);
+    assert_int_equal(th_run(cmd, NULL), 0);
+  }
   free(dot);
   prof__an_free(an);
 }

@@ -223,6 +223,16 @@ class TwoHundredModules(unittest.TestCase):
         self.assertLessEqual(shown, 40)
         self.assertIn('class="gn gfold"', dom)
         self.assertNotIn('data-name="5.blocks.2.fc1"', dom)
+        # a click on a folded node unfolds it
+        click = ("var s=document.getElementById('graph'),g=s.querySelector('g.gn.gfold');"
+                 "s.setAttribute('data-clicked',g.getAttribute('data-name'));"
+                 "g.dispatchEvent(new MouseEvent('click',{bubbles:true}));")
+        dom = dump_dom(html, extra_script=click)
+        clicked = graph_attr(dom, "data-clicked")
+        # (a stage holds one Sequential without edges of its own: both open at once)
+        self.assertGreater(int(graph_attr(dom, "data-graph-visible")), shown)
+        self.assertRegex(dom, r'data-name="%s\.blocks\.0"' % re.escape(clicked))
+        self.assertIn('id="graph-info"><h3>%s (' % clicked, dom)
         # opening the page at a deep node unfolds its ancestors
         dom = dump_dom(html, "#graph:5.blocks.2.fc1")
         self.assertRegex(dom, r'class="gn[^"]*gsel"[^>]*data-name="5.blocks.2.fc1"')
