@@ -155,7 +155,7 @@ const char prof__graph_js[] =
     "selEl.onchange=function(){foldAt(+selEl.value);draw();};\n"
     "document.getElementById('graph-unfold').onclick=function(){foldAt(maxD+1);selEl.value=maxD+1;draw();};\n"
     "foldAt(depth);\n"
-    "var h=decodeURIComponent((location.hash||'').replace(/^#/,''));\n"
+    "var h='';try{h=decodeURIComponent((location.hash||'').replace(/^#/,''));}catch(e){h='';}\n"
     "if(h.indexOf('graph:')===0){var want=h.slice(6);for(i=0;i<n;i++)if(N[i].n===want){reveal(i);break;}}\n"
     "if(sel<0)draw();\n"
     "sec.setAttribute('data-graph-depth',depth);\n"
