@@ -246,6 +246,42 @@ PROF_API void prof_histogram(const char *tag, int kind, const float *values, siz
  * the analysis. Returns 0 or a negative error. */
 PROF_API int prof_snapshot(const char *path);
 
+/* ---- Model graph -------------------------------------------------------- */
+
+/* Declare that data flows from node `from` to node `to` of the model (a
+ * layer's output feeds another layer), so the report's `graph` section can
+ * draw the program's real data flow beside the nesting of its ranges. A node
+ * is usually a range name (its figures then come from that range); a name
+ * no range uses is a node without times. Both names are interned like range
+ * names: identified by pointer after the first use, so pass literals or
+ * strings that stay valid and unchanged (else use prof_graph_edge_id()).
+ * Declare each edge once (at start-up or in the first step); repeated
+ * declarations are merged by the analyzer. A NULL name is ignored and
+ * counted. Any thread; never blocks; never allocates after the first use of
+ * both names on the thread; ignored and counted before prof_init() and
+ * after prof_shutdown(). */
+PROF_API void prof_graph_edge(const char *from, const char *to);
+
+/* prof_graph_edge() with name ids from prof_name_id() (language bindings,
+ * generated names). An unknown id is ignored and counted. */
+PROF_API void prof_graph_edge_id(uint32_t from_id, uint32_t to_id);
+
+/* Describe one node of the model graph: `name` (a module path or a range
+ * name), its `kind` (a layer class such as "Linear"; NULL: none), the node
+ * that contains it, `parent` (NULL for a top-level node; reports fold a
+ * node's subtree into it), its parameter count and the bytes of its
+ * parameters (both 0 when it has none or they are unknown). Declare each
+ * node once; the last declaration of a name wins. Strings are interned like
+ * range names (see prof_graph_edge()). Same thread, blocking and
+ * allocation rules as prof_graph_edge(). */
+PROF_API void prof_graph_node(const char *name, const char *kind, const char *parent, uint64_t params,
+                              uint64_t param_bytes);
+
+/* prof_graph_node() with name ids from prof_name_id(); kind_id and
+ * parent_id may be 0 (none). An unknown id is ignored and counted. */
+PROF_API void prof_graph_node_id(uint32_t name_id, uint32_t kind_id, uint32_t parent_id, uint64_t params,
+                                 uint64_t param_bytes);
+
 /* ---- Introspection ------------------------------------------------------ */
 
 /* Counters the profiler keeps about itself; `size` first, grows at the end. */

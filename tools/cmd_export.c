@@ -1,11 +1,12 @@
 /* cmd_export.c — `mlprof export`: convert a trace for other viewers:
  * Chrome Trace Event JSON (optionally gzip'ed, capped or windowed for big
- * runs) and TensorBoard event files. */
+ * runs), TensorBoard event files and the model graph as Graphviz DOT. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "analyze/gzfile.h"
+#include "analyze/sec_graph.h" /* --dot */
 #include "cli_ranks.h" /* several traces: one process per rank */
 #include "cli_stacks.h" /* --folded, --pprof, --flamegraph */
 
@@ -13,7 +14,7 @@ typedef struct export_args {
   const char *trace, *out_path, *tb_dir, *max_events, *window;
   int chrome, quiet;
   prof__chrome_opts co;
-  int folded, pprof;
+  int folded, pprof, dot;
   const char *flame;
 } export_args;
 
@@ -34,7 +35,7 @@ static int parse_window(const char *s, prof__chrome_opts *o) {
 
 static int check_args(export_args *a, int npos) {
   if (npos != 1 || (!a->chrome && !a->tb_dir) || (a->chrome && a->tb_dir)) {
-    cli_error("export", npos != 1 ? "expected one trace file" : "choose one format: --chrome or --tensorboard DIR");
+    cli_error("export", npos != 1 ? "expected one trace file" : "choose one format: --chrome, --tensorboard DIR or --dot");
     return CLI_USAGE;
   }
   if (a->max_events) {
@@ -89,6 +90,35 @@ static int do_chrome(export_args *a, prof__an *an) {
   return rc;
 }
 
+/* --dot: the model graph, default TRACE.dot. */
+static int do_dot(const char *trace, const char *out_path, int quiet) {
+  char def[4096];
+  if (!out_path) {
+    snprintf(def, sizeof def, "%s.dot", trace);
+    out_path = def;
+  }
+  prof__an *an = NULL;
+  int rc = cli_analyze("export", trace, quiet, &an);
+  if (rc != CLI_OK) {
+    if (an) prof__an_free(an);
+    return rc;
+  }
+  if (!prof__graph_of(an)) {
+    cli_error("export", "trace '%s' has no graph (no ranges and no declared nodes or edges)", trace);
+    prof__an_free(an);
+    return CLI_USAGE;
+  }
+  FILE *out = cli_open_out("export", out_path);
+  if (!out) {
+    prof__an_free(an);
+    return CLI_OUTPUT;
+  }
+  rc = cli_close_out("export", out_path, out, prof__export_dot(an, out));
+  if (rc == CLI_OK && strcmp(out_path, "-") != 0 && !quiet) fprintf(stderr, "mlprof export: wrote %s\n", out_path);
+  prof__an_free(an);
+  return rc;
+}
+
 static int run(int argc, char **argv) {
   export_args a = {0};
   int npos;
@@ -96,12 +126,15 @@ static int run(int argc, char **argv) {
                           {"output", 'o', &a.out_path, NULL}, {"max-events", 0, &a.max_events, NULL},
                           {"window", 0, &a.window, NULL},     {"quiet", 'q', NULL, &a.quiet},
                           {"folded", 0, NULL, &a.folded},     {"pprof", 0, NULL, &a.pprof},
-                          {"flamegraph", 0, &a.flame, NULL},  {NULL, 0, NULL, NULL}};
+                          {"flamegraph", 0, &a.flame, NULL},  {"dot", 0, NULL, &a.dot},
+                          {NULL, 0, NULL, NULL}};
   static const char *pos[CLI_RANKS_MAX_ARGS]; /* multi-rank: several traces or a directory */
   if (cli_parse("export", argc, argv, opts, pos, CLI_RANKS_MAX_ARGS, &npos)) return CLI_USAGE;
   a.trace = pos[0];
   if ((a.folded || a.pprof || a.flame) && npos == 1 && !a.chrome && !a.tb_dir && a.folded + a.pprof + !!a.flame == 1)
     return cli_export_stacks(a.trace, a.pprof ? 'p' : a.flame ? 's' : 'f', a.flame ? a.flame : a.out_path, a.quiet);
+  if (a.dot && npos == 1 && !a.chrome && !a.tb_dir && !a.folded && !a.pprof && !a.flame)
+    return do_dot(a.trace, a.out_path, a.quiet);
   if (a.chrome && cli_ranks_wanted(pos, npos)) return cli_ranks_export("export", pos, npos, a.out_path, a.quiet);
   if (check_args(&a, npos)) return CLI_USAGE;
   char *def = NULL;
@@ -121,9 +154,10 @@ static int run(int argc, char **argv) {
 }
 
 const mlprof_cmd mlprof_cmd_export = {
-    "export", "convert a trace: --chrome (Perfetto), --tensorboard DIR",
+    "export", "convert a trace: --chrome (Perfetto), --tensorboard DIR, --dot (model graph)",
     "usage: mlprof export --chrome [-o FILE] [--max-events N] [--window A:B] [--quiet] TRACE...|DIR\n"
-    "       mlprof export --tensorboard DIR [--quiet] TRACE\n\n"
+    "       mlprof export --tensorboard DIR [--quiet] TRACE\n"
+    "       mlprof export --dot [-o FILE.dot] [--quiet] TRACE\n\n"
     "Write TRACE as Chrome Trace Event JSON, which ui.perfetto.dev and\n"
     "chrome://tracing open: ranges as complete events per thread, marks as\n"
     "instant events, counters as counter tracks, steps on a track of their own.\n"
@@ -136,11 +170,15 @@ const mlprof_cmd mlprof_cmd_export = {
     "--tensorboard DIR writes DIR/events.out.tfevents.* with per-step scalars\n"
     "(step time, breakdown, peak memory, GPU utilisation, counters, metrics)\n"
     "and tensor histograms; open it with 'tensorboard --logdir DIR'.\n\n"
+    "--dot writes the model graph (the report's graph section: modules or\n"
+    "ranges, with their times per step) as Graphviz DOT, default TRACE.dot;\n"
+    "render it with 'dot -Tsvg TRACE.dot -o graph.svg'.\n\n"
     "  --chrome         Chrome Trace Event format\n"
     "  --folded         sampled call stacks as folded text (flamegraph.pl, speedscope)\n"
     "  --pprof          sampled call stacks as gzip'd profile.proto (TRACE.pb.gz; 'pprof' reads it)\n"
     "  --flamegraph F   SVG flame graph of the sampled call stacks in file F\n"
     "  --tensorboard D  TensorBoard event file in directory D (created if missing)\n"
+    "  --dot            the model graph as Graphviz DOT (default output TRACE.dot)\n"
     "  -o, --output F   output file (default: TRACE.chrome.json; '-' for standard output)\n"
     "  --max-events N   keep at most N timed events, so a big trace stays loadable\n"
     "  --window A:B     keep events overlapping seconds A to B since the trace start\n"

@@ -24,6 +24,7 @@ __all__ = [
     "MlprofError", "init", "shutdown", "start", "stop", "step", "range",
     "function", "mark", "counter", "scalar", "histogram", "snapshot", "stats",
     "trace_path", "step_count", "CATEGORIES", "HIST_KINDS", "library_path",
+    "meta", "graph_node", "graph_edge",
 ]
 
 _c = _lib.load()
@@ -285,3 +286,41 @@ def trace_path():
 def step_count():
     """Steps started so far."""
     return int(_c.prof_step_count())
+
+
+def meta(key, value):
+    """Record a fact about the run (a key/value pair) in the trace. Returns
+    False when the profiler is not running."""
+    f = _need("prof_meta")
+    rc = f(str(key).encode("utf-8", "replace"), str(value).encode("utf-8", "replace"))
+    if rc == -2:  # PROF_ESTATE: not running
+        return False
+    _check(rc, "mlprof.meta")
+    return True
+
+
+def graph_node(name, kind=None, parent=None, params=0, param_bytes=0):
+    """Describe a node of the model graph (see docs/graph.md): its name (a
+    range name or module path), kind (class), containing node, parameter
+    count and bytes. Ignored while the profiler is not running; returns
+    whether it was recorded."""
+    f = _need("prof_graph_node_id")
+    nid = _name_id(name)
+    kid = _name_id(kind) if kind is not None else 0
+    pid = _name_id(parent) if parent is not None else 0
+    if not nid or (kind is not None and not kid) or (parent is not None and not pid):
+        return False
+    f(nid, kid, pid, int(params), int(param_bytes))
+    return True
+
+
+def graph_edge(src, dst):
+    """Declare that data flows from node `src` to node `dst` (prof_graph_edge).
+    Ignored while the profiler is not running; returns whether it was
+    recorded."""
+    f = _need("prof_graph_edge_id")
+    a, b = _name_id(src), _name_id(dst)
+    if not a or not b:
+        return False
+    f(a, b)
+    return True

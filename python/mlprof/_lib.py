@@ -115,3 +115,6 @@ def _declare(lib):
     _fn(lib, "prof_snapshot", c.c_int, c.c_char_p)
     _fn(lib, "prof_stats_get", c.c_int, c.POINTER(Stats))
     _fn(lib, "prof_trace_path", c.c_char_p)
+    _fn(lib, "prof_meta", c.c_int, c.c_char_p, c.c_char_p)
+    _fn(lib, "prof_graph_edge_id", None, c.c_uint32, c.c_uint32)
+    _fn(lib, "prof_graph_node_id", None, c.c_uint32, c.c_uint32, c.c_uint32, c.c_uint64, c.c_uint64)

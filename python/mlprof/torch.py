@@ -151,14 +151,18 @@ class Instrumentation:
                         mlprof.histogram("%s.%s.grad" % (name, pname), "gradient", p.grad)
 
 
-def instrument(model, histograms_every=0, backward=True):
+def instrument(model, histograms_every=0, backward=True, graph=True):
     """Turn each module's forward (and backward) into ranges; see the module
-    docs. Returns the model; the hooks live in ``model._mlprof``."""
+    docs. With ``graph=True`` the model graph is recorded once (see
+    :func:`record_graph`). Returns the model; the hooks live in
+    ``model._mlprof``."""
     inst = Instrumentation(model, histograms_every, backward)
     try:
         model._mlprof = inst
     except Exception:
         pass
+    if graph:
+        record_graph(model)
     return model
 
 
@@ -239,3 +243,187 @@ def loader(iterable, name="data", steps=False, model=None):
     finally:
         if open_step:
             end_step()
+
+
+# ---- the model graph (docs/graph.md) ---------------------------------------
+
+_GRAPH_PATIENCE = 50  # forwards with gradients to wait for a running profiler
+
+
+def _tensors(obj, out, depth=0):
+    """The tensors in a module's output (tensors, tuples, lists, dicts)."""
+    import torch
+    if isinstance(obj, torch.Tensor):
+        out.append(obj)
+    elif depth < 4 and isinstance(obj, (tuple, list)):
+        for x in obj:
+            _tensors(x, out, depth + 1)
+    elif depth < 4 and isinstance(obj, dict):
+        for x in obj.values():
+            _tensors(x, out, depth + 1)
+    return out
+
+
+def _unwrap(fn):
+    """The autograd node under the pass-through nodes that backward hooks
+    (ours included) put on a module's inputs and outputs."""
+    while fn is not None and type(fn).__name__ == "BackwardHookFunctionBackward":
+        nexts = [f for f, _ in fn.next_functions if f is not None]
+        if len(nexts) != 1:
+            break
+        fn = nexts[0]
+    return fn
+
+
+def _module_name(path, module):
+    return path or type(module).__name__
+
+
+class GraphRecorder:
+    """Records the model graph once: the module tree (path, class, parameter
+    count and bytes) and the data flow between modules.
+
+    During a forward that builds an autograd graph, a forward hook on every
+    module notes which autograd node produced its output (the innermost
+    module wins: its hook runs first). When the root module's forward ends,
+    the autograd graph is walked from the model's outputs, the part of the
+    first loss's graph that lies inside the model (``grad_fn`` and
+    ``next_functions``): each module's inputs are the nearest module outputs
+    upstream of its output, through any functional operations (sums,
+    concatenations, residual connections), so in ``head(relu(fc_a(x) +
+    fc_b(x)))`` both ``fc_a`` and ``fc_b`` feed ``head``. The nodes and edges
+    go to the trace (prof_graph_node / prof_graph_edge), then the hooks are
+    removed: later steps pay nothing. ``seconds`` holds what recording cost.
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.done = False
+        self.seconds = 0.0
+        self.edges = []
+        self.handles = []
+        self.waited = 0
+        self._owner = {}  # id(grad_fn) -> module name
+        self._keep = []   # the grad_fns noted (keeps their ids unique)
+        self._order = {}  # module name -> position in the forward
+        mods = list(model.named_modules())
+        root = mods[0][1] if mods else model
+        self.handles.append(root.register_forward_pre_hook(self._begin))
+        for path, module in mods:
+            name = _module_name(path, module)
+            self.handles.append(module.register_forward_hook(self._note(name)))
+        self.handles.append(root.register_forward_hook(self._end))
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+        self._owner, self._keep = {}, []
+
+    def _begin(self, module, inputs):
+        self._owner, self._keep, self._order = {}, [], {}
+
+    def _note(self, name):
+        def hook(module, inputs, output):
+            if name not in self._order:
+                self._order[name] = len(self._order)
+            for t in _tensors(output, []):
+                fn = _unwrap(t.grad_fn)
+                if fn is not None and id(fn) not in self._owner:
+                    self._owner[id(fn)] = name
+                    self._keep.append(fn)
+        return hook
+
+    def _end(self, module, inputs, output):
+        if self.done:
+            return
+        roots = [_unwrap(t.grad_fn) for t in _tensors(output, []) if t.grad_fn is not None]
+        if not roots:
+            return  # no autograd graph (evaluation): wait for a training forward
+        import time
+        t0 = time.perf_counter()
+        try:
+            if not mlprof._name_id(type(self.model).__name__):
+                self._owner, self._keep = {}, []
+                self.waited += 1  # the profiler is not running yet
+                if self.waited >= _GRAPH_PATIENCE:
+                    self.done = True
+                    self.remove()
+                return
+            self.edges = self._flow(roots)
+            self._emit()
+        except Exception as e:  # never break the training over the graph
+            import sys
+            sys.stderr.write("mlprof: the model graph was not recorded: %s\n" % e)
+        self.done = True
+        self.remove()
+        self.seconds = time.perf_counter() - t0
+
+    def _flow(self, roots):
+        """Module -> module edges, in data-flow (forward) order."""
+        owner = self._owner
+        # Python objects of autograd nodes are made on demand: every node
+        # visited is kept alive so that its id stays its own during the walk.
+        alive = list(roots)
+        memo = {}   # id(fn) -> names of the nearest module outputs at or below fn
+        inputs = {}  # module name -> names feeding it
+        stack = [(fn, False) for fn in roots]
+        while stack:
+            fn, expanded = stack.pop()
+            key = id(fn)
+            if key in memo and not expanded:
+                continue
+            nexts = [f for f, _ in getattr(fn, "next_functions", ()) if f is not None]
+            alive.extend(nexts)
+            if not expanded:
+                memo[key] = None  # on the stack
+                stack.append((fn, True))
+                for f in nexts:
+                    if id(f) not in memo:
+                        stack.append((f, False))
+                continue
+            below = set()
+            for f in nexts:
+                below |= memo.get(id(f)) or set()
+            name = owner.get(key)
+            if name is not None:
+                ins = inputs.setdefault(name, set())
+                ins |= below - {name}
+                memo[key] = {name}
+            else:
+                memo[key] = below
+        order = self._order
+        edges = [(a, b) for b, ins in inputs.items() for a in ins]
+        edges.sort(key=lambda e: (order.get(e[0], 0), order.get(e[1], 0)))
+        return edges
+
+    def _emit(self):
+        c = mlprof._c
+        for path, module in self.model.named_modules():
+            name = _module_name(path, module)
+            parent = None
+            if path:
+                head = path.rpartition(".")[0]
+                parent = head or type(self.model).__name__
+            params = nbytes = 0
+            for p in module.parameters():
+                params += p.numel()
+                nbytes += p.numel() * p.element_size()
+            mlprof.graph_node(name, type(module).__name__, parent, params, nbytes)
+        for a, b in self.edges:
+            mlprof.graph_edge(a, b)
+        if getattr(c, "prof_meta", None) is not None:
+            mlprof.meta("graph.source", "torch")
+
+
+def record_graph(model):
+    """Record the model graph once, at the first forward that builds an
+    autograd graph while the profiler runs (see :class:`GraphRecorder`);
+    :func:`instrument` calls it. Returns the recorder (``model._mlprof_graph``);
+    its hooks remove themselves once the graph is recorded."""
+    rec = GraphRecorder(model)
+    try:
+        model._mlprof_graph = rec
+    except Exception:
+        pass
+    return rec

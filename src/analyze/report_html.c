@@ -17,6 +17,7 @@
 #include "an_internal.h"
 #include "html.h"
 #include "gpu/gpu.h"
+#include "sec_graph.h"
 
 #define TOP_RANGES 50      /* rows of the ranges table */
 #define TL_MAX_BARS 3000   /* timeline bars kept */
@@ -78,6 +79,7 @@ static void nav(prof__an *an, FILE *out) {
   if (an->nsteps)
     fputs("<a href=\"#steps\">Steps</a><a href=\"#breakdown\">Breakdown</a><a href=\"#timeline\">Timeline</a>", out);
   if (an->nranges) fputs("<a href=\"#ranges\">Ranges</a>", out);
+  if (prof__graph_of(an)) fputs("<a href=\"#graph\">Graph</a>", out);
   fputs("<a href=\"#health\">Trace health</a></nav>\n<main>\n", out);
 }
 
@@ -221,7 +223,9 @@ static void ranges_section(prof__an *an, FILE *out) {
     const prof__range_stat *r = &an->ranges[idx[i]];
     char b[4][32];
     uint64_t avg = r->count ? r->total_ns / r->count : 0;
-    fputs("<tr>", out);
+    fputs("<tr data-range=\"", out); /* the graph panel finds a node's row by name */
+    prof__html_esc(out, prof__an_str(an, r->name));
+    fputs("\">", out);
     prof__html_td(out, prof__an_str(an, r->name));
     prof__html_td(out, prof__an_cat_name(r->cat));
     snprintf(b[0], 32, "%llu", (unsigned long long)r->count);

@@ -147,6 +147,56 @@ PROF_API uint32_t prof_name_id(const char *name) {
   return prof__intern(name);
 }
 
+/* ---- model graph (docs/graph.md) ---------------------------------------- */
+
+enum { GRAPH_EDGE = 0, GRAPH_NODE = 1, GRAPH_NODE_SIZE = 2 };
+
+static void graph_put(prof__thread *t, uint16_t aux, uint32_t name, uint64_t a, uint64_t b) {
+  prof__ring_put_aux(&t->ring, PROF_EV_GRAPH, 0, aux, name, prof__ticks(), a, b);
+}
+
+/* An optional name (NULL: 0, not misuse). */
+static inline uint32_t opt_name_of(prof__thread *t, const char *name) {
+  return name ? prof__name_id(t, name) : 0;
+}
+
+/* An optional id: 0 is fine, anything else must be a known id. */
+static inline int opt_id_ok(uint32_t id) { return id == 0 || id_ok(id); }
+
+PROF_API void prof_graph_edge(const char *from, const char *to) {
+  prof__thread *t = self_or_slow();
+  if (PROF_UNLIKELY(!t)) return;
+  uint32_t f = name_of(t, from);
+  uint32_t d = f ? name_of(t, to) : 0;
+  if (PROF_LIKELY(f && d)) graph_put(t, GRAPH_EDGE, f, d, 0);
+}
+
+PROF_API void prof_graph_edge_id(uint32_t from_id, uint32_t to_id) {
+  prof__thread *t = self_or_slow();
+  if (t && id_ok(from_id) && id_ok(to_id)) graph_put(t, GRAPH_EDGE, from_id, to_id, 0);
+}
+
+static void graph_node(prof__thread *t, uint32_t name, uint32_t kind, uint32_t parent, uint64_t params,
+                       uint64_t bytes) {
+  graph_put(t, GRAPH_NODE, name, kind, parent);
+  if (params || bytes) graph_put(t, GRAPH_NODE_SIZE, name, params, bytes);
+}
+
+PROF_API void prof_graph_node(const char *name, const char *kind, const char *parent, uint64_t params,
+                              uint64_t param_bytes) {
+  prof__thread *t = self_or_slow();
+  if (PROF_UNLIKELY(!t)) return;
+  uint32_t n = name_of(t, name);
+  if (n) graph_node(t, n, opt_name_of(t, kind), opt_name_of(t, parent), params, param_bytes);
+}
+
+PROF_API void prof_graph_node_id(uint32_t name_id, uint32_t kind_id, uint32_t parent_id, uint64_t params,
+                                 uint64_t param_bytes) {
+  prof__thread *t = self_or_slow();
+  if (t && id_ok(name_id) && opt_id_ok(kind_id) && opt_id_ok(parent_id))
+    graph_node(t, name_id, kind_id, parent_id, params, param_bytes);
+}
+
 void prof__emit(uint8_t type, uint8_t cat, uint32_t name, uint64_t a, uint64_t b) {
   prof__thread *t = enter();
   if (PROF_UNLIKELY(!t)) return;

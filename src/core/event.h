@@ -44,6 +44,9 @@ enum {
   PROF_EV_SCALAR = 10,  /* name: tag id, a: double bits (per-step metric) */
   PROF_EV_COMM = 11,    /* name: op name id, a: bytes; aux 0 (a call): b = comm size | (peer+1) << 32;
                            aux 1 (a nonblocking op completed): b = hidden ns (docs/multi-rank.md) */
+  PROF_EV_GRAPH = 12,   /* model graph (docs/graph.md); aux 0 edge: name = from id, a = to id;
+                           aux 1 node: name = node id, a = kind id, b = parent id (0: none);
+                           aux 2 node size: name = node id, a = parameters, b = parameter bytes */
   PROF_EV_TYPE_MAX = 63
 };
 
