@@ -48,11 +48,57 @@ static void ticks_never_go_backwards(void **state) {
   }
 }
 
+/* Error of the tick -> ns line against CLOCK_MONOTONIC now (monotonic minus
+ * mapped), from the tightest of a few tries. */
+static int64_t line_error(void) {
+  int64_t best = 0;
+  uint64_t width = UINT64_MAX;
+  for (int i = 0; i < 16; i++) {
+    uint64_t m0 = prof__mono_ns(), t = prof__ticks(), m1 = prof__mono_ns();
+    if (m1 - m0 < width) {
+      width = m1 - m0;
+      best = (int64_t)((m0 + m1) / 2 - prof__ticks_to_ns(t));
+    }
+  }
+  return best;
+}
+
+static void reanchoring_is_continuous_and_corrects_drift(void **state) {
+  (void)state;
+  prof__clock_init(0);
+  prof__clock_calibrate(20);
+  if (!prof__clk.use_tsc) {
+    assert_int_equal(prof__clock_reanchor(1000000000ull), 0); /* nothing to correct */
+    skip();
+  }
+  prof__clock_scale_rate(1.001); /* a rate 1000 ppm off: the line runs ahead */
+  usleep(30000);
+  int64_t drift = line_error();
+  print_message("error after 30 ms at +1000 ppm: %lld ns\n", (long long)drift);
+  assert_true(drift < -15000); /* at least 15 us behind monotonic time */
+  uint64_t t = prof__ticks();
+  uint64_t before = prof__ticks_to_ns(t);
+  /* A slew far longer than the test: the new slope is the long-baseline rate. */
+  int64_t e = prof__clock_reanchor(1000000000000ull);
+  uint64_t after = prof__ticks_to_ns(t);
+  int64_t jump = (int64_t)(after - before);
+  assert_true(e < -15000);             /* it measured the error */
+  assert_true(jump > -2000 && jump < 2000); /* and the line did not jump */
+  int64_t e0 = line_error();
+  usleep(30000);
+  int64_t e1 = line_error();
+  print_message("error growth over 30 ms after re-anchoring: %lld ns (before: %lld)\n", (long long)(e1 - e0),
+                (long long)drift);
+  int64_t growth = e1 - e0 < 0 ? e0 - e1 : e1 - e0;
+  assert_true(growth * 4 < -drift); /* the slope error is gone */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(monotonic_fallback_is_identity),
       cmocka_unit_test(calibrated_ticks_track_monotonic_time),
       cmocka_unit_test(ticks_never_go_backwards),
+      cmocka_unit_test(reanchoring_is_continuous_and_corrects_drift),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

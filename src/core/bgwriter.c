@@ -321,6 +321,22 @@ static void drain_all(void) {
 
 /* ---- the cycle ------------------------------------------------------------- */
 
+/* Re-anchor the tick -> ns line once a second (clock.h); the largest error
+ * it corrected goes into the footer as clock.residual_max_ns. */
+#define ANCHOR_NS 1000000000ull
+static uint64_t last_anchor_ns;
+static int64_t residual_max;
+
+static void clock_anchor(void) {
+  uint64_t now = prof__mono_ns();
+  if (!last_anchor_ns) last_anchor_ns = now;
+  if (now - last_anchor_ns < ANCHOR_NS) return;
+  int64_t e = prof__clock_reanchor(ANCHOR_NS);
+  if (e < 0) e = -e;
+  if (e > residual_max) residual_max = e;
+  last_anchor_ns = now;
+}
+
 static void cycle(int final) {
   for (int i = 0; i < PROF_SEG_SLOTS; i++) seg_update(&W.seg[i]);
   pthread_mutex_lock(&W.mu);
@@ -342,6 +358,7 @@ static void cycle(int final) {
     if (rc) io_failed(rc);
     __atomic_store_n(&W.bytes, prof__tw_bytes(W.tw), __ATOMIC_RELAXED);
   }
+  clock_anchor();
   pthread_mutex_lock(&W.mu);
   W.sync_done = sync;
   pthread_cond_broadcast(&W.done_cv);
@@ -456,6 +473,7 @@ static void footer_kv(prof__kv *kv, size_t *n, char (*vals)[32]) {
   KV("threads", "%llu", (unsigned long long)prof__threads_count());
   KV("steps", "%llu", (unsigned long long)prof_step_count());
   KV("end_ns", "%llu", (unsigned long long)prof__ticks_to_ns(prof__ticks()));
+  KV("clock.residual_max_ns", "%lld", (long long)residual_max);
   for (int m = 0; m < PROF_MU_COUNT; m++)
     KV(mu_names[m], "%llu", (unsigned long long)__atomic_load_n(&prof__misuse[m], __ATOMIC_RELAXED));
 #undef KV
@@ -509,8 +527,8 @@ int prof__writer_stop(void) {
   pthread_join(W.thread, NULL);
   W.running = 0;
   if (!W.tw) return W.rc; /* closed after a crash */
-  prof__kv kv[8 + PROF_MU_COUNT];
-  char vals[8 + PROF_MU_COUNT][32];
+  prof__kv kv[16 + PROF_MU_COUNT];
+  char vals[16 + PROF_MU_COUNT][32];
   size_t n = 0;
   if (W.failed) {
     prof__tw_abort(W.tw);

@@ -15,12 +15,12 @@
 #define PROF_HAVE_RDTSC 1
 #endif
 
-/* tsc0, mono0 and realtime0 are set by prof__clock_init() before any other
- * thread reads them. use_tsc, ns_per_tick and calibrated change once more,
- * when the writer thread calibrates, while other threads convert ticks:
- * they are written and read with atomics under the sequence counter `seq`
- * (odd while an update is in progress), so a reader never mixes the old
- * flag with the new rate. */
+/* realtime0 is set by prof__clock_init() before any other thread reads it.
+ * use_tsc, ns_per_tick, calibrated and the anchor pair (tsc0, mono0) change
+ * when the writer thread calibrates and re-anchors, while other threads
+ * convert ticks: they are written and read with atomics under the sequence
+ * counter `seq` (odd while an update is in progress), so a reader never
+ * mixes an old anchor with a new rate. */
 typedef struct prof__clock {
   int use_tsc;          /* 1: ticks are TSC cycles; 0: ticks are ns */
   uint64_t tsc0;        /* calibration pair: TSC and monotonic ns at start */
@@ -51,6 +51,15 @@ static inline uint64_t prof__ticks(void) {
 void prof__clock_init(int force_monotonic);
 /* Measure ns_per_tick over ~`ms` milliseconds (call off the hot path). */
 void prof__clock_calibrate(unsigned ms);
+/* Writer thread, about once a second: measure the error of the tick -> ns
+ * line against CLOCK_MONOTONIC now (returned, in ns: monotonic minus
+ * mapped), and start a new line at this point, continuous with the old one,
+ * whose slope closes that error over the next `slew_ns` nanoseconds. Keeps
+ * long runs from drifting against other clocks (GPU activity timestamps).
+ * Returns 0 when ticks are not TSC cycles. */
+int64_t prof__clock_reanchor(uint64_t slew_ns);
+/* Multiply the current rate by `factor` (tests: simulate a miscalibration). */
+void prof__clock_scale_rate(double factor);
 /* A consistent copy of the clock (any thread). */
 void prof__clock_get(prof__clock *out);
 /* Convert ticks to CLOCK_MONOTONIC ns with the current calibration (any thread). */
