@@ -480,10 +480,9 @@ static void footer_kv(prof__kv *kv, size_t *n, char (*vals)[32]) {
   *n = i;
 }
 
-/* Writer thread, after a crash: close the trace with the crash footer, then
- * let the session write its reports; the handler waits for each step. */
-static void crash_close(void) {
-  __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
+/* Close the trace with its footer (and the crash keys after a crash), or
+ * abandon it after a write error. */
+static void close_trace(int crashed) {
   prof__kv kv[16 + PROF_MU_COUNT];
   char vals[16 + PROF_MU_COUNT][32];
   size_t n = 0;
@@ -491,11 +490,18 @@ static void crash_close(void) {
     prof__tw_abort(W.tw);
   } else {
     footer_kv(kv, &n, vals);
-    n += prof__crash_footer(kv + n, vals + n, 16 + PROF_MU_COUNT - n);
+    if (crashed) n += prof__crash_footer(kv + n, vals + n, 16 + PROF_MU_COUNT - n);
     int rc = prof__tw_close(W.tw, kv, n);
     if (rc) io_failed(rc);
   }
   W.tw = NULL;
+}
+
+/* Writer thread, after a crash: close the trace with the crash footer, then
+ * let the session write its reports; the handler waits for each step. */
+static void crash_close(void) {
+  __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
+  close_trace(1);
   __atomic_store_n(&W.crash_done, 1, __ATOMIC_RELEASE);
   if (!W.failed) prof__session_crashed();
   __atomic_store_n(&W.crash_done, 2, __ATOMIC_RELEASE);
@@ -526,20 +532,7 @@ int prof__writer_stop(void) {
   pthread_mutex_unlock(&W.mu);
   pthread_join(W.thread, NULL);
   W.running = 0;
-  if (!W.tw) return W.rc; /* closed after a crash */
-  prof__kv kv[16 + PROF_MU_COUNT];
-  char vals[16 + PROF_MU_COUNT][32];
-  size_t n = 0;
-  if (W.failed) {
-    prof__tw_abort(W.tw);
-  } else {
-    footer_kv(kv, &n, vals);
-    int rc = prof__tw_close(W.tw, kv, n);
-    if (rc) {
-      io_failed(rc);
-    }
-  }
-  W.tw = NULL;
+  if (W.tw) close_trace(0); /* else closed after a crash */
   return W.rc;
 }
 

@@ -55,6 +55,12 @@ enum {
 };
 
 extern int prof__enabled;             /* 1 while events are recorded */
+/* Non-zero while the calling thread is inside the allocator (set by the
+ * malloc interposer around every call). A signal handler that sees it must
+ * not run code that may allocate, such as libunwind's first touch of its
+ * thread-local state after a dlopen (which resizes the thread's TLS vector
+ * with malloc): the interrupted allocator holds its lock. */
+extern __thread unsigned prof__in_alloc __attribute__((tls_model("initial-exec")));
 extern __thread prof__thread *prof__self __attribute__((tls_model("initial-exec")));
 extern uint64_t prof__misuse[PROF_MU_COUNT];
 

@@ -14,6 +14,7 @@
 
 #include "session.h"
 
+__thread unsigned prof__in_alloc __attribute__((tls_model("initial-exec")));
 __thread prof__thread *prof__self __attribute__((tls_model("initial-exec")));
 static __thread int self_dead __attribute__((tls_model("initial-exec")));
 

@@ -14,6 +14,9 @@
  *  - re-entrancy: the profiler's own allocations (rings, names, stacks,
  *    libunwind, the writer thread) are skipped by a thread-local guard and
  *    by the caller's address (code inside libmlprof is never counted).
+ *  - signals: every entry point marks the thread as inside the allocator
+ *    (prof__in_alloc), so the CPU sampler's handler does not unwind with
+ *    libunwind there (it may allocate and deadlock on the held lock).
  *  - fork, thread exit, exit-time frees: the hot path needs no set-up and
  *    keeps forwarding and counting in every state; events are written only
  *    while the session runs (a forked child's session is off).
@@ -144,26 +147,46 @@ static inline void *account(void *p, size_t n, const void *ra) {
   return p;
 }
 
-PROF_API void *malloc(size_t n) {
+static inline void *malloc_body(size_t n, const void *ra) {
   if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, 16);
-  return account(real.malloc(n), n, RA());
+  return account(real.malloc(n), n, ra);
 }
 
-PROF_API void free(void *p) {
+PROF_API void *malloc(size_t n) {
+  prof__in_alloc++;
+  void *r = malloc_body(n, RA());
+  prof__in_alloc--;
+  return r;
+}
+
+static inline void free_body(void *p, const void *ra) {
   if (!p || is_boot(p)) return;
   if (PROF_UNLIKELY(!ready) && !resolve()) return; /* not ours to free yet */
-  if (prof__mem_mode) prof__mem_on_free(p, real.usable(p), RA());
+  if (prof__mem_mode) prof__mem_on_free(p, real.usable(p), ra);
   real.free(p);
 }
 
-PROF_API void *calloc(size_t m, size_t n) {
+PROF_API void free(void *p) {
+  prof__in_alloc++;
+  free_body(p, RA());
+  prof__in_alloc--;
+}
+
+static inline void *calloc_body(size_t m, size_t n, const void *ra) {
   size_t total;
   if (__builtin_mul_overflow(m, n, &total)) {
     errno = ENOMEM;
     return NULL;
   }
   if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(total, 16); /* arena is zeroed */
-  return account(real.calloc(m, n), total, RA());
+  return account(real.calloc(m, n), total, ra);
+}
+
+PROF_API void *calloc(size_t m, size_t n) {
+  prof__in_alloc++;
+  void *r = calloc_body(m, n, RA());
+  prof__in_alloc--;
+  return r;
 }
 
 static void *realloc_from_boot(void *p, size_t n, const void *ra) {
@@ -193,18 +216,32 @@ static void *realloc_impl(void *p, size_t n, const void *ra) {
   return NULL;
 }
 
-PROF_API void *realloc(void *p, size_t n) { return realloc_impl(p, n, RA()); }
+static inline void *realloc_body(void *p, size_t n, const void *ra) { return realloc_impl(p, n, ra); }
 
-PROF_API void *reallocarray(void *p, size_t m, size_t n) {
+PROF_API void *realloc(void *p, size_t n) {
+  prof__in_alloc++;
+  void *r = realloc_body(p, n, RA());
+  prof__in_alloc--;
+  return r;
+}
+
+static inline void *reallocarray_body(void *p, size_t m, size_t n, const void *ra) {
   size_t total;
   if (__builtin_mul_overflow(m, n, &total)) {
     errno = ENOMEM;
     return NULL;
   }
-  return realloc_impl(p, total, RA());
+  return realloc_impl(p, total, ra);
 }
 
-PROF_API int posix_memalign(void **out, size_t align, size_t n) {
+PROF_API void *reallocarray(void *p, size_t m, size_t n) {
+  prof__in_alloc++;
+  void *r = reallocarray_body(p, m, n, RA());
+  prof__in_alloc--;
+  return r;
+}
+
+static inline int posix_memalign_body(void **out, size_t align, size_t n, const void *ra) {
   if (PROF_UNLIKELY(!ready) && !resolve()) {
     if (align < sizeof(void *) || (align & (align - 1))) return EINVAL;
     void *p = boot_alloc(n, align);
@@ -213,28 +250,63 @@ PROF_API int posix_memalign(void **out, size_t align, size_t n) {
     return 0;
   }
   int rc = real.posix_memalign(out, align, n);
-  if (rc == 0) account(*out, n, RA());
+  if (rc == 0) account(*out, n, ra);
   return rc;
 }
 
-PROF_API void *aligned_alloc(size_t align, size_t n) {
+PROF_API int posix_memalign(void **out, size_t align, size_t n) {
+  prof__in_alloc++;
+  int r = posix_memalign_body(out, align, n, RA());
+  prof__in_alloc--;
+  return r;
+}
+
+static inline void *aligned_alloc_body(size_t align, size_t n, const void *ra) {
   if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, align);
-  return account(real.aligned_alloc(align, n), n, RA());
+  return account(real.aligned_alloc(align, n), n, ra);
+}
+
+PROF_API void *aligned_alloc(size_t align, size_t n) {
+  prof__in_alloc++;
+  void *r = aligned_alloc_body(align, n, RA());
+  prof__in_alloc--;
+  return r;
+}
+
+static inline void *memalign_body(size_t align, size_t n, const void *ra) {
+  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, align);
+  return account(real.memalign(align, n), n, ra);
 }
 
 PROF_API void *memalign(size_t align, size_t n) {
-  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, align);
-  return account(real.memalign(align, n), n, RA());
+  prof__in_alloc++;
+  void *r = memalign_body(align, n, RA());
+  prof__in_alloc--;
+  return r;
+}
+
+static inline void *valloc_body(size_t n, const void *ra) {
+  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, 4096);
+  return account(real.valloc(n), n, ra);
 }
 
 PROF_API void *valloc(size_t n) {
-  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, 4096);
-  return account(real.valloc(n), n, RA());
+  prof__in_alloc++;
+  void *r = valloc_body(n, RA());
+  prof__in_alloc--;
+  return r;
+}
+
+static inline void *pvalloc_body(size_t n, const void *ra) {
+  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc((n + 4095) & ~(size_t)4095, 4096);
+  return account(real.pvalloc(n), n, ra);
 }
 
 PROF_API void *pvalloc(size_t n) {
-  if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc((n + 4095) & ~(size_t)4095, 4096);
-  return account(real.pvalloc(n), n, RA());
+  prof__in_alloc++;
+  void *r = pvalloc_body(n, RA());
+  prof__in_alloc--;
+  return r;
 }
 
 PROF_API size_t malloc_usable_size(void *p) {

@@ -24,6 +24,7 @@
 #include <ucontext.h>
 
 #include "stack.h"
+#include "core/session.h"
 
 #if defined(MLPROF_HAVE_LIBUNWIND) && !defined(MLPROF_NO_UNWIND)
 #define UNW_LOCAL_ONLY
@@ -92,6 +93,14 @@ int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max) {
   if (!ucontext || !pcs || max <= 0) return 0;
   if (max > PROF_STACK_MAX_DEPTH) max = PROF_STACK_MAX_DEPTH;
   uintptr_t ip = uc_ip(ucontext);
+  if (prof__in_alloc) {
+    /* Interrupted inside the allocator: libunwind could allocate (its TLS
+     * after a dlopen) and deadlock on the allocator's lock. Keep the
+     * interrupted instruction only. */
+    if (!ip) return 0;
+    pcs[0] = ip;
+    return 1;
+  }
   if (__atomic_load_n(&policy_set, __ATOMIC_ACQUIRE) && thread_ready && ip) {
     /* Fast path: trace from here through the signal frame, then keep the
      * part from the interrupted instruction on. */
