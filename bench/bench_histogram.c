@@ -12,7 +12,7 @@
 #include "bench_util.h"
 #include "core/clock.h"
 #include "mlprof.h"
-#include "model/hist.h"
+#include "trace/rec_hist.h"
 #include "model/model.h"
 
 static volatile double sink;

@@ -16,7 +16,7 @@
 #include "mlprof.h"
 #include "an_internal.h"
 #include "html.h"
-#include "gpu/gpu.h"
+#include "trace/rec_gpu.h"
 
 #define TOP_RANGES 50      /* rows of the ranges table */
 #define TL_MAX_BARS 3000   /* timeline bars kept */

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "core/session.h"
-#include "core/tids.h"
+#include "trace/tids.h"
 #include "gpu.h"
 #include "mlprof.h"
 

@@ -18,7 +18,7 @@
 
 #include "core/bgwriter.h"
 #include "core/session.h"
-#include "hist.h"
+#include "trace/rec_hist.h"
 #include "model.h"
 
 #define STAGE_BYTES (1u << 20)
