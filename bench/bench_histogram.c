@@ -13,7 +13,7 @@
 #include "core/clock.h"
 #include "mlprof.h"
 #include "trace/rec_hist.h"
-#include "model/model.h"
+#include "live/live.h"
 
 static volatile double sink;
 

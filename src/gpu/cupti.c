@@ -25,9 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "gpu.h"
-#include "mem/mem.h"
 
 
 #ifndef MLPROF_HAVE_CUPTI
@@ -472,22 +471,22 @@ static void consume(uint8_t *buffer, size_t valid) {
 
 /* CUPTI's buffers are the profiler's memory, not the program's. */
 static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_records) {
-  prof__mem_internal_begin();
+  prof__guard_begin();
   *buffer = aligned_alloc(8, BUF_SIZE);
-  prof__mem_internal_end();
+  prof__guard_end();
   *size = *buffer ? BUF_SIZE : 0;
   *max_records = 0;
 }
 
 static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid) {
   (void)size;
-  prof__mem_internal_begin();
+  prof__guard_begin();
   if (buffer && valid) consume(buffer, valid);
   size_t dropped = 0;
   if (C.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
     prof__gpu_dropped_add(dropped);
   free(buffer);
-  prof__mem_internal_end();
+  prof__guard_end();
 }
 
 /* ---- callbacks and clock ------------------------------------------------- */

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "trace/tids.h"
 #include "gpu.h"
 #include "mlprof.h"

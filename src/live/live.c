@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "core/bgwriter.h"
-#include "core/session.h"
-#include "model.h"
+#include "core/producer.h"
+#include "live.h"
 
 static prof__live_page *page;
 static char page_path[512];
@@ -169,7 +169,7 @@ static void obs_add(uint32_t id, uint64_t self) {
   }
 }
 
-void prof__live_observe(uint32_t tid, const void *events, size_t n) {
+void prof__live_observe(uint32_t tid, const prof__event *events, size_t n) {
   if (!__atomic_load_n(&page, __ATOMIC_ACQUIRE)) return;
   int ti = obs_thread(tid);
   if (ti < 0) return;
@@ -251,3 +251,34 @@ void prof__live_bg(uint64_t now_ns) {
   }
   seq_leave(&p->bg.seq);
 }
+
+/* ---- the "live" module ----------------------------------------------------------- */
+
+static void live_hook(prof__tw *tw, int final, void *arg) {
+  (void)tw;
+  (void)final;
+  (void)arg;
+  prof__live_bg(prof__mono_ns());
+}
+
+static int live_start(void) {
+  static int hook_added;
+  if (!hook_added) hook_added = prof__writer_hook_add(live_hook, NULL) == 0;
+  prof__live_create();
+  prof__ctl_start();
+  return 0;
+}
+
+static void live_stop(void) {
+  prof__ctl_stop();
+  prof__live_destroy();
+}
+
+const prof__module prof__mod_live = {
+    .name = "live",
+    .start = live_start,
+    .stop = live_stop,
+    .step = prof__ctl_step,
+    .observe = prof__live_observe,
+    .crash = prof__live_destroy,
+};

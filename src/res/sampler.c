@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "core/config.h"
-#include "core/session.h"
+#include "core/producer.h"
 #include "res.h"
 
 static struct {
@@ -218,4 +218,4 @@ static int res_start(void) {
   return 0;
 }
 
-const prof__module prof__mod_res = {"res", res_header, res_start, NULL};
+const prof__module prof__mod_res = {.name = "res", .header = res_header, .start = res_start};
