@@ -11,8 +11,10 @@
  * events, names, META pairs, lost counts, writer hooks, the thread
  * registry, environment lookup), clock.h and ring.h (brought in by
  * session.h), and config.h, bgwriter.h (trace segments, writer sync) and
- * crash.h (the crash signals), which are part of this interface too. The
- * trace format (src/trace) is open to everyone.
+ * crash.h (the crash signals), which are part of this interface too; so is
+ * the stack producer's capture service, stack/stack.h (call stacks of
+ * allocations and samples). The trace format (src/trace) is open to
+ * everyone. tests/check_structure.sh enforces this list.
  */
 #ifndef PROF_PRODUCER_H
 #define PROF_PRODUCER_H

@@ -1,7 +1,7 @@
 /* live_page.c — where live pages live and the reader side of the page:
  * map another process's page (only a regular file the user owns, with the
  * right magic, version and pid) and copy a consistent view of it under its
- * seqlocks. The writer side is src/model/live.c.
+ * seqlocks. The writer side is src/live/live.c.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* live_page.h — the live page: the contract between a running job (the
- * recorder writes it, src/model/live.c) and `mlprof top`, `trigger` and
+ * recorder writes it, src/live/live.c) and `mlprof top`, `trigger` and
  * `resume`, which map it by pid without ptrace. Layout, where it lives, and
  * the reader side.
  */
