@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../src/core/event.h"
+#include "../src/trace/event.h"
 #include "bench_util.h"
 #include "mlprof.h"
 

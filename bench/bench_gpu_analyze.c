@@ -15,7 +15,7 @@
 
 #include "analyze/analyze.h"
 #include "bench_util.h"
-#include "gpu/gpu.h"
+#include "trace/rec_gpu.h"
 
 #define PER_STEP 1000
 

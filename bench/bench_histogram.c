@@ -12,8 +12,8 @@
 #include "bench_util.h"
 #include "core/clock.h"
 #include "mlprof.h"
-#include "model/hist.h"
-#include "model/model.h"
+#include "trace/rec_hist.h"
+#include "live/live.h"
 
 static volatile double sink;
 

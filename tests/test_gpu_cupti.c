@@ -125,7 +125,7 @@ int __wrap_dlclose(void *h) {
 
 void *__wrap_aligned_alloc(size_t align, size_t n) {
   M.alloc_calls++;
-  if (prof__mem_guard > 0) M.alloc_guarded++;
+  if (prof__guard_depth > 0) M.alloc_guarded++;
   return __real_aligned_alloc(align, n);
 }
 

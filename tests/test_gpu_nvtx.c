@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "core/session.h"
-#include "core/tids.h"
+#include "trace/tids.h"
 #include "gpu/gpu.h"
 #include "helpers.h"
 #include "mlprof.h"

@@ -17,7 +17,7 @@
 #include "analyze/analyze.h"
 #include "analyze/jsonparse.h"
 #include "analyze/sec_graph.h"
-#include "model/hist.h"
+#include "trace/rec_hist.h"
 
 /* ---- helpers --------------------------------------------------------------- */
 

@@ -14,7 +14,7 @@
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
 #include "test_html_util.h"
-#include "res/res.h"
+#include "trace/rec_res.h"
 
 #define T0 1000000000ull
 #define MS 1000000ull

@@ -52,12 +52,12 @@ static void profiler_allocations_are_never_counted(void **state) {
   (void)state;
   prof__mem_mode = PROF_MEM_COUNTS;
   int64_t before = live_now();
-  prof__mem_internal_begin(); /* nested guard: still inside after one end */
-  prof__mem_internal_begin();
+  prof__guard_begin(); /* nested guard: still inside after one end */
+  prof__guard_begin();
   prof__mem_on_alloc(block, 50, 64, NULL);
-  prof__mem_internal_end();
+  prof__guard_end();
   prof__mem_on_alloc(block, 50, 64, NULL);
-  prof__mem_internal_end();
+  prof__guard_end();
   assert_int_equal(live_now(), before);
   /* a call returning into the profiler's own code is not counted either */
   prof__mem_text_lo = (uintptr_t)block;

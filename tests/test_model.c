@@ -17,7 +17,7 @@
 #include "core/config.h"
 #include "helpers.h"
 #include "mlprof.h"
-#include "model/hist.h"
+#include "trace/rec_hist.h"
 #include "trace/trace.h"
 
 /* ---- summary vs naive reference ------------------------------------------------ */

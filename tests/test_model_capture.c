@@ -18,7 +18,7 @@
 
 #include "helpers.h"
 #include "mlprof.h"
-#include "model/model.h"
+#include "live/live.h"
 #include "trace/trace.h"
 
 #define CLI MLPROF_BIN_DIR "/mlprof"

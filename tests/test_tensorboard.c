@@ -12,8 +12,8 @@
 
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
-#if __has_include("model/hist.h")
-#include "model/hist.h"
+#if __has_include("trace/rec_hist.h")
+#include "trace/rec_hist.h"
 #define HAVE_HIST 1
 #endif
 

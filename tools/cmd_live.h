@@ -3,7 +3,7 @@
 #ifndef MLPROF_CMD_LIVE_H
 #define MLPROF_CMD_LIVE_H
 
-#include "model/model.h"
+#include "trace/live_page.h"
 
 /* Parse a pid argument; returns it or -1 after printing why. */
 int live_pid_arg(const char *cmd, const char *arg);

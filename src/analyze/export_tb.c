@@ -28,8 +28,8 @@
 #include "mlprof.h"
 #include "analyze.h"
 #include "sec_gpu.h"
-#if __has_include("model/hist.h") /* the model-health producer may be absent */
-#include "model/hist.h"
+#if __has_include("trace/rec_hist.h") /* the model-health producer may be absent */
+#include "trace/rec_hist.h"
 #define TB_HAVE_HIST 1
 #endif
 

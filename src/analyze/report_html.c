@@ -16,7 +16,7 @@
 #include "mlprof.h"
 #include "an_internal.h"
 #include "html.h"
-#include "gpu/gpu.h"
+#include "trace/rec_gpu.h"
 #include "sec_graph.h"
 
 #define TOP_RANGES 50      /* rows of the ranges table */

@@ -11,7 +11,7 @@
 #include "mlprof.h"
 #include "an_internal.h"
 #include "html.h"
-#include "gpu/gpu.h"
+#include "trace/rec_gpu.h"
 
 #define TL_MAX_BARS 3000
 #define TL_MAX_DEPTH 12

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "analyze.h"
-#include "gpu/gpu.h"
+#include "trace/rec_gpu.h"
 
 /* Step-time breakdown with GPU categories: each instant of a step counted
  * once, in this priority order. GPU_BD_KERNEL holds compute kernels only;

@@ -17,7 +17,7 @@
 
 #include "mlprof.h"
 #include "an_internal.h"
-#include "model/hist.h"
+#include "trace/rec_hist.h"
 #include "sec_functions.h"
 #include "sec_graph.h"
 

@@ -16,7 +16,7 @@
 
 #include "mlprof.h"
 #include "analyze.h"
-#include "model/hist.h"
+#include "trace/rec_hist.h"
 
 /* Finding thresholds (docs/model-health.md). */
 #define THR_VANISH_RMS 1e-7       /* vanishing: median gradient RMS of the last quarter below this */

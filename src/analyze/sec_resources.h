@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "analyze.h"
-#include "res/res.h"
+#include "trace/rec_res.h"
 
 #define RES_MAX_THREADS 64        /* distinct threads kept from the thread chunks */
 

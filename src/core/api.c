@@ -211,17 +211,3 @@ int prof__emit_aux(uint8_t type, uint8_t cat, uint16_t aux, uint32_t name, uint6
   prof__call_leave(t);
   return ok;
 }
-
-PROF_API const char *prof_strerror(int err) {
-  switch (err) {
-  case 0:
-    return "success";
-#define PROF__ERR_CASE(name, value, msg) \
-  case value:                            \
-    return msg;
-    PROF_ERRORS(PROF__ERR_CASE)
-#undef PROF__ERR_CASE
-  default:
-    return "unknown error";
-  }
-}

@@ -33,7 +33,6 @@
 
 #include "bgwriter.h"
 #include "crash.h"
-#include "model/model.h"
 #include "session.h"
 
 #define BATCH 4096
@@ -111,7 +110,7 @@ static size_t meta_n, meta_cap;
 
 int prof__meta_add(const char *key, const char *value) {
   if (!key || !value) return PROF_EINVAL;
-  prof__mem_internal_begin();
+  prof__guard_begin();
   pthread_mutex_lock(&meta_mu);
   int rc = 0;
   if (meta_n == meta_cap) {
@@ -130,7 +129,7 @@ int prof__meta_add(const char *key, const char *value) {
     else rc = PROF_ENOMEM;
   }
   pthread_mutex_unlock(&meta_mu);
-  prof__mem_internal_end();
+  prof__guard_end();
   return rc;
 }
 
@@ -283,7 +282,7 @@ static uint64_t drain_thread(prof__thread *t) {
       ns_ev = W.batch2;
     }
     for (size_t i = 0; i < n; i++) ns_ev[i].ts = prof__ticks_to_ns(ns_ev[i].ts);
-    prof__live_observe(t->tid, ns_ev, n);
+    prof__modules_observe(t->tid, ns_ev, n);
     int rc = prof__tw_events(W.tw, t->tid, ns_ev, n);
     if (rc) io_failed(rc);
     if (segs)
@@ -392,7 +391,7 @@ static void crash_close(void);
 
 static void *writer_main(void *arg) {
   (void)arg;
-  prof__mem_internal_begin(); /* everything this thread allocates is ours */
+  prof__guard_begin(); /* everything this thread allocates is ours */
   prof__clock_calibrate(20);
   char v[64];
   prof__clock clk;

@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "crash.h"
+#include "session.h"
 
 #define NSIG_CRASH 5
 static const int crash_sigs[NSIG_CRASH] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
@@ -33,8 +34,6 @@ static struct {
 } C;
 
 /* The live page is removed at once: the process is going away. */
-extern void prof__live_destroy(void) __attribute__((weak));
-
 const char *prof__crash_name(int sig) {
   for (int i = 0; i < NSIG_CRASH; i++)
     if (crash_sigs[i] == sig) return crash_names[i];
@@ -79,7 +78,7 @@ static void on_crash(int sig, siginfo_t *si, void *uc) {
     C.tid = (uint64_t)syscall(SYS_gettid);
     C.ticks = prof__ticks();
     __atomic_store_n(&C.recorded, 1, __ATOMIC_RELEASE);
-    if (prof__live_destroy) prof__live_destroy();
+    prof__modules_crash();
     prof__writer_crash_flush(5000, 20000);
     __atomic_store_n(&C.flushed, 1, __ATOMIC_RELEASE);
   } else {

@@ -69,11 +69,11 @@ static uint32_t intern_locked(const char *s, size_t n) {
 
 uint32_t prof__intern_len(const char *s, size_t len) {
   if (!s) return 0;
-  prof__mem_internal_begin();
+  prof__guard_begin();
   pthread_mutex_lock(&lock);
   uint32_t id = intern_locked(s, len);
   pthread_mutex_unlock(&lock);
-  prof__mem_internal_end();
+  prof__guard_end();
   return id;
 }
 

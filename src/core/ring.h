@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "event.h"
+#include "trace/event.h"
 
 #define PROF_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PROF_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -26,7 +26,7 @@
 #include "bgwriter.h"
 #include "config.h"
 #include "crash.h"
-#include "model/model.h"
+#include "producer.h"
 #include "rank.h"
 #include "session.h"
 #include "trace/outfile.h"
@@ -45,21 +45,6 @@ static uint64_t step_next, step_cur;
 static int hooks_installed;
 static prof__module modules[32];
 static int nmodules, started_modules, builtin_added;
-
-/* The modules linked into this build (modules.def). */
-#define PROF_MODULE(sym) extern const prof__module sym;
-#include "modules.def"
-#undef PROF_MODULE
-static const prof__module *const builtin[] = {
-#define PROF_MODULE(sym) &sym,
-#include "modules.def"
-#undef PROF_MODULE
-    NULL};
-
-/* Report writer from the analyzer (absent in builds without it). */
-extern int prof__report_files(const char *trace_path, char *err) __attribute__((weak));
-/* Step observer of the model module (absent in builds without it). */
-extern uint64_t prof__model_step(int begin, uint64_t step, uint64_t ticks) __attribute__((weak));
 
 /* Capture state; cap_mu is never held across disk I/O. */
 static pthread_mutex_t cap_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -88,8 +73,33 @@ static int module_add_locked(const prof__module *m) {
   return 0;
 }
 
+/* Step hooks of the started modules; the largest capture request wins. */
+static uint64_t modules_step(int begin, uint64_t step, uint64_t ticks) {
+  uint64_t od = 0;
+  int n = __atomic_load_n(&started_modules, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < n; i++)
+    if (modules[i].step) {
+      uint64_t r = modules[i].step(begin, step, ticks);
+      if (r > od) od = r;
+    }
+  return od;
+}
+
+void prof__modules_observe(uint32_t tid, const prof__event *ev, size_t n) {
+  int k = __atomic_load_n(&started_modules, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < k; i++)
+    if (modules[i].observe) modules[i].observe(tid, ev, n);
+}
+
+void prof__modules_crash(void) {
+  int k = __atomic_load_n(&started_modules, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < k; i++)
+    if (modules[i].crash) modules[i].crash();
+}
+
 /* MLPROF_MODULES: a comma-separated list of the producer modules to start
- * ("stack,mem,cpu,gpu,res,model"), "none", or "all" (the default). */
+ * ("stack,mem,cpu,gpu,res,model,live"), "none", or "all" (the default). The
+ * modules of this build are prof__producers (src/lib/producers.def). */
 static int module_wanted(const char *name) {
   const char *list = prof__env("MODULES");
   if (!list || strcmp(list, "all") == 0) return 1;
@@ -112,13 +122,13 @@ static void modules_check(void) {
     const char *e = strchr(p, ',');
     size_t len = e ? (size_t)(e - p) : strlen(p);
     int known = 0;
-    for (int i = 0; builtin[i] && !known; i++)
-      known = strlen(builtin[i]->name) == len && strncmp(builtin[i]->name, p, len) == 0;
+    for (int i = 0; prof__producers[i] && !known; i++)
+      known = strlen(prof__producers[i]->name) == len && strncmp(prof__producers[i]->name, p, len) == 0;
     if (!known) {
       char names[160] = "";
-      for (int i = 0; builtin[i]; i++) {
+      for (int i = 0; prof__producers[i]; i++) {
         size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%s", i ? "," : "", builtin[i]->name);
+        snprintf(names + used, sizeof names - used, "%s%s", i ? "," : "", prof__producers[i]->name);
       }
       fprintf(stderr, "mlprof: MLPROF_MODULES='%s': '%.*s' is not a module of this build (expected all, none "
               "or a list of %s); it is ignored\n", list, (int)len, p, names);
@@ -352,7 +362,7 @@ void prof__session_last_segment(char *out, size_t n) {
 
 static void *segment_report(void *arg) {
   char *path = arg, err[256] = "";
-  int ok = prof__report_files(path, err) == 0;
+  int ok = prof__report_hook(path, err) == 0;
   if (ok) fprintf(stderr, "mlprof: capture %s; report %s.report.txt\n", path, path);
   else fprintf(stderr, "mlprof: capture %s; no report: %s\n", path, err);
   pthread_mutex_lock(&cap_mu);
@@ -366,7 +376,7 @@ static void *segment_report(void *arg) {
 /* Writer thread: a segment file was closed. Its report is written on a
  * thread of its own, so the writer never waits for an analysis. */
 void prof__session_segment_done(const char *path, int ok) {
-  char *copy = ok && cfg.report && prof__report_files ? strdup(path) : NULL;
+  char *copy = ok && cfg.report && prof__report_hook ? strdup(path) : NULL;
   pthread_t th;
   pthread_attr_t at;
   pthread_attr_init(&at);
@@ -425,8 +435,8 @@ static int init_locked(const prof_config *c) {
   if (!builtin_added) {
     builtin_added = 1;
     modules_check();
-    for (int i = 0; builtin[i]; i++)
-      if (module_wanted(builtin[i]->name)) module_add_locked(builtin[i]);
+    for (int i = 0; prof__producers[i]; i++)
+      if (module_wanted(prof__producers[i]->name)) module_add_locked(prof__producers[i]);
   }
   prof__clock_init(cfg.force_monotonic);
   rc = prof__threads_setup(cfg.ring_kb * 1024u);
@@ -453,19 +463,21 @@ static int init_locked(const prof_config *c) {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
   }
   prof__crash_install();
-  for (started_modules = 0; started_modules < nmodules; started_modules++)
-    if (modules[started_modules].start) modules[started_modules].start();
+  for (int i = 0; i < nmodules; i++) {
+    if (modules[i].start) modules[i].start();
+    __atomic_store_n(&started_modules, i + 1, __ATOMIC_RELEASE);
+  }
   capture_init();
   return 0;
 }
 
 PROF_API int prof_init(const prof_config *c) {
   if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_RUNNING) return 0;
-  prof__mem_internal_begin();
+  prof__guard_begin();
   pthread_mutex_lock(&lock);
   int rc = init_locked(c);
   pthread_mutex_unlock(&lock);
-  prof__mem_internal_end();
+  prof__guard_end();
   return rc;
 }
 
@@ -489,7 +501,7 @@ static void print_summary(int rc, int reports, const char *err) {
 void prof__session_crashed(void) {
   const char *sig = prof__crash_name(prof__crash_signal());
   char err[256] = "", msg[PATH_MAX + 512];
-  int reports = cfg.report && prof__report_files && prof__report_files(cfg.path, err) == 0;
+  int reports = cfg.report && prof__report_hook && prof__report_hook(cfg.path, err) == 0;
   if (!cfg.report && !getenv("MLPROF_VERBOSE")) return;
   int n = snprintf(msg, sizeof msg, "mlprof: %s: trace %s (%llu steps started)%s%s%s\n", sig ? sig : "crash",
                    cfg.path, (unsigned long long)prof_step_count(), reports ? "; report " : "",
@@ -504,8 +516,9 @@ PROF_API int prof_shutdown(void) {
     return 0;
   }
   while (started_modules > 0) {
-    started_modules--;
-    if (modules[started_modules].stop) modules[started_modules].stop();
+    int i = started_modules - 1;
+    __atomic_store_n(&started_modules, i, __ATOMIC_RELEASE);
+    if (modules[i].stop) modules[i].stop();
   }
   pthread_mutex_lock(&cap_mu);
   if (cap.paused) /* calls made while paused were not misuse */
@@ -521,8 +534,8 @@ PROF_API int prof_shutdown(void) {
   capture_wait_reports();
   char err[256] = "";
   int reports = 0;
-  if (rc == 0 && cfg.report && prof__report_files) {
-    reports = prof__report_files(cfg.path, err) == 0;
+  if (rc == 0 && cfg.report && prof__report_hook) {
+    reports = prof__report_hook(cfg.path, err) == 0;
   } else if (rc == 0 && cfg.report) {
     snprintf(err, sizeof err, "this build has no analyzer");
   }
@@ -546,7 +559,7 @@ PROF_API int prof_start(void) {
   uint64_t n = __atomic_fetch_add(&step_next, 1, __ATOMIC_RELAXED);
   __atomic_store_n(&step_cur, n, __ATOMIC_RELAXED);
   uint64_t ticks = prof__ticks();
-  uint64_t od = prof__model_step ? prof__model_step(1, n, ticks) : 0;
+  uint64_t od = modules_step(1, n, ticks);
   if (PROF_UNLIKELY(cfg.sched.on || od || __atomic_load_n(&cap.od_left, __ATOMIC_RELAXED)))
     capture_step_begin(n, od, ticks);
   prof__emit(PROF_EV_STEP_BEGIN, 0, 0, n, 0);
@@ -561,7 +574,7 @@ PROF_API int prof_stop(void) {
   }
   uint64_t n = __atomic_load_n(&step_cur, __ATOMIC_RELAXED);
   prof__emit(PROF_EV_STEP_END, 0, 0, n, 0);
-  if (prof__model_step) prof__model_step(0, n, prof__ticks());
+  modules_step(0, n, prof__ticks());
   if (PROF_UNLIKELY(cfg.sched.on || __atomic_load_n(&cap.slot, __ATOMIC_RELAXED) >= 0)) capture_step_end(n);
   return 0;
 }

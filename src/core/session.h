@@ -1,6 +1,6 @@
 /* session.h — state shared by the core modules: the global "enabled" flag,
  * the per-thread state and its registry, the name table, misuse counters,
- * and the hooks through which other producers reach the writer thread. */
+ * and the hooks through which producers reach the writer thread. */
 #ifndef PROF_SESSION_H
 #define PROF_SESSION_H
 
@@ -144,23 +144,10 @@ int prof__writer_hook_add(prof__writer_hook fn, void *arg);
  * Copies both strings. Safe from any thread, not from signal handlers. */
 int prof__meta_add(const char *key, const char *value);
 
-/* A producer module (memory, CPU sampling, GPU, resources, ...). Modules
- * are listed once in src/core/modules.def, so they are linked into static
- * builds too. Every hook may be NULL.
- *  - header: add key/value pairs to the trace header (at most `max`);
- *    strings must stay valid until prof_init() returns. Returns the count.
- *  - start: after the writer started, before prof_init() returns; a
- *    negative return is reported by the module itself and ignored (the
- *    session runs without it).
- *  - stop: at the start of prof_shutdown(), before the final drain. */
-typedef struct prof__module {
-  const char *name;
-  size_t (*header)(prof__kv *kv, size_t max);
-  int (*start)(void);
-  void (*stop)(void);
-} prof__module;
-/* Register a module at run time (tests, optional pieces); at most 16. */
-int prof__module_add(const prof__module *m);
+/* Producer modules: producer.h. The core runs their hooks through these
+ * (writer thread: observe; fatal-signal handler: crash). */
+void prof__modules_observe(uint32_t tid, const prof__event *ev, size_t n);
+void prof__modules_crash(void);
 
 /* Session facts for producers. */
 const char *prof__session_path(void);
@@ -169,10 +156,11 @@ int prof__session_running(void);
 const char *prof__env(const char *name);
 
 /* Mark allocations of the calling thread as the profiler's own until the
- * matching end (nests), so memory profiling leaves them out. Defined by the
- * memory module (src/mem). */
-void prof__mem_internal_begin(void);
-void prof__mem_internal_end(void);
+ * matching end (nests), so memory profiling leaves them out (guard.c).
+ * prof__guard_depth > 0: inside the profiler. */
+extern __thread int prof__guard_depth __attribute__((tls_model("initial-exec")));
+void prof__guard_begin(void);
+void prof__guard_end(void);
 
 /* Count `n` events lost by a producer outside the rings (e.g. records a
  * GPU driver dropped): they join prof_stats.events_lost and the footer. */

@@ -46,20 +46,20 @@ prof__thread *prof__thread_get_slow(void) {
     return NULL;
   }
   if (prof__self) return prof__self;
-  prof__mem_internal_begin();
+  prof__guard_begin();
   prof__thread *t = calloc(1, sizeof *t);
   if (t && prof__ring_init(&t->ring, ring_bytes) != 0) {
     free(t);
     t = NULL;
   }
   if (!t) {
-    prof__mem_internal_end();
+    prof__guard_end();
     return NULL;
   }
   t->tid = (uint32_t)syscall(SYS_gettid);
   if (pthread_getname_np(pthread_self(), t->name, sizeof t->name) != 0) t->name[0] = 0;
   if (key_ok) pthread_setspecific(key, t);
-  prof__mem_internal_end();
+  prof__guard_end();
   prof__thread *old = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
   do {
     t->next = old;

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "cpu.h"
 
 #define MAX_CTR_THREADS 512

@@ -39,7 +39,7 @@
 
 #include "mlprof.h"
 #include "core/config.h"
-#include "core/session.h"
+#include "core/producer.h"
 #include "cpu.h"
 #include "cpu/pyframes.h"
 #include "stack/stack.h"
@@ -396,7 +396,7 @@ __attribute__((destructor)) static void sampler_unload(void) {
   release_signal();
 }
 
-const prof__module prof__mod_cpu = {"cpu", cpu_header, cpu_start, cpu_stop};
+const prof__module prof__mod_cpu = {.name = "cpu", .header = cpu_header, .start = cpu_start, .stop = cpu_stop};
 
 unsigned prof__sampler_hz(void) { return S.hz; }
 int prof__sampler_signal(void) { return __atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) ? S.sig : 0; }

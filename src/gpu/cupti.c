@@ -16,8 +16,8 @@
  * Activity records are read through the struct versions of the headers we
  * are built with (chosen by CUPTI_API_VERSION); only fields whose offsets
  * are the same in every version from CUDA 11.8 to 13 are read, which the
- * _Static_asserts below pin, so records of an older or newer libcupti are
- * read safely.
+ * _Static_asserts of cupti_records.h pin, so records of an older or newer
+ * libcupti are read safely.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -25,9 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "gpu.h"
-#include "mem/mem.h"
 
 
 #ifndef MLPROF_HAVE_CUPTI
@@ -55,97 +54,7 @@ uint64_t prof__cupti_driver_callbacks(void) { return 0; }
 #include <cupti.h>
 #include <link.h>
 
-/* ---- record structs by header version ------------------------------------ */
-
-#if CUPTI_API_VERSION >= 130000
-typedef CUpti_ActivityKernel10 cu_kernel;
-typedef CUpti_ActivityMemcpy6 cu_memcpy;
-typedef CUpti_ActivityMemset4 cu_memset;
-typedef CUpti_ActivityMemory4 cu_memory;
-typedef CUpti_ActivitySynchronization2 cu_sync;
-typedef CUpti_ActivityDevice5 cu_device;
-typedef CUpti_ActivityOverhead3 cu_overhead;
-#else /* CUDA 11.8 and 12.x: the versions every one of them has */
-typedef CUpti_ActivityKernel4 cu_kernel;
-typedef CUpti_ActivityMemcpy4 cu_memcpy;
-typedef CUpti_ActivityMemset3 cu_memset;
-typedef CUpti_ActivityMemory2 cu_memory;
-typedef CUpti_ActivitySynchronization cu_sync;
-typedef CUpti_ActivityDevice4 cu_device;
-typedef CUpti_ActivityOverhead cu_overhead;
-#endif
-
-/* The offsets read: the same in Kernel4..10, Memcpy4..6, Memset3/4,
- * Memory2..4, Synchronization/2, Device4/5, Overhead..3 (checked against
- * the CUPTI 13.0 headers). A header where one moves fails to build here
- * instead of reading garbage at run time. */
-#define AT(T, f, o) _Static_assert(offsetof(T, f) == (o), #T "." #f " moved")
-AT(cu_kernel, registersPerThread, 6);
-AT(cu_kernel, start, 16);
-AT(cu_kernel, end, 24);
-AT(cu_kernel, deviceId, 40);
-AT(cu_kernel, streamId, 48);
-AT(cu_kernel, gridX, 52);
-AT(cu_kernel, gridY, 56);
-AT(cu_kernel, gridZ, 60);
-AT(cu_kernel, blockX, 64);
-AT(cu_kernel, blockY, 68);
-AT(cu_kernel, blockZ, 72);
-AT(cu_kernel, staticSharedMemory, 76);
-AT(cu_kernel, dynamicSharedMemory, 80);
-AT(cu_kernel, correlationId, 92);
-AT(cu_kernel, name, 104);
-AT(cu_memcpy, copyKind, 4);
-AT(cu_memcpy, srcKind, 5);
-AT(cu_memcpy, dstKind, 6);
-AT(cu_memcpy, bytes, 8);
-AT(cu_memcpy, start, 16);
-AT(cu_memcpy, end, 24);
-AT(cu_memcpy, deviceId, 32);
-AT(cu_memcpy, streamId, 40);
-AT(cu_memcpy, correlationId, 44);
-AT(cu_memset, bytes, 8);
-AT(cu_memset, start, 16);
-AT(cu_memset, end, 24);
-AT(cu_memset, deviceId, 32);
-AT(cu_memset, streamId, 40);
-AT(cu_memset, correlationId, 44);
-AT(cu_memset, memoryKind, 50);
-AT(cu_memory, memoryOperationType, 4);
-AT(cu_memory, memoryKind, 8);
-AT(cu_memory, correlationId, 12);
-AT(cu_memory, address, 16);
-AT(cu_memory, bytes, 24);
-AT(cu_memory, timestamp, 32);
-AT(cu_memory, deviceId, 52);
-AT(cu_memory, streamId, 60);
-AT(cu_sync, type, 4);
-AT(cu_sync, start, 8);
-AT(cu_sync, end, 16);
-AT(cu_sync, correlationId, 24);
-AT(cu_sync, streamId, 32);
-AT(cu_device, globalMemorySize, 16);
-AT(cu_device, numThreadsPerWarp, 32);
-AT(cu_device, numMultiprocessors, 44);
-AT(cu_device, maxWarpsPerMultiprocessor, 52);
-AT(cu_device, maxBlocksPerMultiprocessor, 56);
-AT(cu_device, maxSharedMemoryPerMultiprocessor, 60);
-AT(cu_device, maxRegistersPerMultiprocessor, 64);
-AT(cu_device, computeCapabilityMajor, 104);
-AT(cu_device, id, 112);
-AT(cu_device, name, 136);
-AT(cu_overhead, overheadKind, 4);
-AT(cu_overhead, start, 24);
-AT(cu_overhead, end, 32);
-AT(CUpti_ActivityAPI, cbid, 4);
-AT(CUpti_ActivityAPI, start, 8);
-AT(CUpti_ActivityAPI, end, 16);
-AT(CUpti_ActivityAPI, threadId, 28);
-AT(CUpti_ActivityAPI, correlationId, 32);
-AT(CUpti_ActivityMemcpyPtoP4, bytes, 8);
-AT(CUpti_ActivityMemcpyPtoP4, start, 16);
-AT(CUpti_ActivityMemcpyPtoP4, end, 24);
-#undef AT
+#include "cupti_records.h" /* the record struct versions we read; needs cupti.h first */
 
 #define BUF_SIZE (8u << 20)        /* activity buffer handed to CUPTI */
 #define PAYLOAD_MAX (4u << 20)     /* split encoded payloads beyond this */
@@ -472,22 +381,22 @@ static void consume(uint8_t *buffer, size_t valid) {
 
 /* CUPTI's buffers are the profiler's memory, not the program's. */
 static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max_records) {
-  prof__mem_internal_begin();
+  prof__guard_begin();
   *buffer = aligned_alloc(8, BUF_SIZE);
-  prof__mem_internal_end();
+  prof__guard_end();
   *size = *buffer ? BUF_SIZE : 0;
   *max_records = 0;
 }
 
 static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid) {
   (void)size;
-  prof__mem_internal_begin();
+  prof__guard_begin();
   if (buffer && valid) consume(buffer, valid);
   size_t dropped = 0;
   if (C.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
     prof__gpu_dropped_add(dropped);
   free(buffer);
-  prof__mem_internal_end();
+  prof__guard_end();
 }
 
 /* ---- callbacks and clock ------------------------------------------------- */

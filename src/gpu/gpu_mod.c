@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "gpu.h"
 #include "mlprof.h"
 
@@ -305,4 +305,4 @@ void prof__gpu_stop_for_test(void) {
   while (prof__gpu_queue_pop(&b)) prof__buf_free(&b);
 }
 
-const prof__module prof__mod_gpu = {"gpu", gpu_header, gpu_start, gpu_stop};
+const prof__module prof__mod_gpu = {.name = "gpu", .header = gpu_header, .start = gpu_start, .stop = gpu_stop};

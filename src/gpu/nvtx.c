@@ -28,8 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/session.h"
-#include "core/tids.h"
+#include "core/producer.h"
+#include "trace/tids.h"
 #include "gpu.h"
 #include "mlprof.h"
 

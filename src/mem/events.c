@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "mem/mem.h"
 #include "stack/stack.h"
 
@@ -139,7 +139,7 @@ static void ensure_atfork(void) {
 void prof__mem_event_alloc(prof__mem_tc *tc, const void *p, size_t n, int sampled) {
   if (sampled) prof__mem_sample_draw(tc);
   if (!may_emit(tc)) return;
-  prof__mem_guard++;
+  prof__guard_depth++;
   uint32_t st = capture(tc);
   if (st != UINT32_MAX) {
     int ok = 1;
@@ -152,35 +152,35 @@ void prof__mem_event_alloc(prof__mem_tc *tc, const void *p, size_t n, int sample
     }
     if (ok) prof__emit_aux(PROF_EV_ALLOC, sampled ? PROF_MEM_CAT_SAMPLED : 0, 0, st, (uintptr_t)p, n);
   }
-  prof__mem_guard--;
+  prof__guard_depth--;
 }
 
 void prof__mem_event_free(const void *p) {
   if (!may_emit(prof__mem_self)) return;
-  prof__mem_guard++;
+  prof__guard_depth++;
   prof__emit_aux(PROF_EV_FREE, 0, 0, 0, (uintptr_t)p, 0);
-  prof__mem_guard--;
+  prof__guard_depth--;
 }
 
 void prof__mem_sample_free(const void *p) {
-  prof__mem_guard++;
+  prof__guard_depth++;
   lock();
   int found = tab_remove((uintptr_t)p);
   unlock();
   if (found && may_emit(prof__mem_self)) prof__emit_aux(PROF_EV_FREE, 0, 0, 0, (uintptr_t)p, 0);
-  prof__mem_guard--;
+  prof__guard_depth--;
 }
 
 /* Pool events: every one is recorded (stacks in sampled and full modes). */
 void prof__mem_pool_event(int alloc, int pool, const void *p, size_t n) {
   prof__mem_tc *tc = prof__mem_self;
   if (!may_emit(tc)) return;
-  prof__mem_guard++;
+  prof__guard_depth++;
   uint32_t st = 0;
   if (alloc && prof__mem_mode >= PROF_MEM_SAMPLED) {
     st = capture(tc);
     if (st == UINT32_MAX) st = 0;
   }
   prof__emit_aux(alloc ? PROF_EV_ALLOC : PROF_EV_FREE, 0, (uint16_t)pool, st, (uintptr_t)p, alloc ? n : 0);
-  prof__mem_guard--;
+  prof__guard_depth--;
 }

@@ -22,7 +22,6 @@
 int prof__mem_mode = PROF_MEM_SAMPLED;
 int prof__mem_interposed;
 uintptr_t prof__mem_text_lo, prof__mem_text_hi;
-__thread int prof__mem_guard PROF_MEM_IE;
 __thread prof__mem_tc *prof__mem_self PROF_MEM_IE;
 
 static prof__mem_tc slots[TC_SLOTS];
@@ -56,11 +55,6 @@ void prof__mem_mode_resolve(void) {
 }
 
 uint64_t prof__mem_sample_bytes(void) { return sample_bytes; }
-
-void prof__mem_internal_begin(void) { prof__mem_guard++; }
-void prof__mem_internal_end(void) {
-  if (prof__mem_guard > 0) prof__mem_guard--;
-}
 
 static void add_shared(prof__mem_tc *tc) {
   __atomic_fetch_add(&shared.live, tc->live, __ATOMIC_RELAXED);
@@ -107,7 +101,7 @@ static prof__mem_tc *claim_slot(void) {
 prof__mem_tc *prof__mem_tc_get(void) {
   prof__mem_tc *tc = prof__mem_self;
   if (tc) return tc;
-  prof__mem_guard++; /* pthread_setspecific may allocate */
+  prof__guard_depth++; /* pthread_setspecific may allocate */
   prof__mem_self = PROF_MEM_TC_DEAD; /* until set up: no recursion */
   tc = exit_key_ready() ? claim_slot() : NULL;
   if (tc) {
@@ -122,7 +116,7 @@ prof__mem_tc *prof__mem_tc_get(void) {
     }
   }
   prof__mem_self = tc ? tc : PROF_MEM_TC_DEAD;
-  prof__mem_guard--;
+  prof__guard_depth--;
   return prof__mem_self;
 }
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/ring.h"
+#include "core/producer.h"
 
 enum { PROF_MEM_OFF = 0, PROF_MEM_COUNTS = 1, PROF_MEM_SAMPLED = 2, PROF_MEM_FULL = 3 };
 
@@ -46,7 +46,6 @@ typedef struct prof__mem_tc {
 extern int prof__mem_mode;                /* PROF_MEM_*, fixed once resolved */
 extern int prof__mem_interposed;          /* 1 when malloc goes through us */
 extern uintptr_t prof__mem_text_lo, prof__mem_text_hi; /* the profiler's own code */
-extern __thread int prof__mem_guard PROF_MEM_IE;        /* > 0: inside the profiler */
 extern __thread prof__mem_tc *prof__mem_self PROF_MEM_IE;
 
 /* Read MLPROF_MEM / MLPROF_MEM_SAMPLE_BYTES once (no allocation). */
@@ -81,17 +80,11 @@ static inline int prof__mem_from_profiler(const void *ra) {
   return (uintptr_t)ra - prof__mem_text_lo < prof__mem_text_hi - prof__mem_text_lo;
 }
 
-/* Mark the calling thread as "inside the profiler": its allocations are
- * neither counted nor recorded. Nests. For the core's own allocating paths
- * (writer thread, thread registration, name table) and for tests. */
-void prof__mem_internal_begin(void);
-void prof__mem_internal_end(void);
-
 /* Account one allocation of `req` requested / `usable` bytes at p, made by
  * code returning to `ra`. */
 static inline void prof__mem_on_alloc(const void *p, size_t req, size_t usable, const void *ra) {
   if (PROF_UNLIKELY(!prof__mem_mode)) return;
-  if (PROF_UNLIKELY(prof__mem_guard) || PROF_UNLIKELY(prof__mem_from_profiler(ra))) return;
+  if (PROF_UNLIKELY(prof__guard_depth) || PROF_UNLIKELY(prof__mem_from_profiler(ra))) return;
   prof__mem_tc *tc = prof__mem_self;
   if (PROF_UNLIKELY((uintptr_t)tc <= 1)) {
     tc = prof__mem_tc_get();
@@ -114,7 +107,7 @@ static inline void prof__mem_on_alloc(const void *p, size_t req, size_t usable, 
 /* Account the free of a block of `usable` bytes (call before the real free). */
 static inline void prof__mem_on_free(const void *p, size_t usable, const void *ra) {
   if (PROF_UNLIKELY(!prof__mem_mode)) return;
-  if (PROF_UNLIKELY(prof__mem_guard) || PROF_UNLIKELY(prof__mem_from_profiler(ra))) return;
+  if (PROF_UNLIKELY(prof__guard_depth) || PROF_UNLIKELY(prof__mem_from_profiler(ra))) return;
   prof__mem_tc *tc = prof__mem_self;
   if (PROF_UNLIKELY((uintptr_t)tc <= 1)) {
     tc = prof__mem_tc_get();

@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "mem/mem.h"
 
 uint64_t prof__mem_pool_misuse(void);
@@ -91,7 +91,7 @@ static void final_meta(void) {
 
 static void mem_hook(prof__tw *tw, int final, void *arg) {
   (void)arg;
-  prof__mem_guard = 1; /* the writer thread is the profiler: never counted */
+  prof__guard_depth = 1; /* the writer thread is the profiler: never counted */
   if (!tw) return;
   if (!M.announced) hook_setup(tw);
   uint64_t ts = prof__mono_ns();
@@ -126,4 +126,4 @@ static int mem_start(void) {
   return prof__writer_hook_add(mem_hook, NULL);
 }
 
-const prof__module prof__mod_mem = {"mem", mem_header, mem_start, NULL};
+const prof__module prof__mod_mem = {.name = "mem", .header = mem_header, .start = mem_start};

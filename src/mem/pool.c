@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "mem/mem.h"
 
 #define MAX_POOLS 255
@@ -36,11 +36,11 @@ static int pool_find_or_add(const char *name) {
 PROF_API int prof_mem_pool(const char *name) {
   if (!name || !*name) return PROF_EINVAL;
   if (!prof__session_running()) return PROF_ESTATE;
-  prof__mem_internal_begin();
+  prof__guard_begin();
   pthread_mutex_lock(&pool_mu);
   int id = pool_find_or_add(name);
   pthread_mutex_unlock(&pool_mu);
-  prof__mem_internal_end();
+  prof__guard_end();
   return id;
 }
 

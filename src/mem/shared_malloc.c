@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "mem/mem.h"
 
 #define RA() __builtin_return_address(0)

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "mem/mem.h"
 
 /* Remove "…libmlprof…" entries from LD_PRELOAD (children start clean). */
@@ -68,7 +68,7 @@ __attribute__((constructor)) static void preload_start(void) {
   prof__mem_mode_resolve();
   const char *v = getenv("MLPROF_PRELOAD");
   if (!v || strcmp(v, "1") != 0) return;
-  prof__mem_internal_begin();
+  prof__guard_begin();
   child_output();
   const char *ch = getenv("MLPROF_RUN_CHILDREN");
   if (ch && strcmp(ch, "0") == 0) {
@@ -78,5 +78,5 @@ __attribute__((constructor)) static void preload_start(void) {
   int rc = prof_init(NULL);
   if (rc && rc != PROF_EDISABLED)
     fprintf(stderr, "mlprof: preloaded profiler could not start: %s\n", prof_strerror(rc));
-  prof__mem_internal_end();
+  prof__guard_end();
 }

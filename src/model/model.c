@@ -1,10 +1,10 @@
-/* model.c — the model-health producer: prof_scalar() and prof_histogram(),
- * and the "model" module that owns the live page, on-demand capture
- * (SIGUSR2 or `mlprof trigger`) and MLPROF_BREAK_AT.
+/* model.c — the model-health producer: prof_scalar() and prof_histogram()
+ * (the "model" module). The live page and capture control are the "live"
+ * module (src/live).
  *
  * A scalar is one PROF_EV_SCALAR event on the calling thread's ring
  * (name: tag id, a: double bits, b: step number + 1, 0 before any step).
- * A histogram is summarised inside the call (hist.c) and its encoded
+ * A histogram is summarised inside the call (trace/rec_hist.c) and its encoded
  * summary appended to a preallocated staging buffer under a mutex; the
  * writer thread moves the staged records into one PROF_CHUNK_HIST chunk per
  * cycle, turning clock ticks into nanoseconds. A full staging buffer drops
@@ -17,9 +17,8 @@
 #include <string.h>
 
 #include "core/bgwriter.h"
-#include "core/session.h"
-#include "hist.h"
-#include "model.h"
+#include "core/producer.h"
+#include "trace/rec_hist.h"
 
 #define STAGE_BYTES (1u << 20)
 #define REC_MAX 4096 /* an encoded record is at most ~3.2 KB (255 buckets) */
@@ -123,7 +122,6 @@ static void hist_hook(prof__tw *tw, int final, void *arg) {
   stage.buf[1] = full;
   stage.len = 0;
   pthread_mutex_unlock(&stage.mu);
-  prof__live_bg(prof__mono_ns());
   if (!len || !full) return;
   prof__buf out = {0};
   if (tw) {
@@ -163,13 +161,10 @@ static int model_start(void) {
     }
   }
   if (!hook_added) hook_added = prof__writer_hook_add(hist_hook, NULL) == 0;
-  prof__live_create();
-  prof__ctl_start();
   return 0;
 }
 
 static void model_stop(void) {
-  prof__ctl_stop();
   pthread_mutex_lock(&stage.mu);
   uint64_t dropped = stage.dropped, recorded = stage.recorded;
   pthread_mutex_unlock(&stage.mu);
@@ -178,7 +173,6 @@ static void model_stop(void) {
   prof__meta_add("model.hist_recorded", v);
   snprintf(v, sizeof v, "%llu", (unsigned long long)dropped);
   prof__meta_add("model.hist_dropped", v);
-  prof__live_destroy();
 }
 
-const prof__module prof__mod_model = {"model", model_header, model_start, model_stop};
+const prof__module prof__mod_model = {.name = "model", .header = model_header, .start = model_start, .stop = model_stop};

@@ -7,7 +7,7 @@
  * exported API, can record bytes, peers and clock facts.
  */
 #include "mlprof.h"
-#include "core/session.h"
+#include "core/producer.h"
 
 PROF_API void prof_comm_id(uint32_t name_id, uint64_t bytes, int comm_size, int peer) {
   if (name_id == 0 || name_id > prof__intern_count()) {

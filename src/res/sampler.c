@@ -17,40 +17,8 @@
 #include <time.h>
 
 #include "core/config.h"
-#include "core/session.h"
+#include "core/producer.h"
 #include "res.h"
-
-static const char *const proc_names[PROF_RES_NPROC] = {
-    NULL,
-    "res.cpu_cores",
-    "res.cpu_sys_cores",
-    "res.load1",
-    "res.ctx_voluntary_per_s",
-    "res.ctx_involuntary_per_s",
-    "res.minor_faults_per_s",
-    "res.major_faults_per_s",
-    "res.rss_bytes",
-    "res.io_read_bytes_per_s",
-    "res.io_write_bytes_per_s",
-    "res.disk_read_bytes_per_s",
-    "res.disk_write_bytes_per_s",
-    "res.net_rx_bytes_per_s",
-    "res.net_tx_bytes_per_s",
-};
-static const char *const gpu_names[PROF_RES_GPU_END - PROF_RES_GPU_UTIL] = {
-    "util_pct", "mem_util_pct", "mem_used_bytes", "power_w", "sm_clock_mhz", "temp_c",
-};
-
-const char *prof__res_metric_name(int code, int gpu, char *buf, size_t n) {
-  if (code > 0 && code < PROF_RES_NPROC) return proc_names[code];
-  if (code < PROF_RES_GPU_UTIL || code >= PROF_RES_GPU_END || gpu < 0 || gpu >= PROF_RES_MAX_GPUS) return NULL;
-  snprintf(buf, n, "res.gpu%d.%s", gpu, gpu_names[code - PROF_RES_GPU_UTIL]);
-  return buf;
-}
-
-int prof__res_metric_is_rate(int code) {
-  return code > 0 && code < PROF_RES_NPROC && code != PROF_RES_LOAD1 && code != PROF_RES_RSS;
-}
 
 static struct {
   uint32_t period_ms;
@@ -231,7 +199,7 @@ static size_t res_header(prof__kv *kv, size_t max) {
 
 static void intern_names(void) {
   char buf[48];
-  for (int c = 1; c < PROF_RES_NPROC; c++) R.name_proc[c] = prof__intern(proc_names[c]);
+  for (int c = 1; c < PROF_RES_NPROC; c++) R.name_proc[c] = prof__intern(prof__res_metric_name(c, 0, buf, sizeof buf));
   for (int i = 0; i < R.ngpus; i++)
     for (int k = 0; k < PROF_RES_GPU_END - PROF_RES_GPU_UTIL; k++)
       R.name_gpu[i][k] = prof__intern(prof__res_metric_name(PROF_RES_GPU_UTIL + k, i, buf, sizeof buf));
@@ -250,4 +218,4 @@ static int res_start(void) {
   return 0;
 }
 
-const prof__module prof__mod_res = {"res", res_header, res_start, NULL};
+const prof__module prof__mod_res = {.name = "res", .header = res_header, .start = res_start};

@@ -1,11 +1,11 @@
-/* threads.c — per-thread CPU time of the busiest threads, and the
- * PROF_CHUNK_RES payload that carries them.
+/* threads.c — per-thread CPU time of the busiest threads.
  *
  * A scan reads /proc/self/task/<tid>/stat of every thread, compares its
  * utime + stime with the previous scan and keeps the few threads that used
  * the most CPU in between, so a saturated data-loader thread or an idle
  * pool shows. It runs on the writer thread once per PROF_RES_THREAD_MS;
- * the cost grows with the number of threads (one small file each).
+ * the cost grows with the number of threads (one small file each). The
+ * PROF_CHUNK_RES codec is in src/trace/rec_res.c.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "res.h"
-#include "trace/trace.h"
 
 static int read_stat(uint32_t tid, char comm[17], uint64_t *ticks) {
   char path[64], buf[1024];
@@ -120,45 +119,4 @@ void prof__res_scan_free(prof__res_scan *s) {
   free(s->tids);
   free(s->ticks);
   memset(s, 0, sizeof *s);
-}
-
-void prof__res_chunk_encode(prof__buf *b, uint64_t ts_ns, uint64_t window_ns, uint32_t nthreads,
-                            const prof__res_thread *t, int n) {
-  prof__buf_u8(b, PROF_RES_CHUNK_VERSION);
-  prof__buf_varint(b, ts_ns);
-  prof__buf_varint(b, window_ns);
-  prof__buf_varint(b, nthreads);
-  prof__buf_varint(b, (uint64_t)n);
-  for (int i = 0; i < n; i++) {
-    prof__buf_varint(b, t[i].tid);
-    prof__buf_str(b, t[i].comm, strnlen(t[i].comm, 16));
-    prof__buf_varint(b, t[i].cpu_ns);
-    prof__buf_varint(b, t[i].total_ns);
-  }
-}
-
-int prof__res_chunk_decode(const uint8_t *p, size_t len, uint64_t *ts_ns, uint64_t *window_ns,
-                           uint32_t *nthreads, prof__res_thread *t, int max) {
-  prof__cur c = {p, p + len, 0};
-  if (!p || prof__cur_u8(&c) != PROF_RES_CHUNK_VERSION) return -1;
-  *ts_ns = prof__cur_varint(&c);
-  *window_ns = prof__cur_varint(&c);
-  uint64_t nt = prof__cur_varint(&c), n = prof__cur_varint(&c);
-  if (c.bad || nt > UINT32_MAX || n > PROF_RES_MAX_SCAN) return -1;
-  *nthreads = (uint32_t)nt;
-  int kept = 0;
-  for (uint64_t i = 0; i < n && !c.bad; i++) {
-    prof__res_thread r;
-    memset(&r, 0, sizeof r);
-    uint64_t tid = prof__cur_varint(&c);
-    size_t cl = 0;
-    const char *comm = prof__cur_str(&c, &cl);
-    r.cpu_ns = prof__cur_varint(&c);
-    r.total_ns = prof__cur_varint(&c);
-    if (c.bad || !comm || tid > UINT32_MAX) return -1;
-    r.tid = (uint32_t)tid;
-    memcpy(r.comm, comm, cl > 16 ? 16 : cl);
-    if (kept < max) t[kept++] = r;
-  }
-  return c.bad || c.p != c.end ? -1 : kept;
 }

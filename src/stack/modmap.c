@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/session.h"
+#include "core/producer.h"
 #include "stack.h"
 
 int prof__stack_encode_new(prof__buf *b, uint32_t max_count);
@@ -152,4 +152,4 @@ static size_t stack_header(prof__kv *kv, size_t max) {
   return 1;
 }
 
-const prof__module prof__mod_stack = {"stack", stack_header, stack_start, NULL};
+const prof__module prof__mod_stack = {.name = "stack", .header = stack_header, .start = stack_start};

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/event.h"
+#include "event.h"
 
 #define PROF_TRACE_VERSION 1
 #define PROF_TRACE_MAGIC "\x89MLPT\r\n\x1a" /* 8 bytes */

@@ -1,4 +1,4 @@
-/* hist.c — the one-pass tensor summary behind prof_histogram(), and the
+/* rec_hist.c — the one-pass tensor summary behind prof_histogram(), and the
  * record codec of PROF_CHUNK_HIST chunks (see hist.h).
  *
  * The pass reads each float once: its exponent bits pick the magnitude
@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "hist.h"
+#include "rec_hist.h"
 
 #define LANES 4
 #define BLOCK (1u << 28) /* elements per block: keeps the u32 lane counts from overflowing */

@@ -1,4 +1,4 @@
-/* gpu_rec.c — packing and unpacking of GPU activity records (PROF_CHUNK_GPU
+/* rec_gpu.c — packing and unpacking of GPU activity records (PROF_CHUNK_GPU
  * payloads). Varints throughout; start times are deltas against the
  * previous record of the same payload, end times are durations. The layout
  * per kind is in docs/trace-format-gpu.md.
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "gpu.h"
+#include "rec_gpu.h"
 
 static void put_launch(prof__buf *b, const prof__gpu_rec *r) {
   prof__buf_u8(b, r->launch != 0);

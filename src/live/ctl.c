@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "core/crash.h"
-#include "core/session.h"
-#include "model.h"
+#include "core/producer.h"
+#include "live.h"
 
 static volatile sig_atomic_t sig_pending;
 static uint64_t trigger_default = 10;
@@ -158,7 +158,7 @@ static void do_break(uint64_t step) {
   fprintf(stderr, "mlprof: resumed at step %llu\n", (unsigned long long)step);
 }
 
-uint64_t prof__model_step(int begin, uint64_t step, uint64_t ticks) {
+uint64_t prof__ctl_step(int begin, uint64_t step, uint64_t ticks) {
   prof__live_step(begin, step, prof__ticks_to_ns(ticks));
   if (!begin) return 0;
   if (PROF_UNLIKELY(step == break_at)) do_break(step);

@@ -1,4 +1,4 @@
-/* hist.h — one-pass tensor summaries (prof_histogram) and their encoding in
+/* rec_hist.h — one-pass tensor summaries (prof_histogram) and their encoding in
  * PROF_CHUNK_HIST chunks.
  *
  * A summary holds the count, min, max, mean, standard deviation, exact
@@ -9,13 +9,13 @@
  * inside the call with no allocation; the analyzer decodes it. The byte
  * layout is specified in docs/model-health.md.
  */
-#ifndef PROF_MODEL_HIST_H
-#define PROF_MODEL_HIST_H
+#ifndef PROF_REC_HIST_H
+#define PROF_REC_HIST_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/trace.h"
+#include "trace.h"
 
 #define PROF_HIST_EMIN (-127) /* bucket of every subnormal (|x| < 2^-126) */
 #define PROF_HIST_EMAX 127

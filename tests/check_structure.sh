@@ -1,0 +1,122 @@
+#!/bin/sh
+# check_structure.sh — the dependency rules of the source tree, checked from
+# the code's own #include lines, the line limit of a source file, and the
+# libraries the mlprof command loads. docs/architecture.md explains the rooms.
+#
+# usage: check_structure.sh SOURCE_DIR [MLPROF_CLI]
+#
+# Include rules (a quoted include is resolved against the including file's
+# folder, then src/, then include/):
+#   src/trace    includes only src/trace and include/mlprof.h
+#   src/core     includes only src/core and src/trace
+#   producers    (src/mem cpu stack gpu res model mpi live) include their own
+#                folder, src/trace, and of the core only the producer
+#                interface: core/producer.h and the headers it names
+#                (session, clock, ring, config, bgwriter, crash); the stack
+#                producer's capture service stack/stack.h is part of it
+#   src/analyze  includes only src/analyze and src/trace
+#   src/lib      may include everything
+#   tools/       includes only tools/, src/analyze and src/trace
+# No file under src/ or tools/ is longer than 800 lines. `ldd MLPROF_CLI`
+# shows no libpapi and no libunwind, and the command defines no malloc.
+set -u
+ROOT=$1
+CLI=${2:-}
+MAXLINES=800
+fail=0
+TMPF=$(mktemp) || exit 1
+trap 'rm -f "$TMPF"' EXIT
+
+err() {
+  echo "check_structure: $*"
+  fail=1
+}
+
+# The room of a resolved path: trace, core, mem, ..., analyze, lib, tools,
+# public (include/), or other.
+room_of() {
+  case $1 in
+  "$ROOT"/include/*) echo public ;;
+  "$ROOT"/tools/*) echo tools ;;
+  "$ROOT"/src/*)
+    r=${1#"$ROOT"/src/}
+    echo "${r%%/*}"
+    ;;
+  *) echo other ;;
+  esac
+}
+
+# allowed FROM_ROOM TO_ROOM TO_PATH: 0 when the include is allowed.
+allowed() {
+  from=$1 to=$2 path=${3#"$ROOT"/src/}
+  [ "$to" = public ] && return 0
+  [ "$from" = "$to" ] && return 0
+  case $from in
+  trace) return 1 ;;
+  core) [ "$to" = trace ] ;;
+  mem | cpu | stack | gpu | res | model | mpi | live)
+    [ "$to" = trace ] && return 0
+    case $path in
+    core/producer.h | core/session.h | core/clock.h | core/ring.h | core/config.h | core/bgwriter.h | \
+      core/crash.h | stack/stack.h) return 0 ;;
+    esac
+    return 1
+    ;;
+  analyze) [ "$to" = trace ] ;;
+  lib) return 0 ;;
+  tools) [ "$to" = analyze ] || [ "$to" = trace ] ;;
+  *) return 1 ;;
+  esac
+}
+
+files=$(find "$ROOT/src" "$ROOT/tools" -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | sort)
+[ -n "$files" ] || {
+  echo "check_structure: no sources under $ROOT/src"
+  exit 1
+}
+
+for f in $files; do
+  n=$(wc -l <"$f")
+  [ "$n" -le "$MAXLINES" ] || err "${f#"$ROOT"/} has $n lines (at most $MAXLINES)"
+  from=$(room_of "$f")
+  dir=$(dirname "$f")
+  # Quoted includes only: <...> are the system's and the dependencies'.
+  sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | while read -r inc; do
+    target=
+    for base in "$dir" "$ROOT/src" "$ROOT/include"; do
+      if [ -f "$base/$inc" ]; then
+        target=$(realpath -m "$base/$inc")
+        break
+      fi
+    done
+    if [ -z "$target" ]; then
+      # __has_include() guards may name optional headers; those count once present.
+      grep -q "__has_include(\"$inc\")" "$f" && continue
+      echo "check_structure: ${f#"$ROOT"/} includes \"$inc\", which is not in the tree"
+      echo FAIL >>"$TMPF"
+      continue
+    fi
+    to=$(room_of "$target")
+    if ! allowed "$from" "$to" "$target"; then
+      echo "check_structure: ${f#"$ROOT"/} ($from) may not include ${target#"$ROOT"/} ($to)"
+      echo FAIL >>"$TMPF"
+    fi
+  done
+done
+
+if [ -n "$CLI" ]; then
+  libs=$(ldd "$CLI" 2>&1) || err "ldd $CLI failed: $libs"
+  case $libs in
+  *libpapi*) err "$CLI loads libpapi: $libs" ;;
+  esac
+  case $libs in
+  *libunwind*) err "$CLI loads libunwind: $libs" ;;
+  esac
+  if nm "$CLI" 2>/dev/null | grep -Eq ' [TtWw] (malloc|calloc|realloc|free)$'; then
+    err "$CLI defines its own malloc (the interposer is linked into the command)"
+  fi
+fi
+
+[ -s "$TMPF" ] && fail=1
+[ "$fail" -eq 0 ] && echo "check_structure: ok"
+exit "$fail"

@@ -1,0 +1,8 @@
+# The include rules of the source tree, the 800-line limit and the libraries
+# of the mlprof command (check_structure.sh).
+if(TARGET mlprof_cli)
+  add_test(NAME check_structure
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_structure.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:mlprof_cli>)
+else()
+  add_test(NAME check_structure COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_structure.sh ${PROJECT_SOURCE_DIR})
+endif()
