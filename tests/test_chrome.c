@@ -10,8 +10,8 @@
 
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
-#include "analyze/jsonparse.h"
-#include "analyze/gzfile.h"
+#include "analyze/util/jsonparse.h"
+#include "analyze/export/gzfile.h"
 
 /* Base time 5 ms. Thread 7 "main": step 0 [5000000, 5004000), range
  * "forward" [5001000, 5003500) holding "matmul" [5001500, 5002250),

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "analyze/jsonparse.h"
-#include "analyze/sec_gpu.h"
+#include "analyze/util/jsonparse.h"
+#include "analyze/sections/gpu/sec_gpu.h"
 #include "helpers.h"
 #include "mlprof.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "analyze/gzfile.h"
+#include "analyze/export/gzfile.h"
 #include "cli_ranks.h" /* several traces: one process per rank */
 #include "cli_stacks.h" /* --folded, --pprof, --flamegraph */
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "an_internal.h"
-#include "diff.h"
-#include "jsonparse.h"
+#include "analyze/engine/an_internal.h"
+#include "analyze/diff/diff.h"
+#include "analyze/util/jsonparse.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 
 typedef struct prof__diff_item {
   char *kind;          /* "range", "function", "kernel" */

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "diff.h"
-#include "html.h"
-#include "termsafe.h"
+#include "analyze/diff/diff.h"
+#include "analyze/report/html.h"
+#include "analyze/util/termsafe.h"
 
 extern const char prof__html_css[];
 extern const char prof__html_js[];

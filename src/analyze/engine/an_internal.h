@@ -5,7 +5,7 @@
 #ifndef PROF_AN_INTERNAL_H
 #define PROF_AN_INTERNAL_H
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 
 /* Ids below this live in plain arrays; larger ones (only seen in odd traces)
  * go through the hash map. */

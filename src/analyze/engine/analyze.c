@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "mlprof.h"
-#include "an_internal.h"
+#include "analyze/engine/an_internal.h"
 
 /* Progress is shown only for traces at least this large, on a terminal. */
 #define AN_PROGRESS_MIN_BYTES (64ull << 20)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "an_internal.h"
+#include "analyze/engine/an_internal.h"
 
 /* ---- id map ------------------------------------------------------------- */
 

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "an_internal.h"
+#include "analyze/engine/an_internal.h"
 
 typedef struct cx_frame {
   uint32_t name;

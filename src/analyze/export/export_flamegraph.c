@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sec_functions.h"
+#include "analyze/sections/functions/sec_functions.h"
 
 #define WIDTH 1200.0
 #define ROW 16

@@ -3,7 +3,7 @@
  * (sampling periods). Read by flamegraph.pl, speedscope and inferno. */
 #include <string.h>
 
-#include "sec_functions.h"
+#include "analyze/sections/functions/sec_functions.h"
 
 #define MAXF 256
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sec_functions.h"
-#include "symbols.h"
+#include "analyze/sections/functions/sec_functions.h"
+#include "analyze/sections/stacks/symbols.h"
 
 /* profile.proto field numbers */
 enum { P_SAMPLE_TYPE = 1, P_SAMPLE = 2, P_LOCATION = 4, P_FUNCTION = 5, P_STRING = 6, P_DURATION = 10,

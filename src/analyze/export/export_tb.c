@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "mlprof.h"
-#include "analyze.h"
-#include "sec_gpu.h"
+#include "analyze/analyze.h"
+#include "analyze/sections/gpu/sec_gpu.h"
 #if __has_include("model/hist.h") /* the model-health producer may be absent */
 #include "model/hist.h"
 #define TB_HAVE_HIST 1

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gzfile.h"
+#include "analyze/export/gzfile.h"
 
 int prof__gz_wanted(const char *path) {
   size_t n = path ? strlen(path) : 0;

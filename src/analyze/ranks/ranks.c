@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "mlprof.h"
-#include "ranks.h"
+#include "analyze/ranks/ranks.h"
 
 #define STEP_MIN_MAX (1u << 24) /* step numbers tracked for the wait estimate */
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 
 /* Per-trace communication totals per operation name (the "comm" section,
  * sec_comm.c, from PROF_EV_COMM events and COMM ranges). */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "ranks.h"
+#include "analyze/ranks/ranks.h"
 
 #define MAX_IDS (1u << 20)
 #define MAX_DEPTH 256

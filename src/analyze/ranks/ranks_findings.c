@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ranks.h"
+#include "analyze/ranks/ranks.h"
 
 #define STRAGGLER_MIN_RATIO 0.10  /* excess busy time over the median rank */
 #define STRAGGLER_MIN_STEP 0.02   /* ... and at least this share of the step */

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "ranks.h"
-#include "termsafe.h"
+#include "analyze/ranks/ranks.h"
+#include "analyze/util/termsafe.h"
 
 static double ps(const prof__rank_sum *r, uint64_t ns) { return r->steps ? (double)ns / (double)r->steps : 0; }
 

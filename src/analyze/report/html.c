@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "html.h"
+#include "analyze/report/html.h"
 
 #define CH_W 960      /* chart width (user units; the SVG scales to the page) */
 #define CH_H 220

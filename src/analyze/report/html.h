@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 
 /* Text and attribute escaping (& < > " '). NULL writes nothing. */
 void prof__html_esc(FILE *out, const char *s);

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "html_series.h"
+#include "analyze/report/html_series.h"
 
 size_t prof__html_series_reduce(const double *x, const double *v, size_t n, size_t max, double *ox, double *ov) {
   if (!n || !max) return 0;

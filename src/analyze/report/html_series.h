@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "html.h"
+#include "analyze/report/html.h"
 
 #define PROF_HTML_SERIES_MAX 1000
 

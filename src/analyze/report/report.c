@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "mlprof.h"
-#include "an_internal.h"
-#include "html.h"
-#include "termsafe.h"
+#include "analyze/engine/an_internal.h"
+#include "analyze/report/html.h"
+#include "analyze/util/termsafe.h"
 #include "trace/outfile.h"
 
 static const prof__an *sort_an; /* qsort has no context argument */

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "an_internal.h"
-#include "html.h"
+#include "analyze/engine/an_internal.h"
+#include "analyze/report/html.h"
 #include "gpu/gpu.h"
 
 #define TOP_RANGES 50      /* rows of the ranges table */

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "an_internal.h"
-#include "html.h"
+#include "analyze/engine/an_internal.h"
+#include "analyze/report/html.h"
 #include "gpu/gpu.h"
 
 #define TL_MAX_BARS 3000

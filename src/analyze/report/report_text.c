@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "an_internal.h"
+#include "analyze/engine/an_internal.h"
 
 /* Ranges listed in the text report (the JSON has all of them). */
 #define TEXT_MAX_RANGES 25

@@ -5,7 +5,7 @@
  * invalid UTF-8 is replaced by U+FFFD so strict parsers accept the output.
  * Numbers that are not finite become null. Nothing here allocates.
  */
-#include "json.h"
+#include "analyze/util/json.h"
 
 #include <inttypes.h>
 #include <math.h>

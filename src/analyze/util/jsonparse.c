@@ -1,5 +1,5 @@
 /* jsonparse.c — recursive-descent JSON reader behind jsonparse.h. */
-#include "jsonparse.h"
+#include "analyze/util/jsonparse.h"
 
 #include <stdint.h>
 #include <stdio.h>

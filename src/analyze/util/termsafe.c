@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "termsafe.h"
+#include "analyze/util/termsafe.h"
 
 typedef struct term_cookie {
   FILE *out;

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "html_series.h"
+#include "analyze/report/html_series.h"
 #include "mlprof.h"
-#include "ranks.h"
+#include "analyze/ranks/ranks.h"
 
 static prof__comm_op *op_get(prof__comm_state *s, uint32_t name) {
   for (size_t i = 0; i < s->nops; i++)

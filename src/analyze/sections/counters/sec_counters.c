@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze.h"
-#include "html_series.h"
+#include "analyze/analyze.h"
+#include "analyze/report/html_series.h"
 
 #define PREFIX "cpuctr/"
 #define MAXC 12

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sec_functions_int.h"
-#include "symbols.h"
+#include "analyze/sections/functions/sec_functions_int.h"
+#include "analyze/sections/stacks/symbols.h"
 
 #define TOP_N 20
 #define PROF_STACK_MAX 256

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 #include "mlprof.h"
 
 typedef struct prof__u64map {

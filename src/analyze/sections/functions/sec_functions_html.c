@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "html_series.h"
-#include "sec_functions_int.h"
+#include "analyze/report/html_series.h"
+#include "analyze/sections/functions/sec_functions_int.h"
 
 #define TOP_FUNCS 30          /* rows: top by self, plus top by total not already there */
 #define TOP_RANGES 15         /* ranges in the per-range table */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sec_functions.h"
+#include "analyze/sections/functions/sec_functions.h"
 
 #define PROF_FN_WAIT_RATIO 0.5    /* step: CPU/wall below this = waiting */
 #define PROF_FN_COMPUTE_RATIO 0.8 /* at least this = compute-bound */

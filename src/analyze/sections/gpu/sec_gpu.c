@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "sec_gpu.h"
+#include "analyze/sections/gpu/sec_gpu.h"
 
 typedef struct iv {
   uint64_t s, e;

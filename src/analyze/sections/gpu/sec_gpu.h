@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 #include "gpu/gpu.h"
 
 /* Step-time breakdown with GPU categories: each instant of a step counted

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "sec_gpu.h"
+#include "analyze/sections/gpu/sec_gpu.h"
 
 #define GPU_PID_BASE 1000000000LL /* GPU processes: base + device id */
 

@@ -11,9 +11,9 @@
  */
 #include <stdlib.h>
 
-#include "html_series.h"
+#include "analyze/report/html_series.h"
 #include "mlprof.h"
-#include "sec_gpu.h"
+#include "analyze/sections/gpu/sec_gpu.h"
 
 #define TOP_KERNELS 30
 #define TOP_RANGES 15

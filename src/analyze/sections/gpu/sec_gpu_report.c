@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "sec_gpu.h"
+#include "analyze/sections/gpu/sec_gpu.h"
 
 #define TEXT_TOP 10
 #define JSON_TOP 50

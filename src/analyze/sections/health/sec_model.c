@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "analyze.h"
+#include "analyze/analyze.h"
 #include "model/hist.h"
 
 /* Finding thresholds (docs/model-health.md). */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sec_memory.h"
+#include "analyze/sections/memory/sec_memory.h"
 
 #define ORPHAN_KEEP_NS 2000000000ull /* an orphan FREE older than this never matches */
 #define ORPHAN_MAX (1u << 20)

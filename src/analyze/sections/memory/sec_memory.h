@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 
 /* A live block, or an orphan FREE (a FREE read before its ALLOC: threads'
  * events reach the trace in per-thread blocks, not in time order). */

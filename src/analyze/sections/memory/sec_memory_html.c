@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "html_series.h"
-#include "sec_memory.h"
-#include "symbols.h"
+#include "analyze/report/html_series.h"
+#include "analyze/sections/memory/sec_memory.h"
+#include "analyze/sections/stacks/symbols.h"
 
 #pragma weak prof__an_stack
 #pragma weak prof__an_frame

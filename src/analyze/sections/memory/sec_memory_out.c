@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sec_memory.h"
-#include "symbols.h"
+#include "analyze/sections/memory/sec_memory.h"
+#include "analyze/sections/stacks/symbols.h"
 
 #pragma weak prof__an_stack
 #pragma weak prof__an_frame

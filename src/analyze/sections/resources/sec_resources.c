@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sec_resources.h"
+#include "analyze/sections/resources/sec_resources.h"
 
 /* Finding thresholds (docs/resources.md). "Waiting" is the share of step
  * time in data- and io-category ranges on the step thread. */

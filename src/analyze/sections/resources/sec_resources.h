@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 #include "res/res.h"
 
 #define RES_MAX_THREADS 64        /* distinct threads kept from the thread chunks */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "html_series.h"
-#include "sec_resources.h"
+#include "analyze/report/html_series.h"
+#include "analyze/sections/resources/sec_resources.h"
 
 #define MAX_STEP_ROWS 200
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbols.h"
+#include "analyze/sections/stacks/symbols.h"
 
 typedef struct prof__an_module {
   char *path;

@@ -20,7 +20,7 @@
 #include <elfutils/libdwfl.h>
 #endif
 
-#include "sec_stacks.h"
+#include "analyze/sections/stacks/sec_stacks.h"
 
 typedef struct sym {
   uint64_t addr, size;

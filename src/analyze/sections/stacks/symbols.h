@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 
 typedef struct prof__frame {
   uintptr_t pc;
