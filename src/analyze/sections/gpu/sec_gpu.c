@@ -8,74 +8,16 @@
  * step. finish() sorts the intervals, splits kernels into compute and
  * communication (NCCL/RCCL, by name: the names are known only once the
  * whole trace was read), merges them into unions and measures every step
- * window against them.
+ * window against them (sec_gpu_windows.c); the findings are in
+ * sec_gpu_findings.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mlprof.h"
-#include "analyze/sections/gpu/sec_gpu.h"
+#include "analyze/sections/gpu/sec_gpu_state.h"
 
-typedef struct iv {
-  uint64_t s, e;
-} iv;
-
-typedef struct kiv {
-  uint64_t s, e, launch;
-  uint32_t name, device;
-} kiv;
-
-typedef struct tiv { /* an interval on a CPU thread */
-  uint64_t s, e;
-  uint32_t tid;
-} tiv;
-
-typedef struct seg {
-  uint64_t s, e;
-  uint8_t bucket;
-} seg;
-
-typedef struct memev {
-  uint64_t ts;
-  uint64_t bytes;
-  uint32_t device;
-  uint8_t alloc, mem;
-} memev;
-
-typedef struct vec {
-  void *p;
-  size_t n, cap;
-} vec;
-
-typedef struct cpu_thread {
-  uint32_t tid;
-  int in_step;
-  uint32_t depth, cap;
-  uint32_t *names;
-  uint8_t *cats;
-  uint64_t seg_start;
-  int seg_bucket;
-  vec segs; /* seg, time-ordered */
-} cpu_thread;
-
-typedef struct idmap { /* open addressing: key+1 -> index */
-  uint64_t *slots;
-  size_t cap, count;
-} idmap;
-
-typedef struct gpu_state {
-  gpu_summary sum;
-  int inited, capture, oom;
-  vec k, c, s, r, sync, mem; /* kiv, iv, iv, tiv, tiv, memev */
-  uint64_t r_max, sync_max;  /* longest runtime call and synchronisation */
-  vec kst, rst;              /* gpu_kstat, gpu_rstat */
-  idmap kmap, rmap;
-  cpu_thread *th;
-  size_t nth;
-  uint64_t first, last;      /* GPU record span */
-} gpu_state;
-
-static void *vec_push(gpu_state *g, vec *v, size_t sz) {
+void *prof__sec_gpu_vec_push(gpu_state *g, vec *v, size_t sz) {
   if (v->n == v->cap) {
     size_t cap = v->cap ? v->cap * 2 : 256;
     void *p = realloc(v->p, cap * sz);
@@ -129,7 +71,7 @@ static int idmap_put(idmap *m, uint32_t key, uint32_t val) {
 static gpu_kstat *kstat_of(gpu_state *g, uint32_t name) {
   uint32_t i = idmap_get(&g->kmap, name);
   if (i != UINT32_MAX) return (gpu_kstat *)g->kst.p + i;
-  gpu_kstat *k = vec_push(g, &g->kst, sizeof *k);
+  gpu_kstat *k = prof__sec_gpu_vec_push(g, &g->kst, sizeof *k);
   if (!k) return NULL;
   memset(k, 0, sizeof *k);
   k->name = name;
@@ -141,7 +83,7 @@ static gpu_kstat *kstat_of(gpu_state *g, uint32_t name) {
 static gpu_rstat *rstat_of(gpu_state *g, uint32_t range) {
   uint32_t i = idmap_get(&g->rmap, range);
   if (i != UINT32_MAX) return (gpu_rstat *)g->rst.p + i;
-  gpu_rstat *r = vec_push(g, &g->rst, sizeof *r);
+  gpu_rstat *r = prof__sec_gpu_vec_push(g, &g->rst, sizeof *r);
   if (!r) return NULL;
   memset(r, 0, sizeof *r);
   r->range = range;
@@ -151,7 +93,7 @@ static gpu_rstat *rstat_of(gpu_state *g, uint32_t range) {
 
 static void on_kernel(gpu_state *g, const prof__gpu_rec *r) {
   uint64_t d = r->end - r->start;
-  kiv *x = vec_push(g, &g->k, sizeof *x);
+  kiv *x = prof__sec_gpu_vec_push(g, &g->k, sizeof *x);
   if (x) *x = (kiv){r->start, r->end, r->launch, r->name, r->device};
   g->sum.kernels++;
   if (!r->launch) g->sum.kernels_unattributed++;
@@ -181,7 +123,7 @@ static void on_kernel(gpu_state *g, const prof__gpu_rec *r) {
 }
 
 static void on_copy(gpu_state *g, const prof__gpu_rec *r) {
-  iv *x = vec_push(g, r->kind == PROF_GPU_MEMCPY ? &g->c : &g->s, sizeof *x);
+  iv *x = prof__sec_gpu_vec_push(g, r->kind == PROF_GPU_MEMCPY ? &g->c : &g->s, sizeof *x);
   if (x) *x = (iv){r->start, r->end};
   gpu_rstat *rs = rstat_of(g, r->range);
   if (rs) {
@@ -224,7 +166,7 @@ static void on_gpu_rec(gpu_state *g, const prof__gpu_rec *r) {
   case PROF_GPU_MEMCPY:
   case PROF_GPU_MEMSET: on_copy(g, r); break;
   case PROF_GPU_SYNC: {
-    tiv *x = vec_push(g, &g->sync, sizeof *x);
+    tiv *x = prof__sec_gpu_vec_push(g, &g->sync, sizeof *x);
     if (x) *x = (tiv){r->start, r->end, r->tid};
     if (r->end - r->start > g->sync_max) g->sync_max = r->end - r->start;
     g->sum.syncs++;
@@ -234,13 +176,13 @@ static void on_gpu_rec(gpu_state *g, const prof__gpu_rec *r) {
   case PROF_GPU_API: {
     g->sum.api_calls++;
     g->sum.api_ns += r->end - r->start;
-    tiv *x = r->sub == PROF_GPU_API_RUNTIME ? vec_push(g, &g->r, sizeof *x) : NULL;
+    tiv *x = r->sub == PROF_GPU_API_RUNTIME ? prof__sec_gpu_vec_push(g, &g->r, sizeof *x) : NULL;
     if (x) *x = (tiv){r->start, r->end, r->tid};
     if (x && r->end - r->start > g->r_max) g->r_max = r->end - r->start;
     break;
   }
   case PROF_GPU_MEMORY: {
-    memev *m = vec_push(g, &g->mem, sizeof *m);
+    memev *m = prof__sec_gpu_vec_push(g, &g->mem, sizeof *m);
     if (m) *m = (memev){r->start, r->bytes, r->device, r->sub == PROF_GPU_MEMOP_ALLOC, r->src_mem};
     break;
   }
@@ -299,7 +241,7 @@ static int cur_bucket(const cpu_thread *t) {
 
 static void seg_close(gpu_state *g, cpu_thread *t, uint64_t ts) {
   if (!t->in_step || ts <= t->seg_start) return;
-  seg *s = vec_push(g, &t->segs, sizeof *s);
+  seg *s = prof__sec_gpu_vec_push(g, &t->segs, sizeof *s);
   if (s) *s = (seg){t->seg_start, ts, (uint8_t)t->seg_bucket};
 }
 
@@ -391,7 +333,7 @@ static int cmp_kiv(const void *a, const void *b) {
 }
 
 /* Sort and merge in place into disjoint intervals; returns the count. */
-static size_t merge_iv(iv *v, size_t n) {
+size_t prof__sec_gpu_merge_iv(iv *v, size_t n) {
   if (!n) return 0;
   qsort(v, n, sizeof *v, cmp_iv);
   size_t o = 0;
@@ -420,232 +362,6 @@ static size_t merge_kiv(kiv *v, size_t n) {
   return o + 1;
 }
 
-/* First interval of a sorted disjoint list ending after t. */
-static size_t first_after(const void *base, size_t n, size_t sz, uint64_t t) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    const iv *x = (const iv *)((const char *)base + mid * sz); /* s, e lead every layout */
-    if (x->e <= t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/* The part of a disjoint list inside [b, e), appended to out (clipped). */
-static void slice(gpu_state *g, vec *out, const void *base, size_t n, size_t sz, uint64_t b, uint64_t e) {
-  out->n = 0;
-  for (size_t i = first_after(base, n, sz, b); i < n; i++) {
-    const iv *x = (const iv *)((const char *)base + i * sz);
-    if (x->s >= e) break;
-    iv *o = vec_push(g, out, sizeof *o);
-    if (o) *o = (iv){x->s > b ? x->s : b, x->e < e ? x->e : e};
-  }
-}
-
-static uint64_t measure(const iv *v, size_t n) {
-  uint64_t t = 0;
-  for (size_t i = 0; i < n; i++) t += v[i].e - v[i].s;
-  return t;
-}
-
-/* cover := cover ∪ add (both sorted disjoint); returns the newly covered time. */
-static uint64_t cover_add(gpu_state *g, vec *cover, vec *tmp, const iv *add, size_t n) {
-  const iv *a = cover->p;
-  size_t na = cover->n, i = 0, j = 0;
-  uint64_t before = measure(a, na);
-  tmp->n = 0;
-  while (i < na || j < n) {
-    iv x = (j >= n || (i < na && a[i].s <= add[j].s)) ? a[i++] : add[j++];
-    iv *last = tmp->n ? (iv *)tmp->p + tmp->n - 1 : NULL;
-    if (last && x.s <= last->e) {
-      if (x.e > last->e) last->e = x.e;
-    } else {
-      iv *o = vec_push(g, tmp, sizeof *o);
-      if (o) *o = x;
-    }
-  }
-  vec t = *cover;
-  *cover = *tmp;
-  *tmp = t;
-  uint64_t after = measure(cover->p, cover->n);
-  return after - before;
-}
-
-/* CPU segments of one bucket of a thread, inside [b, e). */
-static void cpu_slice(gpu_state *g, vec *out, const cpu_thread *t, int bucket, uint64_t b, uint64_t e) {
-  out->n = 0;
-  if (!t) return;
-  const seg *s = t->segs.p;
-  for (size_t i = first_after(s, t->segs.n, sizeof *s, b); i < t->segs.n && s[i].s < e; i++) {
-    if (s[i].bucket != bucket) continue;
-    iv *o = vec_push(g, out, sizeof *o);
-    if (o) *o = (iv){s[i].s > b ? s[i].s : b, s[i].e < e ? s[i].e : e};
-  }
-}
-
-static uint64_t count_starts(const kiv *k, size_t n, uint64_t b, uint64_t e);
-
-typedef struct unions {
-  kiv *k;             /* all kernels */
-  size_t nk;
-  iv *dev[16];        /* kernels of each busy device (summary.busy_devices), merged */
-  size_t ndev[16];
-  iv *c, *s;
-  size_t nc, ns;
-  const tiv *r, *sync; /* runtime calls, synchronisations: sorted by start, not merged */
-  size_t nr, nsync;
-  uint64_t r_max, sync_max;
-  const void *kc;     /* compute kernels: k itself when no kernel communicates */
-  size_t nkc, kcsz;
-  iv *m;              /* communication kernels */
-  size_t nm;
-} unions;
-
-typedef struct scratch {
-  vec a, comm, cover, tmp;
-} scratch;
-
-/* Idle time of [b, e) outside kernel busy periods, split by whether the
- * kernel that ended each gap was launched after the gap began (host wait). */
-static void idle_split(const unions *u, gpu_window *w) {
-  size_t i = first_after(u->k, u->nk, sizeof *u->k, w->begin);
-  uint64_t gap = w->begin;
-  uint64_t prev_end = i > 0 ? u->k[i - 1].e : 0;
-  for (;; i++) {
-    int have = i < u->nk && u->k[i].s < w->end;
-    uint64_t gap_end = have ? (u->k[i].s > w->begin ? u->k[i].s : w->begin) : w->end;
-    if (gap_end > gap) {
-      const kiv *next = i < u->nk ? &u->k[i] : NULL;
-      int host = next && next->launch && prev_end && next->launch >= prev_end;
-      if (host) w->idle_host_ns += gap_end - gap;
-      else if (next && !next->launch && next->s < w->end) w->idle_unattributed_ns += gap_end - gap;
-      else w->idle_other_ns += gap_end - gap;
-    }
-    if (!have) break;
-    prev_end = u->k[i].e;
-    gap = u->k[i].e;
-    if (gap >= w->end) break;
-  }
-}
-
-/* Length of the intersection of two sorted disjoint lists. */
-static uint64_t intersect(const iv *a, size_t na, const iv *b, size_t nb) {
-  uint64_t t = 0;
-  size_t i = 0, j = 0;
-  while (i < na && j < nb) {
-    uint64_t s = a[i].s > b[j].s ? a[i].s : b[j].s, e = a[i].e < b[j].e ? a[i].e : b[j].e;
-    if (e > s) t += e - s;
-    if (a[i].e < b[j].e) i++;
-    else j++;
-  }
-  return t;
-}
-
-/* Busy time (all kernels), the kernel bucket (compute kernels), the
- * communication kernels and their overlap with compute kernels. */
-static uint64_t window_kernels(gpu_state *g, const unions *u, gpu_window *w, scratch *x) {
-  uint64_t b = w->begin, e = w->end;
-  uint64_t busy = 0;
-  size_t ndev = 0;
-  for (size_t d = 0; d < 16 && u->dev[d]; d++, ndev++) {
-    slice(g, &x->a, u->dev[d], u->ndev[d], sizeof(iv), b, e);
-    busy += w->busy_ns_dev[d] = measure(x->a.p, x->a.n);
-  }
-  slice(g, &x->a, u->k, u->nk, sizeof *u->k, b, e);
-  w->busy_ns = ndev ? busy / ndev : measure(x->a.p, x->a.n); /* per device, not one union over all */
-  if (!ndev) w->busy_ns_dev[0] = w->busy_ns;
-  slice(g, &x->comm, u->m, u->nm, sizeof *u->m, b, e);
-  w->comm_kernel_ns = measure(x->comm.p, x->comm.n);
-  if (u->kc != u->k) slice(g, &x->a, u->kc, u->nkc, u->kcsz, b, e);
-  w->comm_overlap_ns = intersect(x->a.p, x->a.n, x->comm.p, x->comm.n);
-  return w->bd[GPU_BD_KERNEL] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
-}
-
-/* The intervals of `v` (sorted by start, longest `maxlen`) on thread
- * `tid` (every thread when tid is 0; records of an unknown thread count for
- * every thread) inside [b, e), clipped and merged. */
-static void thread_slice(gpu_state *g, vec *out, const tiv *v, size_t n, uint64_t maxlen, uint32_t tid, uint64_t b,
-                         uint64_t e) {
-  out->n = 0;
-  uint64_t from = b > maxlen ? b - maxlen : 0;
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (v[mid].s < from) lo = mid + 1;
-    else hi = mid;
-  }
-  for (size_t i = lo; i < n && v[i].s < e; i++) {
-    if ((tid && v[i].tid && v[i].tid != tid) || v[i].e <= b) continue;
-    iv *o = vec_push(g, out, sizeof *o);
-    if (o) *o = (iv){v[i].s > b ? v[i].s : b, v[i].e < e ? v[i].e : e};
-  }
-  out->n = merge_iv(out->p, out->n);
-}
-
-static void window_breakdown(gpu_state *g, const unions *u, const cpu_thread *t, gpu_window *w, scratch *x) {
-  x->cover.n = 0;
-  uint64_t b = w->begin, e = w->end, sum = window_kernels(g, u, w, x);
-  slice(g, &x->a, u->c, u->nc, sizeof *u->c, b, e);
-  w->memcpy_ns = measure(x->a.p, x->a.n);
-  sum += w->bd[GPU_BD_MEMCPY] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
-  slice(g, &x->a, u->s, u->ns, sizeof *u->s, b, e);
-  w->memset_ns = measure(x->a.p, x->a.n);
-  sum += w->bd[GPU_BD_MEMSET] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
-  w->bd[GPU_BD_COMM] = cover_add(g, &x->cover, &x->tmp, x->comm.p, x->comm.n);
-  cpu_slice(g, &x->a, t, GPU_BD_COMM, b, e);
-  sum += w->bd[GPU_BD_COMM] += cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
-  thread_slice(g, &x->a, u->r, u->nr, u->r_max, t ? t->tid : 0, b, e); /* the step thread's calls only */
-  sum += w->bd[GPU_BD_RUNTIME] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
-  cpu_slice(g, &x->a, t, GPU_BD_DATA, b, e);
-  sum += w->bd[GPU_BD_DATA] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
-  cpu_slice(g, &x->a, t, GPU_BD_COMPUTE, b, e);
-  sum += w->bd[GPU_BD_COMPUTE] = cover_add(g, &x->cover, &x->tmp, x->a.p, x->a.n);
-  w->bd[GPU_BD_OTHER] = (e - b) - sum;
-}
-
-static void measure_windows(gpu_state *g, prof__an *an, const unions *u) {
-  scratch x = {{0}, {0}, {0}, {0}};
-  for (size_t i = 0; i < g->sum.nwindows; i++) {
-    gpu_window *w = &g->sum.windows[i];
-    const cpu_thread *t = NULL;
-    if (!g->sum.whole_trace)
-      for (size_t j = 0; j < g->nth && !t; j++)
-        if (g->th[j].tid == an->steps[i].tid) t = &g->th[j];
-    window_breakdown(g, u, t, w, &x);
-    idle_split(u, w);
-    /* The time the step's thread was blocked: a union, so it never exceeds the step. */
-    thread_slice(g, &x.a, u->sync, u->nsync, u->sync_max, g->sum.whole_trace ? 0 : an->steps[i].tid, w->begin, w->end);
-    w->sync_ns = measure(x.a.p, x.a.n);
-    gpu_window *tot = &g->sum.total;
-    tot->busy_ns += w->busy_ns, tot->memcpy_ns += w->memcpy_ns, tot->memset_ns += w->memset_ns;
-    for (int d = 0; d < 16; d++) tot->busy_ns_dev[d] += w->busy_ns_dev[d];
-    tot->idle_host_ns += w->idle_host_ns, tot->idle_other_ns += w->idle_other_ns;
-    tot->idle_unattributed_ns += w->idle_unattributed_ns;
-    tot->sync_ns += w->sync_ns;
-    tot->comm_kernel_ns += w->comm_kernel_ns, tot->comm_overlap_ns += w->comm_overlap_ns;
-    tot->end += w->end - w->begin; /* total.begin = 0: end holds the summed wall time */
-    for (int b = 0; b < GPU_BD_COUNT; b++) tot->bd[b] += w->bd[b];
-  }
-  free(x.a.p);
-  free(x.comm.p);
-  free(x.cover.p);
-  free(x.tmp.p);
-}
-
-/* Kernels starting in [b, e) of a list sorted by start. */
-static uint64_t count_starts(const kiv *k, size_t n, uint64_t b, uint64_t e) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (k[mid].s < b) lo = mid + 1;
-    else hi = mid;
-  }
-  uint64_t c = 0;
-  for (size_t i = lo; i < n && k[i].s < e; i++) c++;
-  return c;
-}
-
 /* ---- finish: aggregates -------------------------------------------------- */
 
 static int cmp_kstat(const void *a, const void *b) {
@@ -670,20 +386,6 @@ static const gpu_device *device_by_id(const gpu_summary *s, uint32_t id) {
   return NULL;
 }
 
-double prof__gpu_occupancy(const gpu_device *d, const int32_t block[3], uint32_t regs, uint32_t smem) {
-  if (!d || !d->max_warps_per_sm || block[0] <= 0 || block[1] <= 0 || block[2] <= 0) return -1;
-  uint64_t threads = (uint64_t)block[0] * (uint64_t)block[1] * (uint64_t)block[2];
-  uint64_t warps = (threads + 31) / 32;
-  uint64_t blocks = d->max_warps_per_sm / warps;
-  if (d->max_blocks_per_sm && d->max_blocks_per_sm < blocks) blocks = d->max_blocks_per_sm;
-  if (regs && d->max_regs_per_sm) {
-    uint64_t by_regs = d->max_regs_per_sm / (regs * 32ull * warps);
-    if (by_regs < blocks) blocks = by_regs;
-  }
-  if (smem && d->max_smem_per_sm && d->max_smem_per_sm / smem < blocks) blocks = d->max_smem_per_sm / smem;
-  return (double)(blocks * warps) / (double)d->max_warps_per_sm;
-}
-
 static void memory_peak(gpu_state *g) {
   memev *m = g->mem.p;
   if (g->mem.n) qsort(m, g->mem.n, sizeof *m, cmp_mem);
@@ -697,33 +399,6 @@ static void memory_peak(gpu_state *g) {
     }
     dev->mem_peak = (uint64_t)peak;
   }
-}
-
-static int contains_ci(const char *s, const char *w) {
-  size_t n = strlen(w);
-  for (; *s; s++)
-    if (strncasecmp(s, w, n) == 0) return 1;
-  return 0;
-}
-
-int prof__gpu_fp32_matmul_name(const char *name) {
-  static const char *const fp32[] = {"sgemm", "gemm_f32", "gemmf32", "f32_gemm", "scudnn", "sconv",
-                                     "fp32_gemm", "gemm_fp32", "_f32f32_", "float_gemm"};
-  static const char *const tc[] = {"tensorop", "hmma", "xmma", "wmma", "mma_", "884", "1688", "16816",
-                                   "tf32", "f16", "bf16", "fp16", "half", "s8", "imma", "_h_"};
-  if (!name) return 0;
-  if (contains_ci(name, "tf32")) return 0;
-  /* cuBLAS on sm90: "sm90_xmma_gemm_f32f32_f32f32_f32_..." is an fp32-in, fp32-compute kernel. */
-  if (contains_ci(name, "f32f32_f32f32")) return 1;
-  for (size_t i = 0; i < sizeof tc / sizeof tc[0]; i++)
-    if (contains_ci(name, tc[i])) return 0;
-  for (size_t i = 0; i < sizeof fp32 / sizeof fp32[0]; i++)
-    if (contains_ci(name, fp32[i])) return 1;
-  return 0;
-}
-
-int prof__gpu_comm_kernel_name(const char *name) {
-  return name && (contains_ci(name, "nccl") || contains_ci(name, "rccl"));
 }
 
 static void kernel_stats(gpu_state *g, prof__an *an) {
@@ -744,84 +419,6 @@ static void kernel_stats(gpu_state *g, prof__an *an) {
     if (prof__gpu_fp32_matmul_name(prof__an_str(an, k->name))) fp32 += k->total_ns;
   }
   s->fp32_share = tc_capable && s->kernel_ns ? (double)fp32 / (double)s->kernel_ns : 0.0;
-}
-
-/* ---- finish: findings ---------------------------------------------------- */
-
-#define FIND(id, sev, val, title, rec, ...)                      \
-  do {                                                           \
-    char m_[320];                                                \
-    snprintf(m_, sizeof m_, __VA_ARGS__);                        \
-    prof__an_finding(an, id, sev, val, title, m_, rec);          \
-  } while (0)
-
-static double share(uint64_t part, uint64_t whole) { return whole ? (double)part / (double)whole : 0.0; }
-
-static void findings_util(prof__an *an, const gpu_summary *s, uint64_t wall) {
-  double busy = share(s->total.busy_ns, wall), host = share(s->total.idle_host_ns, wall);
-  if (s->kernels && busy < GPU_LOW_UTIL_SHARE)
-    FIND("gpu_low_utilization", busy < 0.25 ? "high" : "medium", busy, "The GPU was idle most of the step time",
-         "Raise the work per launch (larger batch) and overlap data loading and copies with compute "
-         "(prefetching loaders, non_blocking copies, CUDA streams).",
-         "kernels ran %.1f%% of %.3f s of step time; idle %.1f%% waiting for the host, %.1f%% other",
-         100 * busy, wall / 1e9, 100 * host, 100 * share(s->total.idle_other_ns, wall));
-  double mean = s->kernels ? (double)s->kernel_ns / (double)s->kernels : 0;
-  if (s->kernels >= GPU_LAUNCH_MIN_KERNELS && mean < GPU_LAUNCH_MEAN_NS && host >= GPU_LAUNCH_HOST_WAIT)
-    FIND("gpu_launch_bound", "high", mean, "Launch-bound: many tiny kernels, the GPU waits for launches",
-         "Fuse small operations (torch.compile, fused optimizers), capture the step in a CUDA graph, "
-         "or give each kernel more work.",
-         "%llu kernels averaging %.1f us; GPU idle waiting for the host %.1f%% of step time",
-         (unsigned long long)s->kernels, mean / 1e3, 100 * host);
-}
-
-static uint64_t pageable_copies(const gpu_summary *s) {
-  return s->copy[PROF_GPU_COPY_H2D].pageable + s->copy[PROF_GPU_COPY_D2H].pageable;
-}
-
-static void findings_io(prof__an *an, const gpu_summary *s, uint64_t wall) {
-  double cp = share(s->total.bd[GPU_BD_MEMCPY], wall);
-  if (cp >= GPU_COPY_SHARE)
-    FIND("gpu_copy_heavy", cp >= 0.3 ? "high" : "medium", cp, "Copies between host and device take much of the step",
-         "Use pinned host memory (pin_memory=True) and asynchronous copies on a side stream, keep tensors on "
-         "the device between steps, and copy fewer, larger buffers.",
-         "copies not hidden under kernels: %.1f%% of step time; %llu copies, %llu from pageable memory",
-         100 * cp, (unsigned long long)s->copies, (unsigned long long)pageable_copies(s));
-  double host = share(s->total.idle_host_ns, wall), data = share(s->total.bd[GPU_BD_DATA], wall);
-  if (host >= GPU_INPUT_HOST_WAIT && data >= GPU_INPUT_DATA_SHARE)
-    FIND("gpu_host_input_bound", "high", host, "The GPU waits for the host's input pipeline",
-         "Load and augment data in parallel workers ahead of time (num_workers, prefetch), move decoding "
-         "or augmentation to the GPU, and copy batches with non_blocking transfers.",
-         "GPU idle waiting for the host %.1f%% of step time while data loading ran %.1f%%", 100 * host, 100 * data);
-  double sy = share(s->total.sync_ns, wall);
-  if (sy >= GPU_SYNC_SHARE)
-    FIND("gpu_sync_heavy", sy >= 0.4 ? "high" : "medium", sy, "The host blocks on GPU synchronisation",
-         "Remove implicit synchronisation (.item(), .cpu(), printing tensors, cudaDeviceSynchronize) from the "
-         "step; read metrics every N steps and use events for timing.",
-         "%llu synchronisations took %.1f%% of step time", (unsigned long long)s->syncs, 100 * sy);
-}
-
-static void findings_precision(prof__an *an, const gpu_summary *s) {
-  if (s->fp32_share < GPU_FP32_SHARE) return;
-  FIND("gpu_fp32_matmul", "medium", s->fp32_share, "Matrix math runs in fp32 on a GPU with tensor cores",
-       "Enable mixed precision (torch.autocast with bf16/fp16, or TF32 via "
-       "torch.backends.cuda.matmul.allow_tf32) so matmuls and convolutions use tensor cores.",
-       "fp32 matmul/convolution kernels took %.1f%% of kernel time on compute capability >= 7.0",
-       100 * s->fp32_share);
-}
-
-static void findings_comm(prof__an *an, const gpu_summary *s, uint64_t wall) {
-  const gpu_window *t = &s->total;
-  uint64_t exposed = t->comm_kernel_ns - t->comm_overlap_ns;
-  double ex = share(exposed, wall), ov = share(t->comm_overlap_ns, t->comm_kernel_ns);
-  if (!t->comm_kernel_ns || ex < GPU_COMM_EXPOSED_SHARE || ov >= GPU_COMM_OVERLAP_MIN) return;
-  FIND("gpu_comm_exposed", ex >= 0.3 ? "high" : "medium", ex,
-       "Communication kernels run mostly without compute alongside",
-       "Overlap the gradient all-reduce with the backward pass: bucket gradients (DDP bucket_cap_mb, "
-       "gradient_as_bucket_view), launch collectives asynchronously (async_op=True) and wait only when "
-       "the result is needed.",
-       "NCCL/RCCL kernels ran %.1f%% of step time, %.1f%% of it overlapped with compute kernels; "
-       "%.1f%% of step time was communication alone",
-       100 * share(t->comm_kernel_ns, wall), 100 * ov, 100 * ex);
 }
 
 /* ---- finish: compute and communication kernels --------------------------- */
@@ -856,8 +453,8 @@ static int split_kernels(gpu_state *g, prof__an *an, unions *u) {
     else c[nc++] = (iv){k[i].s, k[i].e};
   }
   free(cls);
-  u->kc = c, u->nkc = merge_iv(c, nc), u->kcsz = sizeof *c;
-  u->m = m, u->nm = merge_iv(m, nm);
+  u->kc = c, u->nkc = prof__sec_gpu_merge_iv(c, nc), u->kcsz = sizeof *c;
+  u->m = m, u->nm = prof__sec_gpu_merge_iv(m, nm);
   return 0;
 }
 
@@ -874,7 +471,7 @@ static int per_device_kernels(gpu_state *g, unions *u) {
     for (size_t i = 0; i < g->k.n; i++)
       if (k[i].device == g->sum.busy_devices[d]) v[n++] = (iv){k[i].s, k[i].e};
     u->dev[d] = v;
-    u->ndev[d] = merge_iv(v, n);
+    u->ndev[d] = prof__sec_gpu_merge_iv(v, n);
   }
   return 0;
 }
@@ -924,7 +521,7 @@ static void gpu_finish(prof__an *an, void *st) {
   /* Count kernel starts per window on the sorted list before merging it. */
   if (g->k.n) qsort(g->k.p, g->k.n, sizeof(kiv), cmp_kiv);
   for (size_t i = 0; i < s->nwindows; i++) {
-    s->windows[i].kernels = count_starts(g->k.p, g->k.n, s->windows[i].begin, s->windows[i].end);
+    s->windows[i].kernels = prof__sec_gpu_count_starts(g->k.p, g->k.n, s->windows[i].begin, s->windows[i].end);
     s->total.kernels += s->windows[i].kernels;
   }
   unions u = {0};
@@ -932,21 +529,18 @@ static void gpu_finish(prof__an *an, void *st) {
   if (s->nbusy_devices > 1 && per_device_kernels(g, &u)) g->oom = 1;
   u.k = g->k.p, u.nk = merge_kiv(g->k.p, g->k.n);
   if (!u.kc) u.kc = u.k, u.nkc = u.nk, u.kcsz = sizeof *u.k;
-  u.c = g->c.p, u.nc = merge_iv(g->c.p, g->c.n);
-  u.s = g->s.p, u.ns = merge_iv(g->s.p, g->s.n);
+  u.c = g->c.p, u.nc = prof__sec_gpu_merge_iv(g->c.p, g->c.n);
+  u.s = g->s.p, u.ns = prof__sec_gpu_merge_iv(g->s.p, g->s.n);
   if (g->r.n) qsort(g->r.p, g->r.n, sizeof(tiv), cmp_tiv);
   if (g->sync.n) qsort(g->sync.p, g->sync.n, sizeof(tiv), cmp_tiv);
   u.r = g->r.p, u.nr = g->r.n, u.r_max = g->r_max;
   u.sync = g->sync.p, u.nsync = g->sync.n, u.sync_max = g->sync_max;
-  measure_windows(g, an, &u);
+  prof__sec_gpu_measure_windows(g, an, &u);
   if (u.kc != u.k) free((void *)u.kc);
   free(u.m);
   for (int d = 0; d < 16; d++) free(u.dev[d]);
   uint64_t wall = s->total.end;
-  findings_util(an, s, wall);
-  findings_io(an, s, wall);
-  findings_precision(an, s);
-  findings_comm(an, s, wall);
+  prof__sec_gpu_findings(an, s, wall);
 }
 
 static void gpu_destroy(prof__an *an, void *st) {

@@ -117,6 +117,9 @@ int prof__gpu_fp32_matmul_name(const char *name);
 int prof__gpu_comm_kernel_name(const char *name);
 /* Estimated occupancy (0..1) of a launch, -1 without device properties. */
 double prof__gpu_occupancy(const gpu_device *d, const int32_t block[3], uint32_t regs, uint32_t smem);
+/* The section's findings from its finished summary; `wall` is the summed
+ * step time (sec_gpu_findings.c). */
+void prof__sec_gpu_findings(prof__an *an, const gpu_summary *s, uint64_t wall);
 
 /* Chrome export: write the GPU events (one process per device, one track
  * per stream, runtime calls on their CPU threads, flow arrows launch ->
