@@ -65,9 +65,9 @@ typedef struct an_priv {
 static inline an_priv *an_priv_of(prof__an *an) { return (an_priv *)an; }
 
 /* Model (model.c). */
-void prof__model_record(an_priv *p, const prof__rec *rec);
-void prof__model_finish(an_priv *p);
-void prof__model_free(an_priv *p);
+void prof__an_model_record(an_priv *p, const prof__rec *rec);
+void prof__an_model_finish(an_priv *p);
+void prof__an_model_free(an_priv *p);
 
 /* Core findings (findings.c), after the model is finished. */
 void prof__findings_core(prof__an *an);

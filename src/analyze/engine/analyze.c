@@ -77,7 +77,7 @@ static int an_pass(an_priv *p, int pass) {
   uint64_t n = 0;
   int rc;
   while ((rc = prof__reader_next(an->reader, &rec)) == 1) {
-    if (pass == 1) prof__model_record(p, &rec);
+    if (pass == 1) prof__an_model_record(p, &rec);
     /* Events go only to the sections that asked for their type. */
     const hook_list *l = rec.kind == PROF_REC_EVENT ? &d.by_type[rec.ev.type & 63] : &d.other;
     for (unsigned i = 0; i < l->n; i++) d.fn[l->idx[i]](an, d.st[l->idx[i]], &rec);
@@ -123,7 +123,7 @@ static int an_analyze(an_priv *p, char *err) {
   }
   an->has_footer = prof__reader_has_footer(an->reader);
   an->chunks = prof__reader_chunks(an->reader);
-  prof__model_finish(p);
+  prof__an_model_finish(p);
   if (need_second_pass()) {
     rc = prof__reader_rewind(an->reader);
     if (rc == 0) rc = an_pass(p, 2);
@@ -195,7 +195,7 @@ void prof__an_free(prof__an *an) {
     free(an->findings[i].recommendation);
   }
   free(an->findings);
-  prof__model_free(p);
+  prof__an_model_free(p);
   if (an->reader) prof__reader_close(an->reader);
   free((char *)an->path);
   free(p);

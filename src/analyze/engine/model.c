@@ -378,7 +378,7 @@ static void kv_add(an_priv *p, prof__kv **arr, size_t *n, size_t *cap, const pro
   (*n)++;
 }
 
-void prof__model_record(an_priv *p, const prof__rec *r) {
+void prof__an_model_record(an_priv *p, const prof__rec *r) {
   prof__an *an = &p->pub;
   switch (r->kind) {
   case PROF_REC_EVENT: model_event(p, r->tid, &r->ev); break;
@@ -455,7 +455,7 @@ static void close_open_state(an_priv *p) {
   }
 }
 
-void prof__model_finish(an_priv *p) {
+void prof__an_model_finish(an_priv *p) {
   prof__an *an = &p->pub;
   close_open_state(p);
   size_t n = 0;
@@ -482,7 +482,7 @@ void prof__model_finish(an_priv *p) {
   step_stats(p, &an->steady_stats, an->nsteps && an->steps[0].warmup_outlier ? 0 : SIZE_MAX);
 }
 
-void prof__model_free(an_priv *p) {
+void prof__an_model_free(an_priv *p) {
   prof__an *an = &p->pub;
   for (uint32_t i = 0; i < an->nstrings; i++) free(an->strings[i]);
   free(an->strings);

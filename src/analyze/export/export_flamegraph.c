@@ -92,7 +92,7 @@ int prof__export_flamegraph(prof__an *an, FILE *out) {
   int root = new_node(&t, "all");
   for (size_t i = 0; root >= 0 && i < n; i++) {
     const char *names[MAXF];
-    int d = prof__stack_func_names(an, st[i].stack, names, MAXF), cur = root;
+    int d = prof__sec_stacks_func_names(an, st[i].stack, names, MAXF), cur = root;
     t.v[root].weight += st[i].weight;
     for (int k = 0; k < d && cur >= 0; k++) {
       cur = child(&t, cur, names[k]);

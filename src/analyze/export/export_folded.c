@@ -17,7 +17,7 @@ int prof__export_folded(prof__an *an, FILE *out) {
   size_t n = prof__functions_stacks(an, &st, NULL, NULL);
   for (size_t i = 0; i < n; i++) {
     const char *names[MAXF];
-    int d = prof__stack_func_names(an, st[i].stack, names, MAXF);
+    int d = prof__sec_stacks_func_names(an, st[i].stack, names, MAXF);
     if (d == 0) {
       names[0] = "[unknown]";
       d = 1;

@@ -37,7 +37,7 @@
 
 /* The GPU section may be absent from a build: reached through a weak
  * reference. */
-extern const gpu_summary *prof__gpu_summary(prof__an *an) __attribute__((weak));
+extern const gpu_summary *prof__sec_gpu_summary(prof__an *an) __attribute__((weak));
 
 typedef struct tb_counter {
   uint32_t name;
@@ -266,7 +266,7 @@ static void counter_scalars(tbw *w, size_t i) {
 }
 
 static void gpu_scalars(tbw *w, size_t i) {
-  const gpu_summary *g = prof__gpu_summary ? prof__gpu_summary(w->an) : NULL;
+  const gpu_summary *g = prof__sec_gpu_summary ? prof__sec_gpu_summary(w->an) : NULL;
   if (!g || g->whole_trace || !g->windows) return;
   const prof__step *s = &w->an->steps[i];
   for (size_t k = 0; k < g->nwindows; k++) {

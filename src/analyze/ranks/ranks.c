@@ -152,7 +152,7 @@ static void read_steps(prof__rank_sum *r, const prof__an *an) {
 static int read_ops(prof__rank_sum *r, const prof__an *an) {
   for (size_t i = 0; i < an->nranges; i++)
     if (an->ranges[i].cat == PROF_CAT_COMM) r->comm_all_ns += an->ranges[i].self_ns;
-  const prof__comm_state *cs = prof__comm_of(an);
+  const prof__comm_state *cs = prof__sec_comm_of(an);
   if (!cs || !cs->nops) return 0;
   r->ops = calloc(cs->nops, sizeof *r->ops);
   if (!r->ops) return PROF_ENOMEM;

@@ -97,6 +97,6 @@ int prof__ranks_write(prof__ranks *rs, const char *format, FILE *out);
 int prof__ranks_export_chrome(prof__ranks *rs, FILE *out);
 
 /* The comm section's state of one analysed trace (NULL if absent). */
-const prof__comm_state *prof__comm_of(const prof__an *an);
+const prof__comm_state *prof__sec_comm_of(const prof__an *an);
 
 #endif

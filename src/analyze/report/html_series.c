@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "analyze/report/html_series.h"
+#include "analyze/util/fmt.h"
 
 size_t prof__html_series_reduce(const double *x, const double *v, size_t n, size_t max, double *ox, double *ov) {
   if (!n || !max) return 0;
@@ -47,29 +48,9 @@ int prof__html_series_chart(FILE *out, const char *title, const char *unit, doub
   return 0;
 }
 
-const char *prof__html_byte_unit(double max_bytes, double *scale) {
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double s = 1;
-  int u = 0;
-  while (max_bytes >= 1024 * s && u < 4) {
-    s *= 1024;
-    u++;
-  }
-  if (scale) *scale = s;
-  return units[u];
-}
-
-const char *prof__html_bytes(char *buf, size_t n, double bytes) {
-  double s;
-  const char *u = prof__html_byte_unit(fabs(bytes), &s);
-  if (s == 1) snprintf(buf, n, "%.0f B", bytes);
-  else snprintf(buf, n, "%.1f %s", bytes / s, u);
-  return buf;
-}
-
 void prof__html_td_bytes(FILE *out, double bytes) {
   char b[32];
-  prof__html_td_num(out, bytes, prof__html_bytes(b, sizeof b, bytes));
+  prof__html_td_num(out, bytes, prof__fmt_bytes(b, sizeof b, bytes));
 }
 
 void prof__html_td_pct(FILE *out, double share) {

@@ -26,14 +26,7 @@ size_t prof__html_series_reduce(const double *x, const double *v, size_t n, size
 int prof__html_series_chart(FILE *out, const char *title, const char *unit, double scale, const uint64_t *t,
                             const double *v, size_t n, uint64_t t0_ns);
 
-/* A binary unit ("B", "KiB", "MiB", "GiB", "TiB") fitting max_bytes, and
- * its size in bytes through *scale. */
-const char *prof__html_byte_unit(double max_bytes, double *scale);
-
-/* "1.5 MiB" into buf. */
-const char *prof__html_bytes(char *buf, size_t n, double bytes);
-
-/* A numeric cell holding bytes, shown as prof__html_bytes. */
+/* A numeric cell holding bytes, shown as prof__fmt_bytes. */
 void prof__html_td_bytes(FILE *out, double bytes);
 /* A numeric cell holding a share 0..1, shown as a percentage. */
 void prof__html_td_pct(FILE *out, double share);

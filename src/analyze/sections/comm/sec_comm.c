@@ -125,4 +125,4 @@ const prof__section prof__sec_comm = {
     .event_mask = PROF_EVMASK(PROF_EV_COMM),
 };
 
-const prof__comm_state *prof__comm_of(const prof__an *an) { return prof__an_section(an, "comm"); }
+const prof__comm_state *prof__sec_comm_of(const prof__an *an) { return prof__an_section(an, "comm"); }

@@ -242,7 +242,7 @@ size_t prof__functions_stacks(prof__an *an, const prof__sampled_stack **out, int
   return s->nstacks;
 }
 
-int prof__stack_func_names(prof__an *an, uint32_t stack, const char **names, int max) {
+int prof__sec_stacks_func_names(prof__an *an, uint32_t stack, const char **names, int max) {
   const uintptr_t *pcs;
   int d = prof__an_stack(an, stack, &pcs), n = 0;
   for (int i = d - 1; i >= 0 && n < max; i--) {

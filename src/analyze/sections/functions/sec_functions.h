@@ -38,6 +38,6 @@ int prof__export_flamegraph(prof__an *an, FILE *out);
 
 /* Frames of a sampled stack, outermost first, profiler frames dropped, as
  * function names; returns the count (<= max). Used by the exporters. */
-int prof__stack_func_names(prof__an *an, uint32_t stack, const char **names, int max);
+int prof__sec_stacks_func_names(prof__an *an, uint32_t stack, const char **names, int max);
 
 #endif

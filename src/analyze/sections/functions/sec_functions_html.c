@@ -243,7 +243,7 @@ static int build_tree(prof__an *an, ftree *t) {
   if (fnode_new(t, "all") < 0) return -1;
   for (size_t i = 0; i < n; i++) {
     const char *names[STACK_NAMES];
-    int d = prof__stack_func_names(an, st[i].stack, names, STACK_NAMES), cur = 0;
+    int d = prof__sec_stacks_func_names(an, st[i].stack, names, STACK_NAMES), cur = 0;
     t->v[0].weight += st[i].weight;
     for (int k = 0; k < d && k < FLAME_DEPTH; k++) {
       cur = fnode_child(t, cur, names[k]);

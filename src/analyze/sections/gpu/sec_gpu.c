@@ -415,8 +415,8 @@ static void kernel_stats(gpu_state *g, prof__an *an) {
   for (size_t i = 0; i < s->nkstats; i++) {
     gpu_kstat *k = &s->kstats[i];
     if (k->min_ns == UINT64_MAX) k->min_ns = 0;
-    k->occupancy = prof__gpu_occupancy(device_by_id(s, k->device), k->block, k->regs, k->smem);
-    if (prof__gpu_fp32_matmul_name(prof__an_str(an, k->name))) fp32 += k->total_ns;
+    k->occupancy = prof__sec_gpu_occupancy(device_by_id(s, k->device), k->block, k->regs, k->smem);
+    if (prof__sec_gpu_fp32_matmul_name(prof__an_str(an, k->name))) fp32 += k->total_ns;
   }
   s->fp32_share = tc_capable && s->kernel_ns ? (double)fp32 / (double)s->kernel_ns : 0.0;
 }
@@ -427,7 +427,7 @@ static void kernel_stats(gpu_state *g, prof__an *an) {
  * cls[id] is 0 until then, 1 for compute, 2 for communication. */
 static int is_comm(prof__an *an, uint8_t *cls, uint32_t id) {
   if (!cls || id >= an->nstrings) return 0;
-  if (!cls[id]) cls[id] = prof__gpu_comm_kernel_name(an->strings[id]) ? 2 : 1;
+  if (!cls[id]) cls[id] = prof__sec_gpu_comm_kernel_name(an->strings[id]) ? 2 : 1;
   return cls[id] == 2;
 }
 
@@ -553,12 +553,12 @@ static void gpu_destroy(prof__an *an, void *st) {
   free(g->sum.windows);
 }
 
-const gpu_summary *prof__gpu_summary(prof__an *an) {
+const gpu_summary *prof__sec_gpu_summary(prof__an *an) {
   gpu_state *g = prof__an_section(an, "gpu");
   return g ? &g->sum : NULL;
 }
 
-const char *prof__gpu_bd_name(int b) {
+const char *prof__sec_gpu_bd_name(int b) {
   static const char *const n[GPU_BD_COUNT] = {"kernel", "memcpy", "memset", "communication",
                                               "runtime_api", "data_loading", "cpu_compute", "other"};
   return b >= 0 && b < GPU_BD_COUNT ? n[b] : "?";
@@ -569,11 +569,11 @@ const prof__section prof__sec_gpu = {
     .state_size = sizeof(gpu_state),
     .record = gpu_record,
     .finish = gpu_finish,
-    .text = prof__gpu_text,
-    .json = prof__gpu_json,
-    .html = prof__gpu_html,
+    .text = prof__sec_gpu_text,
+    .json = prof__sec_gpu_json,
+    .html = prof__sec_gpu_html,
     .destroy = gpu_destroy,
-    .chrome = prof__gpu_chrome_hook,
+    .chrome = prof__sec_gpu_chrome_hook,
     .event_mask = PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END) |
                   PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END),
 };

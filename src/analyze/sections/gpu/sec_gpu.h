@@ -86,7 +86,7 @@ typedef struct gpu_summary {
   uint64_t records, bad_chunks, dropped;
   uint64_t kernels, copies, sets, syncs, api_calls, overheads;
   uint64_t kernel_ns, overhead_ns, api_ns;
-  uint64_t comm_kernels;  /* communication kernel records (prof__gpu_comm_kernel_name) */
+  uint64_t comm_kernels;  /* communication kernel records (prof__sec_gpu_comm_kernel_name) */
   gpu_window *windows;   /* one per step, or one whole-trace window */
   size_t nwindows;
   int whole_trace;       /* 1: no steps, windows[0] is the traced span */
@@ -106,17 +106,17 @@ typedef struct gpu_summary {
 } gpu_summary;
 
 /* The results of the GPU section of `an` (NULL when the section is absent). */
-const gpu_summary *prof__gpu_summary(prof__an *an);
+const gpu_summary *prof__sec_gpu_summary(prof__an *an);
 /* Name of a breakdown bucket: "kernel", "memcpy", ... "other". */
-const char *prof__gpu_bd_name(int b);
+const char *prof__sec_gpu_bd_name(int b);
 /* Is this kernel name an fp32 matmul/convolution that tensor cores could run
  * in reduced precision? */
-int prof__gpu_fp32_matmul_name(const char *name);
+int prof__sec_gpu_fp32_matmul_name(const char *name);
 /* Is this kernel name a communication kernel (contains "nccl" or "rccl",
  * any case)? */
-int prof__gpu_comm_kernel_name(const char *name);
+int prof__sec_gpu_comm_kernel_name(const char *name);
 /* Estimated occupancy (0..1) of a launch, -1 without device properties. */
-double prof__gpu_occupancy(const gpu_device *d, const int32_t block[3], uint32_t regs, uint32_t smem);
+double prof__sec_gpu_occupancy(const gpu_device *d, const int32_t block[3], uint32_t regs, uint32_t smem);
 /* The section's findings from its finished summary; `wall` is the summed
  * step time (sec_gpu_findings.c). */
 void prof__sec_gpu_findings(prof__an *an, const gpu_summary *s, uint64_t wall);
@@ -129,14 +129,14 @@ void prof__sec_gpu_findings(prof__an *an, const gpu_summary *s, uint64_t wall);
  * prof__chrome_keep() first (window and event cap of an export in
  * progress; a flow arrow goes with its GPU operation). Returns 0 or a
  * negative error. */
-int prof__gpu_chrome(prof__an *an, prof__json *j, uint64_t base_ns, long long pid);
-/* The section's chrome hook: prof__gpu_chrome() with the exporter's time
+int prof__sec_gpu_chrome(prof__an *an, prof__json *j, uint64_t base_ns, long long pid);
+/* The section's chrome hook: prof__sec_gpu_chrome() with the exporter's time
  * zero and pid, when the trace has GPU records (sec_gpu_html.c). */
-void prof__gpu_chrome_hook(prof__an *an, void *st, prof__json *j);
+void prof__sec_gpu_chrome_hook(prof__an *an, void *st, prof__json *j);
 
 /* Report writers (sec_gpu_report.c; the HTML panel in sec_gpu_html.c). */
-void prof__gpu_text(prof__an *an, void *st, FILE *out);
-void prof__gpu_json(prof__an *an, void *st, prof__json *j);
-void prof__gpu_html(prof__an *an, void *st, FILE *out);
+void prof__sec_gpu_text(prof__an *an, void *st, FILE *out);
+void prof__sec_gpu_json(prof__an *an, void *st, prof__json *j);
+void prof__sec_gpu_html(prof__an *an, void *st, FILE *out);
 
 #endif /* PROF_SEC_GPU_H */

@@ -193,7 +193,7 @@ static void one(gx *x, const prof__gpu_rec *r) {
   }
 }
 
-int prof__gpu_chrome(prof__an *an, prof__json *j, uint64_t base_ns, long long pid) {
+int prof__sec_gpu_chrome(prof__an *an, prof__json *j, uint64_t base_ns, long long pid) {
   if (!an || !j) return PROF_EINVAL;
   int rc = prof__reader_rewind(an->reader);
   if (rc) return rc;

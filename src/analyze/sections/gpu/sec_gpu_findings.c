@@ -12,7 +12,7 @@
 #include "mlprof.h"
 #include "analyze/sections/gpu/sec_gpu.h"
 
-double prof__gpu_occupancy(const gpu_device *d, const int32_t block[3], uint32_t regs, uint32_t smem) {
+double prof__sec_gpu_occupancy(const gpu_device *d, const int32_t block[3], uint32_t regs, uint32_t smem) {
   if (!d || !d->max_warps_per_sm || block[0] <= 0 || block[1] <= 0 || block[2] <= 0) return -1;
   uint64_t threads = (uint64_t)block[0] * (uint64_t)block[1] * (uint64_t)block[2];
   uint64_t warps = (threads + 31) / 32;
@@ -33,7 +33,7 @@ static int contains_ci(const char *s, const char *w) {
   return 0;
 }
 
-int prof__gpu_fp32_matmul_name(const char *name) {
+int prof__sec_gpu_fp32_matmul_name(const char *name) {
   static const char *const fp32[] = {"sgemm", "gemm_f32", "gemmf32", "f32_gemm", "scudnn", "sconv",
                                      "fp32_gemm", "gemm_fp32", "_f32f32_", "float_gemm"};
   static const char *const tc[] = {"tensorop", "hmma", "xmma", "wmma", "mma_", "884", "1688", "16816",
@@ -49,7 +49,7 @@ int prof__gpu_fp32_matmul_name(const char *name) {
   return 0;
 }
 
-int prof__gpu_comm_kernel_name(const char *name) {
+int prof__sec_gpu_comm_kernel_name(const char *name) {
   return name && (contains_ci(name, "nccl") || contains_ci(name, "rccl"));
 }
 

@@ -98,7 +98,7 @@ static void split(const gpu_summary *s, FILE *out) {
   fputs("<h3>Step-time breakdown with GPU categories</h3>\n", out);
   static const char *const hb[] = {"category", "time", "share of wall time"};
   prof__html_table_begin(out, hb, 3);
-  for (int b = 0; b < GPU_BD_COUNT; b++) time_row(out, prof__gpu_bd_name(b), t->bd[b], wall);
+  for (int b = 0; b < GPU_BD_COUNT; b++) time_row(out, prof__sec_gpu_bd_name(b), t->bd[b], wall);
   prof__html_table_end(out);
 }
 
@@ -178,9 +178,9 @@ static void ranges(prof__an *an, const gpu_summary *s, FILE *out) {
   prof__html_table_end(out);
 }
 
-void prof__gpu_html(prof__an *an, void *st, FILE *out) {
+void prof__sec_gpu_html(prof__an *an, void *st, FILE *out) {
   (void)st;
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   if (!s || !s->records) return;
   char a[32], b[32];
   prof__html_section_begin(out, "gpu", "GPU");
@@ -202,9 +202,9 @@ void prof__gpu_html(prof__an *an, void *st, FILE *out) {
   prof__html_section_end(out);
 }
 
-void prof__gpu_chrome_hook(prof__an *an, void *st, prof__json *j) {
+void prof__sec_gpu_chrome_hook(prof__an *an, void *st, prof__json *j) {
   (void)st;
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   if (!s || !s->records) return;
-  prof__gpu_chrome(an, j, prof__chrome_base_ns(an), prof__chrome_pid(an));
+  prof__sec_gpu_chrome(an, j, prof__chrome_base_ns(an), prof__chrome_pid(an));
 }

@@ -39,7 +39,7 @@ static void text_totals(const gpu_summary *s, FILE *out) {
     fprintf(out, ", %.1f%% before kernels without a launch record", pct(t->idle_unattributed_ns, wall));
   fputc('\n', out);
   fputs("  breakdown:", out);
-  for (int i = 0; i < GPU_BD_COUNT; i++) fprintf(out, " %s %.1f%%", prof__gpu_bd_name(i), pct(t->bd[i], wall));
+  for (int i = 0; i < GPU_BD_COUNT; i++) fprintf(out, " %s %.1f%%", prof__sec_gpu_bd_name(i), pct(t->bd[i], wall));
   fputc('\n', out);
   if (s->comm_kernels)
     fprintf(out, "  communication kernels %s, %.1f%% overlapped with compute\n", NS(a, t->comm_kernel_ns),
@@ -100,9 +100,9 @@ static void text_copies(const gpu_summary *s, FILE *out) {
   }
 }
 
-void prof__gpu_text(prof__an *an, void *st, FILE *out) {
+void prof__sec_gpu_text(prof__an *an, void *st, FILE *out) {
   (void)st;
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   if (!s || !s->have_data) return;
   fputs("GPU\n", out);
   if (!s->records) {
@@ -127,7 +127,7 @@ void prof__gpu_text(prof__an *an, void *st, FILE *out) {
 static void json_bd(prof__json *j, const uint64_t bd[GPU_BD_COUNT]) {
   prof__json_key(j, "breakdown_ns");
   prof__json_obj_begin(j);
-  for (int i = 0; i < GPU_BD_COUNT; i++) prof__json_kuint(j, prof__gpu_bd_name(i), bd[i]);
+  for (int i = 0; i < GPU_BD_COUNT; i++) prof__json_kuint(j, prof__sec_gpu_bd_name(i), bd[i]);
   prof__json_obj_end(j);
 }
 
@@ -262,9 +262,9 @@ static void json_counts(const gpu_summary *s, prof__json *j) {
   prof__json_knum(j, "fp32_matmul_share", s->fp32_share);
 }
 
-void prof__gpu_json(prof__an *an, void *st, prof__json *j) {
+void prof__sec_gpu_json(prof__an *an, void *st, prof__json *j) {
   (void)st;
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   if (!s || !s->have_data) return;
   prof__json_key(j, "gpu");
   prof__json_obj_begin(j);

@@ -18,7 +18,7 @@
 #define ORPHAN_KEEP_NS 2000000000ull /* an orphan FREE older than this never matches */
 #define ORPHAN_MAX (1u << 20)
 
-const char *const prof__mem_series_names[MS_COUNT] = {"mem.live_bytes", "mem.rss_bytes",
+const char *const prof__sec_mem_series_names[MS_COUNT] = {"mem.live_bytes", "mem.rss_bytes",
                                                       "mem.alloc_calls", "mem.alloc_bytes"};
 
 /* ---- block map (open addressing, backward-shift deletion) ------------------ */
@@ -365,7 +365,7 @@ static void on_counter(prof__an *an, mem_state *s, const prof__event *ev) {
     const char *name = prof__an_str(an, ev->name);
     if (strncmp(name, "mem.", 4) != 0) return;
     for (int i = 0; i < MS_COUNT; i++)
-      if (strcmp(name, prof__mem_series_names[i]) == 0) s->counter_id[k = i] = ev->name;
+      if (strcmp(name, prof__sec_mem_series_names[i]) == 0) s->counter_id[k = i] = ev->name;
     if (k < 0) return;
   }
   mem_series *ser = &s->series[k];
@@ -449,10 +449,10 @@ const prof__section prof__sec_memory = {
     .name = "memory",
     .state_size = sizeof(mem_state),
     .record = mem_record,
-    .finish = prof__mem_sec_finish,
-    .text = prof__mem_sec_text,
-    .json = prof__mem_sec_json,
-    .html = prof__mem_sec_html,
+    .finish = prof__sec_mem_finish,
+    .text = prof__sec_mem_text,
+    .json = prof__sec_mem_json,
+    .html = prof__sec_mem_html,
     .destroy = mem_destroy,
     .event_mask = PROF_EVMASK(PROF_EV_ALLOC) | PROF_EVMASK(PROF_EV_FREE) | PROF_EVMASK(PROF_EV_COUNTER) |
                   PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END) |

@@ -114,38 +114,36 @@ typedef struct mem_state {
 enum { MEM_WITHHELD_LEAKS = 1, MEM_WITHHELD_GROWTH = 2 };
 /* Why and what: "N events lost ...; leak list and growth finding withheld"
  * into buf (empty when nothing was lost). */
-const char *prof__mem_loss_note(const mem_state *s, char *buf, size_t n);
+const char *prof__sec_mem_loss_note(const mem_state *s, char *buf, size_t n);
 
-extern const char *const prof__mem_series_names[MS_COUNT];
+extern const char *const prof__sec_mem_series_names[MS_COUNT];
 
 /* Results and writers (sec_memory_out.c). */
-void prof__mem_sec_finish(prof__an *an, void *st);
-void prof__mem_sec_text(prof__an *an, void *st, FILE *out);
-void prof__mem_sec_json(prof__an *an, void *st, prof__json *j);
-void prof__mem_sec_html(prof__an *an, void *st, FILE *out);
+void prof__sec_mem_finish(prof__an *an, void *st);
+void prof__sec_mem_text(prof__an *an, void *st, FILE *out);
+void prof__sec_mem_json(prof__an *an, void *st, prof__json *j);
+void prof__sec_mem_html(prof__an *an, void *st, FILE *out);
 /* Value of a counter series at ts (last sample at or before), or -1. */
-double prof__mem_series_at(const mem_series *s, uint64_t ts);
+double prof__sec_mem_series_at(const mem_series *s, uint64_t ts);
 
 /* Shared by the writers (sec_memory_out.c defines them). */
 enum { MEM_RANK_BYTES, MEM_RANK_CALLS, MEM_RANK_PEAK, MEM_RANK_TEMP };
-/* "1.5 MiB" into buf. */
-const char *prof__mem_fmt_bytes(char *buf, size_t n, double b);
 /* Function names of a stack, innermost first, without profiler frames;
  * returns how many (0 without a stack or without symbolization). */
-int prof__mem_stack_names(prof__an *an, uint32_t id, const char **out, int max);
+int prof__sec_mem_stack_names(prof__an *an, uint32_t id, const char **out, int max);
 /* Indices of the top sites by MEM_RANK_* `how` into out[]; returns the count. */
-size_t prof__mem_top_sites(const mem_state *s, int how, uint32_t *out, size_t max);
+size_t prof__sec_mem_top_sites(const mem_state *s, int how, uint32_t *out, size_t max);
 
 /* Name of a pool id taken from the trace (the event's aux field, up to
  * 65535): only ids below 256 have a slot; any other is shown as invalid. */
-static inline const char *prof__mem_pool_name(const mem_state *s, unsigned pool) {
+static inline const char *prof__sec_mem_pool_name(const mem_state *s, unsigned pool) {
   return pool < sizeof s->pools / sizeof s->pools[0] ? s->pools[pool].name : "(invalid pool id)";
 }
 /* Largest value of a series, -1 when empty. */
-double prof__mem_series_max(const mem_series *s);
-/* 1: full mode with ALLOC events (exact heap figures); prof__mem_from_events:
+double prof__sec_mem_series_max(const mem_series *s);
+/* 1: full mode with ALLOC events (exact heap figures); prof__sec_mem_from_events:
  * sampled or full mode with ALLOC events (per-site figures from events). */
-int prof__mem_exact(const mem_state *s);
-int prof__mem_from_events(const mem_state *s);
+int prof__sec_mem_exact(const mem_state *s);
+int prof__sec_mem_from_events(const mem_state *s);
 
 #endif

@@ -12,6 +12,7 @@
 #include "analyze/report/html_series.h"
 #include "analyze/sections/memory/sec_memory.h"
 #include "analyze/sections/stacks/symbols.h"
+#include "analyze/util/fmt.h"
 
 #pragma weak prof__an_stack
 #pragma weak prof__an_frame
@@ -28,7 +29,7 @@ static const char *const mode_names[] = {"off", "counts", "sampled", "full"};
 /* Heap peak (exact from events in full mode, else the live-bytes counter)
  * and its time; -1 when unknown. */
 static double heap_peak(const mem_state *s, uint64_t *ts) {
-  if (prof__mem_exact(s)) {
+  if (prof__sec_mem_exact(s)) {
     *ts = s->heap_peak_ts;
     return s->heap_peak;
   }
@@ -49,25 +50,25 @@ static void facts(prof__an *an, const mem_state *s, FILE *out) {
   double peak = heap_peak(s, &ts);
   if (peak >= 0) {
     long step = prof__an_step_at(an, ts);
-    int k = snprintf(b, sizeof b, "%s at %.3f s", prof__mem_fmt_bytes(x, sizeof x, peak),
+    int k = snprintf(b, sizeof b, "%s at %.3f s", prof__fmt_bytes(x, sizeof x, peak),
                      ts > an->first_ns ? (double)(ts - an->first_ns) / 1e9 : 0.0);
     if (step >= 0) snprintf(b + k, sizeof b - (size_t)k, " (step %llu)", (unsigned long long)an->steps[step].number);
-    prof__html_fact(out, prof__mem_exact(s) ? "heap peak (exact)" : "heap peak (sampled counter)", b);
+    prof__html_fact(out, prof__sec_mem_exact(s) ? "heap peak (exact)" : "heap peak (sampled counter)", b);
   }
-  double rss = prof__mem_series_max(&s->series[MS_RSS]);
-  if (rss >= 0) prof__html_fact(out, "RSS peak", prof__mem_fmt_bytes(x, sizeof x, rss));
-  if (prof__mem_from_events(s)) {
+  double rss = prof__sec_mem_series_max(&s->series[MS_RSS]);
+  if (rss >= 0) prof__html_fact(out, "RSS peak", prof__fmt_bytes(x, sizeof x, rss));
+  if (prof__sec_mem_from_events(s)) {
     snprintf(b, sizeof b, "%s%.0f allocations, %s", s->lost ? "at least " : "", s->allocs,
-             prof__mem_fmt_bytes(x, sizeof x, s->bytes));
+             prof__fmt_bytes(x, sizeof x, s->bytes));
     prof__html_fact(out, "allocated", b);
   }
   if (s->nleaks) {
-    snprintf(b, sizeof b, "%s in %.0f block%s from %zu call site%s", prof__mem_fmt_bytes(x, sizeof x, s->leaked_bytes),
+    snprintf(b, sizeof b, "%s in %.0f block%s from %zu call site%s", prof__fmt_bytes(x, sizeof x, s->leaked_bytes),
              s->leaked_count, s->leaked_count == 1 ? "" : "s", s->nleaks, s->nleaks == 1 ? "" : "s");
     prof__html_fact(out, "still allocated at exit", b);
   }
   if (s->growth_steps) {
-    snprintf(b, sizeof b, "%s per step over %d steps", prof__mem_fmt_bytes(y, sizeof y, s->growth_per_step),
+    snprintf(b, sizeof b, "%s per step over %d steps", prof__fmt_bytes(y, sizeof y, s->growth_per_step),
              s->growth_steps);
     prof__html_fact(out, "live bytes change", b);
   }
@@ -77,7 +78,7 @@ static void facts(prof__an *an, const mem_state *s, FILE *out) {
 static void chart(prof__an *an, FILE *out, const mem_series *ser, const char *title) {
   if (!ser->n) return;
   double scale;
-  const char *unit = prof__html_byte_unit(prof__mem_series_max(ser), &scale);
+  const char *unit = prof__fmt_byte_unit(prof__sec_mem_series_max(ser), &scale);
   fprintf(out, "<h3>");
   prof__html_esc(out, title);
   fputs("</h3>\n", out);
@@ -89,7 +90,7 @@ static void charts(prof__an *an, const mem_state *s, FILE *out) {
   if (s->series[MS_LIVE].n)
     fprintf(out, "<p class=\"note\">Sampled every writer period (%zu samples) as usable block sizes, which "
                  "round the requested sizes up%s.</p>\n",
-            s->series[MS_LIVE].n, prof__mem_exact(s) ? ": its peak can differ from the exact heap peak above" : "");
+            s->series[MS_LIVE].n, prof__sec_mem_exact(s) ? ": its peak can differ from the exact heap peak above" : "");
   chart(an, out, &s->series[MS_RSS], "Resident set size (RSS) over time");
 }
 
@@ -128,7 +129,7 @@ static void leaks(prof__an *an, const mem_state *s, FILE *out) {
     fputs("<tr>", out);
     prof__html_td_bytes(out, x->leak_bytes);
     prof__html_td_count(out, round(x->leak_count));
-    prof__html_td(out, prof__mem_pool_name(s, x->pool));
+    prof__html_td(out, prof__sec_mem_pool_name(s, x->pool));
     stack_cell(an, out, x->stack, LEAK_FRAMES, "<br>");
     fputs("</tr>\n", out);
   }
@@ -139,7 +140,7 @@ static void leaks(prof__an *an, const mem_state *s, FILE *out) {
 
 static void sites(prof__an *an, const mem_state *s, FILE *out, const char *title, int how) {
   uint32_t idx[TOP];
-  size_t n = prof__mem_top_sites(s, how, idx, TOP);
+  size_t n = prof__sec_mem_top_sites(s, how, idx, TOP);
   if (!n) return;
   fputs("<h3>", out);
   prof__html_esc(out, title);
@@ -152,7 +153,7 @@ static void sites(prof__an *an, const mem_state *s, FILE *out, const char *title
     fputs("<tr>", out);
     prof__html_td_bytes(out, round(bytes));
     prof__html_td_count(out, round(how == MEM_RANK_TEMP ? x->temp_calls : x->calls));
-    prof__html_td(out, prof__mem_pool_name(s, x->pool));
+    prof__html_td(out, prof__sec_mem_pool_name(s, x->pool));
     stack_cell(an, out, x->stack, SITE_FRAMES, " &lt; ");
     fputs("</tr>\n", out);
   }
@@ -180,14 +181,14 @@ static void pools(const mem_state *s, FILE *out) {
   prof__html_table_end(out);
 }
 
-void prof__mem_sec_html(prof__an *an, void *stp, FILE *out) {
+void prof__sec_mem_html(prof__an *an, void *stp, FILE *out) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
   prof__html_section_begin(out, "memory", "Memory");
   if (s->lost) { /* next to the numbers: before them */
     char note[512];
     fputs("<p class=\"warn lossy\"><b>Lossy trace.</b> ", out);
-    prof__html_esc(out, prof__mem_loss_note(s, note, sizeof note));
+    prof__html_esc(out, prof__sec_mem_loss_note(s, note, sizeof note));
     fputs("</p>\n", out);
   }
   facts(an, s, out);

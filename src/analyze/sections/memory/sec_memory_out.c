@@ -22,6 +22,7 @@
 
 #include "analyze/sections/memory/sec_memory.h"
 #include "analyze/sections/stacks/symbols.h"
+#include "analyze/util/fmt.h"
 
 #pragma weak prof__an_stack
 #pragma weak prof__an_frame
@@ -36,7 +37,7 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
-double prof__mem_series_at(const mem_series *s, uint64_t ts) {
+double prof__sec_mem_series_at(const mem_series *s, uint64_t ts) {
   if (!s->n || s->ts[0] > ts) return -1;
   size_t lo = 0, hi = s->n; /* last index with ts <= target */
   while (hi - lo > 1) {
@@ -52,18 +53,6 @@ static double series_max(const mem_series *s) {
   for (size_t i = 0; i < s->n; i++)
     if (s->v[i] > m) m = s->v[i];
   return m;
-}
-
-static const char *fmt_bytes(char *buf, size_t n, double b) {
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (fabs(b) >= 1024 && u < 4) {
-    b /= 1024;
-    u++;
-  }
-  if (u == 0) snprintf(buf, n, "%.0f B", b);
-  else snprintf(buf, n, "%.1f %s", b, units[u]);
-  return buf;
 }
 
 /* Function names of a stack, innermost first, without profiler frames. */
@@ -155,7 +144,7 @@ static double step_live_end(const mem_state *s, const prof__step *st) {
       if (s->steps[k].number == st->number && s->steps[k].ended) return s->steps[k].live_end;
     return -1;
   }
-  return prof__mem_series_at(&s->series[MS_LIVE], st->end_ns);
+  return prof__sec_mem_series_at(&s->series[MS_LIVE], st->end_ns);
 }
 
 static void leak_finding(prof__an *an, mem_state *s) {
@@ -167,12 +156,12 @@ static void leak_finding(prof__an *an, mem_state *s) {
   char b[32], title[160], measured[512];
   const char *fn[1];
   int nf = s->nleaks ? stack_names(an, s->sites[s->leak_order[0]].stack, fn, 1) : 0;
-  snprintf(title, sizeof title, "%s still allocated at exit, from %zu call site%s", fmt_bytes(b, sizeof b, s->leaked_bytes),
+  snprintf(title, sizeof title, "%s still allocated at exit, from %zu call site%s", prof__fmt_bytes(b, sizeof b, s->leaked_bytes),
            s->nleaks, s->nleaks == 1 ? "" : "s");
   char top[32];
   snprintf(measured, sizeof measured, "%.0f blocks never freed%s; largest site %s%s%s", s->leaked_count,
            s->mode == 2 ? " (estimated from samples)" : "",
-           fmt_bytes(top, sizeof top, s->nleaks ? s->sites[s->leak_order[0]].leak_bytes : 0), nf ? " in " : "",
+           prof__fmt_bytes(top, sizeof top, s->nleaks ? s->sites[s->leak_order[0]].leak_bytes : 0), nf ? " in " : "",
            nf ? fn[0] : "");
   prof__an_finding(an, "memory_leak", sev, s->leaked_bytes, title, measured,
                    "Free these blocks when they are no longer needed (see memory.leaks for the call stacks); "
@@ -196,16 +185,16 @@ static void growth_finding(prof__an *an, mem_state *s) {
   s->growth_per_step = (last - first) / (n - 1);
   if ((double)ups < GROWTH_MIN_SHARE * (n - 1) || last - first < GROWTH_MIN_BYTES) return;
   char a[32], b[32], c[32], title[160], measured[512];
-  snprintf(title, sizeof title, "Live memory grows every step (+%s per step)", fmt_bytes(c, sizeof c, s->growth_per_step));
+  snprintf(title, sizeof title, "Live memory grows every step (+%s per step)", prof__fmt_bytes(c, sizeof c, s->growth_per_step));
   snprintf(measured, sizeof measured, "live heap at step end rose from %s to %s over %d steps; %d of %d changes were increases",
-           fmt_bytes(a, sizeof a, first), fmt_bytes(b, sizeof b, last), n, ups, n - 1);
+           prof__fmt_bytes(a, sizeof a, first), prof__fmt_bytes(b, sizeof b, last), n, ups, n - 1);
   prof__an_finding(an, "memory_growth", last - first >= 256.0 * 1048576 ? "high" : "medium", s->growth_per_step, title,
                    measured,
                    "Something keeps per-step objects alive (a list of losses or tensors, a cache without a bound, "
                    "a growing history); check the top sites by peak contribution and drop references after each step.");
 }
 
-void prof__mem_sec_finish(prof__an *an, void *stp) {
+void prof__sec_mem_finish(prof__an *an, void *stp) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
   if (s->peak_pending) {
@@ -222,7 +211,7 @@ void prof__mem_sec_finish(prof__an *an, void *stp) {
   growth_finding(an, s);
 }
 
-const char *prof__mem_loss_note(const mem_state *s, char *buf, size_t n) {
+const char *prof__sec_mem_loss_note(const mem_state *s, char *buf, size_t n) {
   if (!s->lost) {
     if (n) buf[0] = 0;
     return buf;
@@ -311,7 +300,7 @@ static void json_sites(prof__an *an, const mem_state *s, prof__json *j, const ch
     double bytes = how == MEM_RANK_PEAK ? x->at_peak : how == MEM_RANK_TEMP ? x->temp_bytes : x->bytes;
     prof__json_knum(j, "bytes", round(bytes));
     prof__json_knum(j, "calls", round(how == MEM_RANK_TEMP ? x->temp_calls : x->calls));
-    prof__json_kstr(j, "pool", prof__mem_pool_name(s, x->pool));
+    prof__json_kstr(j, "pool", prof__sec_mem_pool_name(s, x->pool));
     json_stack(an, j, x->stack);
     prof__json_obj_end(j);
   }
@@ -335,7 +324,7 @@ static void json_leaks(prof__an *an, const mem_state *s, prof__json *j) {
     prof__json_obj_begin(j);
     prof__json_knum(j, "bytes", round(x->leak_bytes));
     prof__json_knum(j, "count", round(x->leak_count));
-    prof__json_kstr(j, "pool", prof__mem_pool_name(s, x->pool));
+    prof__json_kstr(j, "pool", prof__sec_mem_pool_name(s, x->pool));
     json_stack(an, j, x->stack);
     prof__json_obj_end(j);
   }
@@ -352,10 +341,10 @@ static void json_steps(prof__an *an, const mem_state *s, prof__json *j) {
       for (size_t k = 0; k < s->nsteps; k++)
         if (s->steps[k].number == st->number) allocs = s->steps[k].allocs, bytes = s->steps[k].bytes;
     } else {
-      double c0 = prof__mem_series_at(&s->series[MS_CALLS], st->begin_ns);
-      double c1 = prof__mem_series_at(&s->series[MS_CALLS], st->end_ns);
-      double b0 = prof__mem_series_at(&s->series[MS_BYTES], st->begin_ns);
-      double b1 = prof__mem_series_at(&s->series[MS_BYTES], st->end_ns);
+      double c0 = prof__sec_mem_series_at(&s->series[MS_CALLS], st->begin_ns);
+      double c1 = prof__sec_mem_series_at(&s->series[MS_CALLS], st->end_ns);
+      double b0 = prof__sec_mem_series_at(&s->series[MS_BYTES], st->begin_ns);
+      double b1 = prof__sec_mem_series_at(&s->series[MS_BYTES], st->end_ns);
       if (c0 >= 0 && c1 >= 0) allocs = c1 - c0, bytes = b1 - b0;
     }
     prof__json_obj_begin(j);
@@ -421,7 +410,7 @@ static void json_peak(prof__an *an, const mem_state *s, prof__json *j) {
   else prof__json_null(j);
 }
 
-void prof__mem_sec_json(prof__an *an, void *stp, prof__json *j) {
+void prof__sec_mem_json(prof__an *an, void *stp, prof__json *j) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
   static const char *const modes[] = {"off", "counts", "sampled", "full"};
@@ -469,13 +458,13 @@ static void text_sites(prof__an *an, const mem_state *s, FILE *out, const char *
     const mem_site *x = &s->sites[idx[i]];
     char b[32];
     double bytes = how == MEM_RANK_PEAK ? x->at_peak : how == MEM_RANK_TEMP ? x->temp_bytes : x->bytes;
-    fprintf(out, "    %10s %10.0f calls  ", fmt_bytes(b, sizeof b, bytes),
+    fprintf(out, "    %10s %10.0f calls  ", prof__fmt_bytes(b, sizeof b, bytes),
             how == MEM_RANK_TEMP ? x->temp_calls : x->calls);
     text_stack(an, out, x->stack);
   }
 }
 
-void prof__mem_sec_text(prof__an *an, void *stp, FILE *out) {
+void prof__sec_mem_text(prof__an *an, void *stp, FILE *out) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
   static const char *const modes[] = {"off", "counts", "sampled", "full"};
@@ -484,21 +473,21 @@ void prof__mem_sec_text(prof__an *an, void *stp, FILE *out) {
           s->mode == 2 ? ", estimates from byte sampling" : "");
   double peak = exact_events(s) ? s->heap_peak : series_max(&s->series[MS_LIVE]);
   double rss = series_max(&s->series[MS_RSS]);
-  if (peak >= 0) fprintf(out, "  heap peak %s", fmt_bytes(a, sizeof a, peak));
-  if (rss >= 0) fprintf(out, "%sRSS peak %s", peak >= 0 ? ", " : "  ", fmt_bytes(b, sizeof b, rss));
+  if (peak >= 0) fprintf(out, "  heap peak %s", prof__fmt_bytes(a, sizeof a, peak));
+  if (rss >= 0) fprintf(out, "%sRSS peak %s", peak >= 0 ? ", " : "  ", prof__fmt_bytes(b, sizeof b, rss));
   fputc('\n', out);
   if (use_events(s))
     fprintf(out, "  %s%.0f allocations, %s allocated\n", s->lost ? "at least " : "", s->allocs,
-            fmt_bytes(a, sizeof a, s->bytes));
+            prof__fmt_bytes(a, sizeof a, s->bytes));
   if (s->lost) {
     char note[512];
-    fprintf(out, "  LOSSY: %s\n", prof__mem_loss_note(s, note, sizeof note));
+    fprintf(out, "  LOSSY: %s\n", prof__sec_mem_loss_note(s, note, sizeof note));
   }
   if (s->nleaks) {
-    fprintf(out, "  still allocated at exit: %s in %.0f blocks\n", fmt_bytes(a, sizeof a, s->leaked_bytes), s->leaked_count);
+    fprintf(out, "  still allocated at exit: %s in %.0f blocks\n", prof__fmt_bytes(a, sizeof a, s->leaked_bytes), s->leaked_count);
     for (size_t i = 0; i < s->nleaks && i < 5; i++) {
       const mem_site *x = &s->sites[s->leak_order[i]];
-      fprintf(out, "    %10s %6.0f blocks  ", fmt_bytes(a, sizeof a, x->leak_bytes), x->leak_count);
+      fprintf(out, "    %10s %6.0f blocks  ", prof__fmt_bytes(a, sizeof a, x->leak_bytes), x->leak_count);
       text_stack(an, out, x->stack);
     }
   }
@@ -506,19 +495,18 @@ void prof__mem_sec_text(prof__an *an, void *stp, FILE *out) {
   text_sites(an, s, out, "top sites by live bytes at the peak", MEM_RANK_PEAK);
   text_sites(an, s, out, "temporary allocations (freed right away)", MEM_RANK_TEMP);
   if (s->growth_steps)
-    fprintf(out, "  live bytes change per step: %s over %d steps\n", fmt_bytes(a, sizeof a, s->growth_per_step),
+    fprintf(out, "  live bytes change per step: %s over %d steps\n", prof__fmt_bytes(a, sizeof a, s->growth_per_step),
             s->growth_steps);
 }
 
 /* ---- shared with the HTML panel (sec_memory_html.c) ---------------------------- */
 
-const char *prof__mem_fmt_bytes(char *buf, size_t n, double b) { return fmt_bytes(buf, n, b); }
-int prof__mem_stack_names(prof__an *an, uint32_t id, const char **out, int max) {
+int prof__sec_mem_stack_names(prof__an *an, uint32_t id, const char **out, int max) {
   return stack_names(an, id, out, max);
 }
-size_t prof__mem_top_sites(const mem_state *s, int how, uint32_t *out, size_t max) {
+size_t prof__sec_mem_top_sites(const mem_state *s, int how, uint32_t *out, size_t max) {
   return top_sites(s, how, out, max);
 }
-double prof__mem_series_max(const mem_series *s) { return series_max(s); }
-int prof__mem_exact(const mem_state *s) { return exact_events(s); }
-int prof__mem_from_events(const mem_state *s) { return use_events(s); }
+double prof__sec_mem_series_max(const mem_series *s) { return series_max(s); }
+int prof__sec_mem_exact(const mem_state *s) { return exact_events(s); }
+int prof__sec_mem_from_events(const mem_state *s) { return use_events(s); }

@@ -544,7 +544,7 @@ const prof__section prof__sec_resources = {
     .finish = res_finish,
     .text = res_text,
     .json = res_json,
-    .html = prof__res_sec_html,
+    .html = prof__sec_resources_html,
     .destroy = res_destroy,
     .event_mask = PROF_EVMASK(PROF_EV_COUNTER),
 };

@@ -58,6 +58,6 @@ typedef struct res_st {
 } res_st;
 
 /* The HTML panel (sec_resources_html.c). */
-void prof__res_sec_html(prof__an *an, void *st, FILE *out);
+void prof__sec_resources_html(prof__an *an, void *st, FILE *out);
 
 #endif

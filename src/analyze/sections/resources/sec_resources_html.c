@@ -10,6 +10,7 @@
 
 #include "analyze/report/html_series.h"
 #include "analyze/sections/resources/sec_resources.h"
+#include "analyze/util/fmt.h"
 
 #define MAX_STEP_ROWS 200
 
@@ -26,11 +27,11 @@ static void facts(prof__an *an, const res_st *st, FILE *out) {
   snprintf(b, sizeof b, "%.2f cores mean, %.2f peak; during steps %.2f mean", rate_mean(&r[PROF_RES_CPU]),
            r[PROF_RES_CPU].peak, cores_of(&st->in_steps));
   prof__html_fact(out, "process CPU", b);
-  if (st->gauge[PROF_RES_RSS].n) prof__html_fact(out, "RSS peak", prof__html_bytes(x, sizeof x, st->gauge[PROF_RES_RSS].peak));
+  if (st->gauge[PROF_RES_RSS].n) prof__html_fact(out, "RSS peak", prof__fmt_bytes(x, sizeof x, st->gauge[PROF_RES_RSS].peak));
   if (r[PROF_RES_IO_READ].cover_s > 0) {
     char y[32];
-    snprintf(b, sizeof b, "read %s, written %s (syscalls)", prof__html_bytes(x, sizeof x, r[PROF_RES_IO_READ].amount),
-             prof__html_bytes(y, sizeof y, r[PROF_RES_IO_WRITE].amount));
+    snprintf(b, sizeof b, "read %s, written %s (syscalls)", prof__fmt_bytes(x, sizeof x, r[PROF_RES_IO_READ].amount),
+             prof__fmt_bytes(y, sizeof y, r[PROF_RES_IO_WRITE].amount));
     prof__html_fact(out, "I/O", b);
   }
   const char *gpu = prof__an_header(an, "res.gpu");
@@ -70,7 +71,7 @@ static void io_chart(prof__an *an, const res_st *st, FILE *out, int slot, int co
   for (size_t i = 0; i < st->nivs; i++)
     if (st->ivs[i].v[slot] > max) max = st->ivs[i].v[slot];
   char unit[16];
-  snprintf(unit, sizeof unit, "%s/s", prof__html_byte_unit(max, &scale));
+  snprintf(unit, sizeof unit, "%s/s", prof__fmt_byte_unit(max, &scale));
   iv_chart(an, st, out, slot, title, unit, scale);
 }
 
@@ -102,7 +103,7 @@ static void threads(const res_st *st, FILE *out) {
 
 static void rate_cell(FILE *out, double bytes_per_s) {
   char b[40];
-  prof__html_bytes(b, sizeof b - 2, bytes_per_s);
+  prof__fmt_bytes(b, sizeof b - 2, bytes_per_s);
   strcat(b, "/s");
   prof__html_td_num(out, bytes_per_s, b);
 }
@@ -140,7 +141,7 @@ static void steps(prof__an *an, const res_st *st, FILE *out) {
     fprintf(out, "<p class=\"note\">%zu more steps are in the JSON report.</p>\n", st->nsteps - MAX_STEP_ROWS);
 }
 
-void prof__res_sec_html(prof__an *an, void *vst, FILE *out) {
+void prof__sec_resources_html(prof__an *an, void *vst, FILE *out) {
   res_st *st = vst;
   if (!st->seen) return;
   prof__html_section_begin(out, "resources", "Resources");
