@@ -28,6 +28,7 @@
 #include "mlprof.h"
 #include "analyze/analyze.h"
 #include "analyze/sections/gpu/sec_gpu.h"
+#include "trace/outfile.h"
 #if __has_include("model/hist.h") /* the model-health producer may be absent */
 #include "model/hist.h"
 #define TB_HAVE_HIST 1
@@ -313,22 +314,16 @@ static const char *name_part(char *buf, size_t n, const char *v, const char *dfl
   return buf;
 }
 
-static FILE *create_file(prof__an *an, const char *dir, char *path, size_t n, char *err) {
+static int create_file(prof__an *an, const char *dir, char *path, size_t n, prof__outf *o, char *err) {
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
     snprintf(err, 256, "cannot create directory '%.180s': %s", dir, strerror(errno));
-    return NULL;
+    return -1;
   }
   char host[64], pid[24];
   name_part(host, sizeof host, prof__an_header(an, "hostname"), "localhost");
   name_part(pid, sizeof pid, prof__an_header(an, "pid"), "0");
   snprintf(path, n, "%s/events.out.tfevents.%lld.%s.%s.mlprof", dir, (long long)time(NULL), host, pid);
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-  if (!f) {
-    snprintf(err, 256, "cannot create '%.180s': %s", path, strerror(errno));
-    if (fd >= 0) close(fd);
-  }
-  return f;
+  return prof__out_fopen(o, path, 0644, err);
 }
 
 static double realtime_offset(const prof__an *an) {
@@ -346,12 +341,13 @@ int prof__export_tensorboard(prof__an *an, const char *dir, char *path, size_t p
     path_len = sizeof pbuf;
   }
   tbw w = {.an = an, .rt0 = realtime_offset(an)};
-  w.f = create_file(an, dir, path, path_len, err);
-  if (!w.f) return PROF_EIO;
+  prof__outf o;
+  if (create_file(an, dir, path, path_len, &o, err) != 0) return PROF_EIO;
+  w.f = o.f;
   int rc = version_record(&w, an->first_ns);
   if (rc == 0) rc = stream(&w);
   if (rc == 0) rc = step_events(&w);
-  if (fclose(w.f) != 0 && rc == 0) rc = PROF_EIO;
+  if (prof__out_fclose(&o, rc == 0, err) != 0 && rc == 0) rc = PROF_EIO;
   if (rc && !err[0]) snprintf(err, 256, "cannot write '%.180s': %s", path, prof_strerror(rc));
   for (size_t i = 0; i < w.nc; i++) free(w.c[i].v);
   prof__buf_free(&w.ev);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyze/export/gzfile.h"
+#include "trace/outfile.h"
 
 int prof__gz_wanted(const char *path) {
   size_t n = path ? strlen(path) : 0;
@@ -16,6 +17,7 @@ int prof__gz_wanted(const char *path) {
 #include <zlib.h>
 
 typedef struct gz_cookie {
+  prof__outf o; /* the file under its temporary name until closed well */
   FILE *f;
   z_stream z;
   int failed;
@@ -55,7 +57,8 @@ static int gz_close(void *cookie) {
   g->z.avail_in = 0;
   if (!bad && pump(g, Z_FINISH)) bad = 1;
   deflateEnd(&g->z);
-  if (fclose(g->f) != 0) bad = 1;
+  char err[256];
+  if (prof__out_fclose(&g->o, !bad, err) != 0) bad = 1;
   free(g);
   return bad ? EOF : 0;
 }
@@ -72,18 +75,17 @@ FILE *prof__gz_open(const char *path, char *err) {
     free(g);
     return NULL;
   }
-  g->f = fopen(path, "wb");
-  if (!g->f) {
-    snprintf(err, 256, "cannot create '%s': %s", path, strerror(errno));
+  if (prof__out_fopen(&g->o, path, 0644, err) != 0) {
     deflateEnd(&g->z);
     free(g);
     return NULL;
   }
+  g->f = g->o.f;
   cookie_io_functions_t io = {.write = gz_write, .close = gz_close};
   FILE *f = fopencookie(g, "w", io);
   if (!f) {
     snprintf(err, 256, "cannot open a stream: %s", strerror(errno));
-    fclose(g->f);
+    prof__out_fclose(&g->o, 0, err);
     deflateEnd(&g->z);
     free(g);
     return NULL;

@@ -6,8 +6,10 @@
 #include <stdio.h>
 
 /* Create `path` and return a write-only stream whose bytes are stored
- * gzip-compressed (level 6). fclose() finishes the gzip member; it fails
- * (returns EOF) if any write or the compression failed. Returns NULL with a
+ * gzip-compressed (level 6). The file is written under a temporary name
+ * (trace/outfile.h) and replaces `path` when fclose() finishes the gzip
+ * member well; fclose() fails (returns EOF, nothing replaced) if any write,
+ * the compression or the move failed. Returns NULL with a
  * message in err (>= 256 bytes) when the file cannot be created or zlib is
  * not available in this build. */
 FILE *prof__gz_open(const char *path, char *err);

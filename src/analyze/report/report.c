@@ -62,36 +62,21 @@ int prof__report_write(prof__an *an, const char *format, FILE *out) {
  * (trace/outfile.h), so a reader never sees half a report and nothing is
  * written through a planted symlink. */
 static int write_one(prof__an *an, const char *trace, const char *suffix, const char *format, char *err) {
-  size_t n = strlen(trace) + strlen(suffix) + 64;
-  char *path = malloc(n), *tmp = malloc(n);
-  int rc = PROF_ENOMEM;
-  if (!path || !tmp) goto done;
+  size_t n = strlen(trace) + strlen(suffix) + 1;
+  char *path = malloc(n);
+  if (!path) {
+    snprintf(err, 256, "out of memory");
+    return PROF_ENOMEM;
+  }
   snprintf(path, n, "%s%s", trace, suffix);
-  rc = PROF_EIO;
-  if (prof__out_check(path, err) != 0) goto done;
-  int fd = prof__out_create(path, tmp, n, 0644, err);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  if (!f) {
-    if (fd >= 0) {
-      snprintf(err, 256, "cannot write '%s': %s", path, strerror(errno));
-      close(fd);
-      unlink(tmp);
-    }
-    goto done;
+  prof__outf o;
+  int rc = PROF_EIO;
+  if (prof__out_fopen(&o, path, 0644, err) == 0) {
+    rc = prof__report_write(an, format, o.f);
+    if (rc) snprintf(err, 256, "cannot write report '%s': %s", path, rc == PROF_EIO ? strerror(errno) : prof_strerror(rc));
+    if (prof__out_fclose(&o, rc == 0, err) != 0 && rc == 0) rc = PROF_EIO;
   }
-  rc = prof__report_write(an, format, f);
-  int e = errno;
-  if (fclose(f) != 0 && rc == 0) rc = PROF_EIO, e = errno;
-  if (rc) {
-    snprintf(err, 256, "cannot write report '%s': %s", path, rc == PROF_EIO ? strerror(e) : prof_strerror(rc));
-    unlink(tmp);
-  } else if (prof__out_commit(tmp, path, err) != 0) {
-    rc = PROF_EIO;
-  }
-done:
-  if (rc == PROF_ENOMEM && !err[0]) snprintf(err, 256, "out of memory");
   free(path);
-  free(tmp);
   return rc;
 }
 
