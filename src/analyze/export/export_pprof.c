@@ -8,6 +8,7 @@
 
 #include "analyze/sections/functions/sec_functions.h"
 #include "analyze/sections/stacks/symbols.h"
+#include "analyze/export/pb.h"
 
 /* profile.proto field numbers */
 enum { P_SAMPLE_TYPE = 1, P_SAMPLE = 2, P_LOCATION = 4, P_FUNCTION = 5, P_STRING = 6, P_DURATION = 10,
@@ -29,22 +30,6 @@ typedef struct pp {
   uint64_t nloc, nfunc;
   prof__buf tail;     /* locations and functions, after the samples */
 } pp;
-
-static void key(prof__buf *b, int field, int wire) { prof__buf_varint(b, (uint64_t)field << 3 | (uint64_t)wire); }
-static void fvar(prof__buf *b, int field, uint64_t v) {
-  key(b, field, 0);
-  prof__buf_varint(b, v);
-}
-static void fbytes(prof__buf *b, int field, const void *p, size_t n) {
-  key(b, field, 2);
-  prof__buf_varint(b, n);
-  prof__buf_put(b, p, n);
-}
-static void fmsg(prof__buf *b, int field, prof__buf *m) {
-  fbytes(b, field, m->p, m->len);
-  if (m->oom) b->oom = 1;
-  prof__buf_free(m);
-}
 
 static uint64_t str_hash(const char *s) {
   uint64_t h = 1469598103934665603ull;
@@ -82,11 +67,11 @@ static uint64_t func_id(pp *p, const prof__frame *f) {
   id = ++p->nfunc;
   prof__u64map_add(&p->funcs, k, id);
   prof__buf m = {0};
-  fvar(&m, F_ID, id);
-  fvar(&m, F_NAME, name);
-  fvar(&m, F_SYSTEM_NAME, name);
-  fvar(&m, F_FILENAME, file);
-  fmsg(&p->tail, P_FUNCTION, &m);
+  prof__exp_pb_varint(&m, F_ID, id);
+  prof__exp_pb_varint(&m, F_NAME, name);
+  prof__exp_pb_varint(&m, F_SYSTEM_NAME, name);
+  prof__exp_pb_varint(&m, F_FILENAME, file);
+  prof__exp_pb_msg(&p->tail, P_FUNCTION, &m);
   return id;
 }
 
@@ -97,20 +82,20 @@ static uint64_t loc_id(pp *p, uintptr_t pc, int innermost) {
   prof__u64map_add(&p->locs, pc, id);
   const prof__frame *f = prof__an_frame(p->an, innermost ? pc : pc - 1);
   prof__buf line = {0}, m = {0};
-  fvar(&line, LN_FUNCTION, func_id(p, f));
-  fvar(&line, LN_LINE, (uint64_t)(f->line > 0 ? f->line : 0));
-  fvar(&m, L_ID, id);
-  fvar(&m, L_ADDRESS, pc);
-  fmsg(&m, L_LINE, &line);
-  fmsg(&p->tail, P_LOCATION, &m);
+  prof__exp_pb_varint(&line, LN_FUNCTION, func_id(p, f));
+  prof__exp_pb_varint(&line, LN_LINE, (uint64_t)(f->line > 0 ? f->line : 0));
+  prof__exp_pb_varint(&m, L_ID, id);
+  prof__exp_pb_varint(&m, L_ADDRESS, pc);
+  prof__exp_pb_msg(&m, L_LINE, &line);
+  prof__exp_pb_msg(&p->tail, P_LOCATION, &m);
   return id;
 }
 
 static void value_type(pp *p, int field, const char *type, const char *unit) {
   prof__buf m = {0};
-  fvar(&m, VT_TYPE, str_idx(p, type));
-  fvar(&m, VT_UNIT, str_idx(p, unit));
-  fmsg(&p->out, field, &m);
+  prof__exp_pb_varint(&m, VT_TYPE, str_idx(p, type));
+  prof__exp_pb_varint(&m, VT_UNIT, str_idx(p, unit));
+  prof__exp_pb_msg(&p->out, field, &m);
 }
 
 static void sample(pp *p, const prof__sampled_stack *s, double period_ns) {
@@ -123,9 +108,9 @@ static void sample(pp *p, const prof__sampled_stack *s, double period_ns) {
   }
   prof__buf_varint(&vals, s->weight);
   prof__buf_varint(&vals, (uint64_t)((double)s->weight * period_ns));
-  fmsg(&m, S_LOCATION, &ids); /* packed repeated */
-  fmsg(&m, S_VALUE, &vals);
-  fmsg(&p->out, P_SAMPLE, &m);
+  prof__exp_pb_msg(&m, S_LOCATION, &ids); /* packed repeated */
+  prof__exp_pb_msg(&m, S_VALUE, &vals);
+  prof__exp_pb_msg(&p->out, P_SAMPLE, &m);
 }
 
 int prof__export_pprof(prof__an *an, FILE *out) {
@@ -142,9 +127,9 @@ int prof__export_pprof(prof__an *an, FILE *out) {
   for (size_t i = 0; i < n; i++) sample(&p, &st[i], period);
   prof__buf_put(&p.out, p.tail.p, p.tail.len);
   value_type(&p, P_PERIOD_TYPE, mode ? "wall" : "cpu", "nanoseconds");
-  fvar(&p.out, P_PERIOD, (uint64_t)period);
-  if (an->last_ns > an->first_ns) fvar(&p.out, P_DURATION, an->last_ns - an->first_ns);
-  for (size_t i = 0; i < p.nstr; i++) fbytes(&p.out, P_STRING, p.strv[i], strlen(p.strv[i]));
+  prof__exp_pb_varint(&p.out, P_PERIOD, (uint64_t)period);
+  if (an->last_ns > an->first_ns) prof__exp_pb_varint(&p.out, P_DURATION, an->last_ns - an->first_ns);
+  for (size_t i = 0; i < p.nstr; i++) prof__exp_pb_bytes(&p.out, P_STRING, p.strv[i], strlen(p.strv[i]));
   int rc = p.out.oom || p.tail.oom ? PROF_ENOMEM : 0;
   if (!rc && fwrite(p.out.p, 1, p.out.len, out) != p.out.len) rc = PROF_EIO;
   prof__buf_free(&p.out);

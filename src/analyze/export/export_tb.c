@@ -27,6 +27,7 @@
 
 #include "mlprof.h"
 #include "analyze/analyze.h"
+#include "analyze/export/pb.h"
 #include "analyze/sections/gpu/sec_gpu.h"
 #include "trace/outfile.h"
 #if __has_include("model/hist.h") /* the model-health producer may be absent */
@@ -56,30 +57,6 @@ typedef struct tbw {
   int oom;
 } tbw;
 
-/* ---- protobuf wire format ---------------------------------------------- */
-
-static void pb_tag(prof__buf *b, unsigned field, unsigned wire) { prof__buf_varint(b, (uint64_t)field << 3 | wire); }
-
-static void pb_f64(prof__buf *b, unsigned field, double v) {
-  uint64_t u;
-  memcpy(&u, &v, 8);
-  pb_tag(b, field, 1);
-  for (int i = 0; i < 8; i++) prof__buf_u8(b, (uint8_t)(u >> (8 * i)));
-}
-
-static void pb_f32(prof__buf *b, unsigned field, float v) {
-  uint32_t u;
-  memcpy(&u, &v, 4);
-  pb_tag(b, field, 5);
-  for (int i = 0; i < 4; i++) prof__buf_u8(b, (uint8_t)(u >> (8 * i)));
-}
-
-static void pb_bytes(prof__buf *b, unsigned field, const void *p, size_t n) {
-  pb_tag(b, field, 2);
-  prof__buf_varint(b, n);
-  prof__buf_put(b, p, n);
-}
-
 /* ---- record framing ----------------------------------------------------- */
 
 static uint32_t masked_crc(const void *p, size_t n) {
@@ -105,24 +82,24 @@ static int write_record(tbw *w, const prof__buf *payload) {
 
 static void value_begin(tbw *w, const char *tag) {
   w->val.len = 0;
-  pb_bytes(&w->val, 1, tag, strlen(tag));
+  prof__exp_pb_bytes(&w->val, 1, tag, strlen(tag));
 }
 
-static void value_end(tbw *w) { pb_bytes(&w->sum, 1, w->val.p, w->val.len); }
+static void value_end(tbw *w) { prof__exp_pb_bytes(&w->sum, 1, w->val.p, w->val.len); }
 
 static void add_scalar(tbw *w, const char *tag, double v) {
   if (!isfinite(v)) return;
   value_begin(w, tag);
-  pb_f32(&w->val, 2, (float)v);
+  prof__exp_pb_f32(&w->val, 2, (float)v);
   value_end(w);
 }
 
 static int flush_event(tbw *w, uint64_t ts_ns, int64_t step) {
   w->ev.len = 0;
-  pb_f64(&w->ev, 1, w->rt0 + (double)ts_ns / 1e9);
-  pb_tag(&w->ev, 2, 0);
+  prof__exp_pb_f64(&w->ev, 1, w->rt0 + (double)ts_ns / 1e9);
+  prof__exp_pb_tag(&w->ev, 2, 0);
   prof__buf_varint(&w->ev, (uint64_t)step);
-  pb_bytes(&w->ev, 5, w->sum.p, w->sum.len);
+  prof__exp_pb_bytes(&w->ev, 5, w->sum.p, w->sum.len);
   w->sum.len = 0;
   if (w->ev.oom || w->sum.oom || w->val.oom) return PROF_ENOMEM;
   return write_record(w, &w->ev);
@@ -130,8 +107,8 @@ static int flush_event(tbw *w, uint64_t ts_ns, int64_t step) {
 
 static int version_record(tbw *w, uint64_t ts_ns) {
   w->ev.len = 0;
-  pb_f64(&w->ev, 1, w->rt0 + (double)ts_ns / 1e9);
-  pb_bytes(&w->ev, 3, "brain.Event:2", 13);
+  prof__exp_pb_f64(&w->ev, 1, w->rt0 + (double)ts_ns / 1e9);
+  prof__exp_pb_bytes(&w->ev, 3, "brain.Event:2", 13);
   return w->ev.oom ? PROF_ENOMEM : write_record(w, &w->ev);
 }
 
@@ -147,13 +124,13 @@ static void add_histogram(tbw *w, const char *tag, const prof__hsum *s) {
     }
   double n = (double)(s->count - s->nan - s->inf);
   prof__buf h = {0};
-  pb_f64(&h, 1, s->zeros || lo < 0 ? 0 : ldexp(1, lo + PROF_HIST_EMIN));
-  pb_f64(&h, 2, fmax(fabs(s->min), fabs(s->max)));
-  pb_f64(&h, 3, n);
-  pb_f64(&h, 4, s->mean * n);
-  pb_f64(&h, 5, (s->std * s->std + s->mean * s->mean) * n);
+  prof__exp_pb_f64(&h, 1, s->zeros || lo < 0 ? 0 : ldexp(1, lo + PROF_HIST_EMIN));
+  prof__exp_pb_f64(&h, 2, fmax(fabs(s->min), fabs(s->max)));
+  prof__exp_pb_f64(&h, 3, n);
+  prof__exp_pb_f64(&h, 4, s->mean * n);
+  prof__exp_pb_f64(&h, 5, (s->std * s->std + s->mean * s->mean) * n);
   int nb = 1 + (lo >= 0 ? hi - lo + 1 : 0);
-  pb_tag(&h, 6, 2);
+  prof__exp_pb_tag(&h, 6, 2);
   prof__buf_varint(&h, (uint64_t)nb * 8);
   double lim[PROF_HIST_NB + 1], cnt[PROF_HIST_NB + 1];
   lim[0] = 0;
@@ -167,7 +144,7 @@ static void add_histogram(tbw *w, const char *tag, const prof__hsum *s) {
     memcpy(&u, &lim[i], 8);
     for (int k = 0; k < 8; k++) prof__buf_u8(&h, (uint8_t)(u >> (8 * k)));
   }
-  pb_tag(&h, 7, 2);
+  prof__exp_pb_tag(&h, 7, 2);
   prof__buf_varint(&h, (uint64_t)nb * 8);
   for (int i = 0; i < nb; i++) {
     uint64_t u;
@@ -175,7 +152,7 @@ static void add_histogram(tbw *w, const char *tag, const prof__hsum *s) {
     for (int k = 0; k < 8; k++) prof__buf_u8(&h, (uint8_t)(u >> (8 * k)));
   }
   value_begin(w, tag);
-  pb_bytes(&w->val, 5, h.p, h.len);
+  prof__exp_pb_bytes(&w->val, 5, h.p, h.len);
   value_end(w);
   if (h.oom) w->oom = 1;
   prof__buf_free(&h);
