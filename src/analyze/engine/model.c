@@ -14,6 +14,7 @@
 
 #include "mlprof.h"
 #include "analyze/engine/an_internal.h"
+#include "analyze/util/array.h"
 
 /* ---- id map ------------------------------------------------------------- */
 
@@ -67,17 +68,9 @@ void prof__an_map_free(an_map *m) {
 
 /* Make room for `need` items of `size` bytes; 0 or -1 (p->oom set). */
 static int grow(an_priv *p, void **arr, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap : 16;
-  while (c < need) c *= 2;
-  void *n = realloc(*arr, c * size);
-  if (!n) {
-    p->oom = 1;
-    return -1;
-  }
-  *arr = n;
-  *cap = c;
-  return 0;
+  if (prof__arr_grow(arr, cap, need, size) == 0) return 0;
+  p->oom = 1;
+  return -1;
 }
 
 /* ---- strings ------------------------------------------------------------ */

@@ -16,17 +16,12 @@
 
 #include "mlprof.h"
 #include "analyze/sections/gpu/sec_gpu_state.h"
+#include "analyze/util/array.h"
 
 void *prof__sec_gpu_vec_push(gpu_state *g, vec *v, size_t sz) {
-  if (v->n == v->cap) {
-    size_t cap = v->cap ? v->cap * 2 : 256;
-    void *p = realloc(v->p, cap * sz);
-    if (!p) {
-      g->oom = 1;
-      return NULL;
-    }
-    v->p = p;
-    v->cap = cap;
+  if (prof__arr_grow(&v->p, &v->cap, v->n + 1, sz)) {
+    g->oom = 1;
+    return NULL;
   }
   return (char *)v->p + sz * v->n++;
 }

@@ -16,6 +16,7 @@
 
 #include "mlprof.h"
 #include "analyze/analyze.h"
+#include "analyze/util/array.h"
 #include "model/hist.h"
 
 /* Finding thresholds (docs/model-health.md). */
@@ -79,19 +80,10 @@ typedef struct model_st {
 
 /* ---- collection ---------------------------------------------------------- */
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return p;
-  size_t c = *cap ? *cap * 2 : 16;
-  while (c < need) c *= 2;
-  void *q = realloc(p, c * elem);
-  if (q) *cap = c;
-  return q;
-}
-
 static stag *stag_get(model_st *st, uint32_t id) {
   for (size_t i = st->ns; i-- > 0;)
     if (st->s[i].id == id) return &st->s[i];
-  stag *s = grow(st->s, &st->scap, st->ns + 1, sizeof *s);
+  stag *s = prof__arr_room(st->s, &st->scap, st->ns + 1, sizeof *s);
   if (!s) return NULL;
   st->s = s;
   memset(&s[st->ns], 0, sizeof *s);
@@ -102,7 +94,7 @@ static stag *stag_get(model_st *st, uint32_t id) {
 static htag *htag_get(model_st *st, uint32_t id, int kind) {
   for (size_t i = st->nh; i-- > 0;)
     if (st->h[i].id == id && st->h[i].kind == kind) return &st->h[i];
-  htag *h = grow(st->h, &st->hcap, st->nh + 1, sizeof *h);
+  htag *h = prof__arr_room(st->h, &st->hcap, st->nh + 1, sizeof *h);
   if (!h) return NULL;
   st->h = h;
   memset(&h[st->nh], 0, sizeof *h);
@@ -114,7 +106,7 @@ static htag *htag_get(model_st *st, uint32_t id, int kind) {
 static void add_scalar(model_st *st, const prof__event *ev) {
   stag *s = stag_get(st, ev->name);
   if (!s) return;
-  spoint *p = grow(s->p, &s->cap, s->n + 1, sizeof *p);
+  spoint *p = prof__arr_room(s->p, &s->cap, s->n + 1, sizeof *p);
   if (!p) return;
   s->p = p;
   p[s->n++] = (spoint){ev->b, prof__bits_f64(ev->a)};
@@ -123,7 +115,7 @@ static void add_scalar(model_st *st, const prof__event *ev) {
 static void add_hist(model_st *st, const prof__hrec *r) {
   htag *h = htag_get(st, r->tag, r->kind);
   if (!h) return;
-  hrow *row = grow(h->r, &h->cap, h->n + 1, sizeof *row);
+  hrow *row = prof__arr_room(h->r, &h->cap, h->n + 1, sizeof *row);
   if (!row) return;
   h->r = row;
   const prof__hsum *s = &r->sum;
@@ -183,7 +175,7 @@ static int is_loss(const char *metric) {
 
 static void note(prof__an *an, model_st *st, const char *id, const char *sev, const char *tag, uint64_t step,
                  double value, const char *title, const char *measured, const char *rec) {
-  health *f = grow(st->f, &st->fcap, st->nf + 1, sizeof *f);
+  health *f = prof__arr_room(st->f, &st->fcap, st->nf + 1, sizeof *f);
   if (f) {
     st->f = f;
     health *h = &f[st->nf++];

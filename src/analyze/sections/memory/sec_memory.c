@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analyze/sections/memory/sec_memory.h"
+#include "analyze/util/array.h"
 
 #define ORPHAN_KEEP_NS 2000000000ull /* an orphan FREE older than this never matches */
 #define ORPHAN_MAX (1u << 20)
@@ -116,17 +117,8 @@ static int idx_put(mem_idxmap *m, uint64_t k, uint32_t v) {
 
 /* ---- growable arrays ------------------------------------------------------ */
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return p;
-  size_t c = *cap ? *cap * 2 : 16;
-  while (c < need) c *= 2;
-  void *q = realloc(p, c * elem);
-  if (q) *cap = c;
-  return q;
-}
-
 #define PUSH(st, arr, n, cap)                                                   \
-  (((st)->arr = grow((st)->arr, &(st)->cap, (st)->n + 1, sizeof *(st)->arr)) \
+  (prof__arr_grow((void **)&(st)->arr, &(st)->cap, (st)->n + 1, sizeof *(st)->arr) == 0 \
        ? &(st)->arr[(st)->n++]                                                  \
        : ((st)->oom = 1, (void *)0))
 

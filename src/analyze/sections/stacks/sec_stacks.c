@@ -6,18 +6,7 @@
 #include <string.h>
 
 #include "analyze/sections/stacks/sec_stacks.h"
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap : 64;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * elem);
-  if (!q) return -1;
-  memset((char *)q + *cap * elem, 0, (c - *cap) * elem);
-  *p = q;
-  *cap = c;
-  return 0;
-}
+#include "analyze/util/array.h"
 
 static void decode_stacks(prof__stacks_st *s, const uint8_t *p, size_t len) {
   prof__cur c = {p, p + len, 0};
@@ -28,8 +17,8 @@ static void decode_stacks(prof__stacks_st *s, const uint8_t *p, size_t len) {
       s->bad_chunks++;
       return;
     }
-    if (grow((void **)&s->pcs, &s->pcs_cap, s->npcs + depth, sizeof *s->pcs) ||
-        grow((void **)&s->stacks, &s->stacks_cap, id + 1, sizeof *s->stacks))
+    if (prof__arr_grow((void **)&s->pcs, &s->pcs_cap, s->npcs + depth, sizeof *s->pcs) ||
+        prof__arr_grow((void **)&s->stacks, &s->stacks_cap, id + 1, sizeof *s->stacks))
       return;
     uintptr_t prev = 0;
     size_t off = s->npcs;
@@ -53,7 +42,7 @@ static void decode_modules(prof__stacks_st *s, const uint8_t *p, size_t len) {
     uint64_t bias = prof__cur_varint(&c), start = prof__cur_varint(&c), size = prof__cur_varint(&c);
     const char *bid = prof__cur_str(&c, &blen);
     if (c.bad || !path) break;
-    if (grow((void **)&s->mods, &s->mods_cap, s->nmods + 1, sizeof *s->mods)) return;
+    if (prof__arr_grow((void **)&s->mods, &s->mods_cap, s->nmods + 1, sizeof *s->mods)) return;
     prof__an_module *m = &s->mods[s->nmods];
     m->path = strndup(path, plen);
     m->build_id = blen ? malloc(blen) : NULL;
