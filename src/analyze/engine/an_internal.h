@@ -6,6 +6,7 @@
 #define PROF_AN_INTERNAL_H
 
 #include "analyze/analyze.h"
+#include "analyze/util/hashmap.h"
 
 /* Ids below this live in plain arrays; larger ones (only seen in odd traces)
  * go through the hash map. */
@@ -13,16 +14,6 @@
 /* Deepest range nesting the analyzer tracks per thread. */
 #define AN_MAX_DEPTH 4096
 #define AN_NONE UINT32_MAX
-
-/* A uint32 -> uint32 open-addressing map (keys stored +1; 0 = empty). */
-typedef struct an_map {
-  uint64_t *slots; /* key+1 in the high half, value in the low half */
-  size_t cap, count;
-} an_map;
-
-uint32_t prof__an_map_get(const an_map *m, uint32_t key);
-int prof__an_map_put(an_map *m, uint32_t key, uint32_t value);
-void prof__an_map_free(an_map *m);
 
 typedef struct an_frame {
   uint32_t range;  /* index into an->ranges */
@@ -44,7 +35,7 @@ typedef struct an_priv {
   prof__an pub;
   an_thread *ts;          /* parallel to pub.threads */
   size_t tcap, thcap;     /* capacities of ts and pub.threads */
-  an_map tid_map;         /* tid -> thread index */
+  prof__map32 tid_map;         /* tid -> thread index */
   uint32_t last_tid;
   size_t last_ti;         /* SIZE_MAX: no cache */
   size_t scap;            /* capacity of pub.steps */
@@ -52,8 +43,8 @@ typedef struct an_priv {
   uint32_t *rnext;        /* next range with the same name (other category) */
   uint32_t *rhead;        /* dense: name * PROF_CAT_COUNT + cat -> range index (AN_NONE) */
   uint32_t rhead_cap;
-  an_map rhead_big;       /* the same for name ids >= AN_DENSE_IDS */
-  an_map str_big;         /* string id >= AN_DENSE_IDS -> index in big_strs */
+  prof__map32 rhead_big;       /* the same for name ids >= AN_DENSE_IDS */
+  prof__map32 str_big;         /* string id >= AN_DENSE_IDS -> index in big_strs */
   char **big_strs;
   size_t nbig, big_cap;
   prof__kv *footer, *meta;

@@ -18,52 +18,6 @@
 
 /* ---- id map ------------------------------------------------------------- */
 
-static size_t map_slot(uint32_t key, size_t cap) {
-  return (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
-}
-
-uint32_t prof__an_map_get(const an_map *m, uint32_t key) {
-  if (!m->cap) return AN_NONE;
-  uint64_t want = (uint64_t)key + 1;
-  for (size_t i = map_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-    uint64_t s = m->slots[i];
-    if (!s) return AN_NONE;
-    if ((s >> 32) == want) return (uint32_t)s;
-  }
-}
-
-static int map_grow(an_map *m) {
-  size_t cap = m->cap ? m->cap * 2 : 64;
-  uint64_t *slots = calloc(cap, sizeof *slots);
-  if (!slots) return -1;
-  for (size_t i = 0; i < m->cap; i++) {
-    uint64_t s = m->slots[i];
-    if (!s) continue;
-    size_t j = map_slot((uint32_t)((s >> 32) - 1), cap);
-    while (slots[j]) j = (j + 1) & (cap - 1);
-    slots[j] = s;
-  }
-  free(m->slots);
-  m->slots = slots;
-  m->cap = cap;
-  return 0;
-}
-
-int prof__an_map_put(an_map *m, uint32_t key, uint32_t value) {
-  if ((m->count + 1) * 2 > m->cap && map_grow(m)) return -1;
-  uint64_t want = (uint64_t)key + 1;
-  size_t i = map_slot(key, m->cap);
-  while (m->slots[i] && (m->slots[i] >> 32) != want) i = (i + 1) & (m->cap - 1);
-  if (!m->slots[i]) m->count++;
-  m->slots[i] = want << 32 | value;
-  return 0;
-}
-
-void prof__an_map_free(an_map *m) {
-  free(m->slots);
-  memset(m, 0, sizeof *m);
-}
-
 /* ---- growth helper ------------------------------------------------------ */
 
 /* Make room for `need` items of `size` bytes; 0 or -1 (p->oom set). */
@@ -90,14 +44,14 @@ static void model_string(an_priv *p, uint32_t id, const char *s, size_t len) {
     an->strings[id] = copy;
     return;
   }
-  uint32_t at = prof__an_map_get(&p->str_big, id);
+  uint32_t at = prof__map32_get(&p->str_big, id);
   if (at != AN_NONE) {
     free(p->big_strs[at]);
     p->big_strs[at] = copy;
     return;
   }
   if (grow(p, (void **)&p->big_strs, &p->big_cap, p->nbig + 1, sizeof(char *)) ||
-      prof__an_map_put(&p->str_big, id, (uint32_t)p->nbig)) {
+      prof__map32_put(&p->str_big, id, (uint32_t)p->nbig)) {
     free(copy);
     p->oom = 1;
     return;
@@ -109,7 +63,7 @@ const char *prof__an_str(const prof__an *an, uint32_t id) {
   if (id < an->nstrings && an->strings[id]) return an->strings[id];
   if (id >= AN_DENSE_IDS) {
     const an_priv *p = (const an_priv *)an;
-    uint32_t at = prof__an_map_get(&p->str_big, id);
+    uint32_t at = prof__map32_get(&p->str_big, id);
     if (at != AN_NONE) return p->big_strs[at];
   }
   return "?";
@@ -122,7 +76,7 @@ static size_t thread_add(an_priv *p, uint32_t tid) {
   size_t n = an->nthreads;
   if (grow(p, (void **)&an->threads, &p->thcap, n + 1, sizeof *an->threads)) return SIZE_MAX;
   if (grow(p, (void **)&p->ts, &p->tcap, n + 1, sizeof *p->ts)) return SIZE_MAX;
-  if (prof__an_map_put(&p->tid_map, tid, (uint32_t)n)) { p->oom = 1; return SIZE_MAX; }
+  if (prof__map32_put(&p->tid_map, tid, (uint32_t)n)) { p->oom = 1; return SIZE_MAX; }
   memset(&an->threads[n], 0, sizeof an->threads[n]);
   memset(&p->ts[n], 0, sizeof p->ts[n]);
   an->threads[n].tid = tid;
@@ -133,7 +87,7 @@ static size_t thread_add(an_priv *p, uint32_t tid) {
 
 static inline size_t thread_index(an_priv *p, uint32_t tid) {
   if (p->last_ti != SIZE_MAX && p->last_tid == tid) return p->last_ti;
-  uint32_t i = prof__an_map_get(&p->tid_map, tid);
+  uint32_t i = prof__map32_get(&p->tid_map, tid);
   size_t ti = i == AN_NONE ? thread_add(p, tid) : i;
   if (ti != SIZE_MAX) {
     p->last_tid = tid;
@@ -166,7 +120,7 @@ static int bucket_of(int cat) {
 /* Dense names are indexed by name * PROF_CAT_COUNT + cat; larger names go
  * through the map to the first range of that name, chained by category. */
 static uint32_t range_head(an_priv *p, uint32_t name) {
-  return prof__an_map_get(&p->rhead_big, name);
+  return prof__map32_get(&p->rhead_big, name);
 }
 
 static int set_dense(an_priv *p, uint32_t key, uint32_t idx) {
@@ -193,7 +147,7 @@ static uint32_t range_new(an_priv *p, uint32_t name, int cat, uint32_t next) {
   rs->min_ns = UINT64_MAX;
   p->rnext[idx] = next;
   int rc = name < AN_DENSE_IDS ? set_dense(p, name * PROF_CAT_COUNT + (uint32_t)cat, idx)
-                               : prof__an_map_put(&p->rhead_big, name, idx);
+                               : prof__map32_put(&p->rhead_big, name, idx);
   if (rc) {
     p->oom = 1;
     return AN_NONE;
@@ -491,9 +445,9 @@ void prof__an_model_free(an_priv *p) {
   free(an->ranges);
   free(p->rnext);
   free(p->rhead);
-  prof__an_map_free(&p->rhead_big);
-  prof__an_map_free(&p->str_big);
-  prof__an_map_free(&p->tid_map);
+  prof__map32_free(&p->rhead_big);
+  prof__map32_free(&p->str_big);
+  prof__map32_free(&p->tid_map);
   for (size_t i = 0; i < an->footer_count; i++) {
     free((char *)p->footer[i].key);
     free((char *)p->footer[i].value);

@@ -226,7 +226,7 @@ static void counter(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
 }
 
 static void on_event(cx *c, uint32_t tid, const prof__event *ev) {
-  uint32_t ti = prof__an_map_get(&an_priv_of(c->an)->tid_map, tid);
+  uint32_t ti = prof__map32_get(&an_priv_of(c->an)->tid_map, tid);
   if (ti == AN_NONE) return;
   cx_thread *t = &c->th[ti];
   uint64_t ts = ev->ts < t->last_ts ? t->last_ts : ev->ts;

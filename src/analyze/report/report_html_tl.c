@@ -116,7 +116,7 @@ static int collect(tl *t) {
     if (rec.kind == PROF_REC_CHUNK && rec.chunk_type == PROF_CHUNK_GPU) on_gpu(t, &rec);
     if (rec.kind != PROF_REC_EVENT) continue;
     if (rec.ev.type != PROF_EV_RANGE_BEGIN && rec.ev.type != PROF_EV_RANGE_END) continue;
-    uint32_t ti = prof__an_map_get(&p->tid_map, rec.tid);
+    uint32_t ti = prof__map32_get(&p->tid_map, rec.tid);
     if (ti != AN_NONE && ti < t->an->nthreads) on_range(t, ti, &rec.ev);
   }
   for (size_t i = 0; i < t->an->nthreads; i++) /* still open at the end */

@@ -17,63 +17,6 @@
 #define HOT_SHARE_HIGH 0.5  /* ... high severity from here */
 #define HOT_MIN_SAMPLES 20
 
-/* ---- map ------------------------------------------------------------------- */
-
-static size_t mslot(uint64_t k, size_t cap) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1); }
-
-static int mgrow(prof__u64map *m) {
-  size_t cap = m->cap ? m->cap * 2 : 256;
-  uint64_t *k = calloc(cap, sizeof *k), *v = calloc(cap, sizeof *v);
-  if (!k || !v) {
-    free(k);
-    free(v);
-    return -1;
-  }
-  for (size_t i = 0; i < m->cap; i++) {
-    if (!m->k[i]) continue;
-    size_t s = mslot(m->k[i], cap);
-    while (k[s]) s = (s + 1) & (cap - 1);
-    k[s] = m->k[i];
-    v[s] = m->v[i];
-  }
-  free(m->k);
-  free(m->v);
-  m->k = k;
-  m->v = v;
-  m->cap = cap;
-  return 0;
-}
-
-int prof__u64map_add(prof__u64map *m, uint64_t key, uint64_t add) {
-  if ((m->n + 1) * 2 > m->cap && mgrow(m) != 0) return -1;
-  uint64_t k = key + 1;
-  size_t s = mslot(k, m->cap);
-  while (m->k[s] && m->k[s] != k) s = (s + 1) & (m->cap - 1);
-  if (!m->k[s]) {
-    m->k[s] = k;
-    m->n++;
-  }
-  m->v[s] += add;
-  return 0;
-}
-
-uint64_t prof__u64map_get(const prof__u64map *m, uint64_t key) {
-  if (!m->cap) return 0;
-  uint64_t k = key + 1;
-  size_t s = mslot(k, m->cap);
-  while (m->k[s]) {
-    if (m->k[s] == k) return m->v[s];
-    s = (s + 1) & (m->cap - 1);
-  }
-  return 0;
-}
-
-void prof__u64map_free(prof__u64map *m) {
-  free(m->k);
-  free(m->v);
-  memset(m, 0, sizeof *m);
-}
-
 /* ---- state ----------------------------------------------------------------- */
 
 static void fn_record(prof__an *an, void *st, const prof__rec *rec) {

@@ -8,17 +8,8 @@
 #include <stdio.h>
 
 #include "analyze/analyze.h"
+#include "analyze/util/hashmap.h"
 #include "mlprof.h"
-
-typedef struct prof__u64map {
-  uint64_t *k, *v; /* key stored + 1; 0 = empty */
-  size_t cap, n;
-} prof__u64map;
-
-/* Add `add` to the value of `key` (created at 0). Returns 0 or -1 (no memory). */
-int prof__u64map_add(prof__u64map *m, uint64_t key, uint64_t add);
-uint64_t prof__u64map_get(const prof__u64map *m, uint64_t key);
-void prof__u64map_free(prof__u64map *m);
 
 typedef struct prof__sampled_stack {
   uint32_t stack;  /* stack id (symbols.h) */

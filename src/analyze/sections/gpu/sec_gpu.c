@@ -26,63 +26,28 @@ void *prof__sec_gpu_vec_push(gpu_state *g, vec *v, size_t sz) {
   return (char *)v->p + sz * v->n++;
 }
 
-/* ---- id map -------------------------------------------------------------- */
-
-static uint32_t idmap_get(const idmap *m, uint32_t key) {
-  if (!m->cap) return UINT32_MAX;
-  size_t i = (key * 0x9E3779B1u) & (m->cap - 1);
-  for (;; i = (i + 1) & (m->cap - 1)) {
-    uint64_t s = m->slots[i];
-    if (!s) return UINT32_MAX;
-    if ((uint32_t)(s >> 32) == key + 1u) return (uint32_t)s;
-  }
-}
-
-static int idmap_put(idmap *m, uint32_t key, uint32_t val) {
-  if ((m->count + 1) * 2 > m->cap) {
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    uint64_t *ns = calloc(cap, sizeof *ns);
-    if (!ns) return -1;
-    for (size_t i = 0; i < m->cap; i++) {
-      uint64_t s = m->slots[i];
-      if (!s) continue;
-      size_t j = ((uint32_t)(s >> 32) - 1u) * 0x9E3779B1u & (cap - 1);
-      while (ns[j]) j = (j + 1) & (cap - 1);
-      ns[j] = s;
-    }
-    free(m->slots);
-    m->slots = ns;
-    m->cap = cap;
-  }
-  size_t i = (key * 0x9E3779B1u) & (m->cap - 1);
-  while (m->slots[i]) i = (i + 1) & (m->cap - 1);
-  m->slots[i] = ((uint64_t)(key + 1u) << 32) | val;
-  m->count++;
-  return 0;
-}
-
 /* ---- pass 1: GPU records ------------------------------------------------- */
 
 static gpu_kstat *kstat_of(gpu_state *g, uint32_t name) {
-  uint32_t i = idmap_get(&g->kmap, name);
+  uint32_t i = prof__map32_get(&g->kmap, name);
   if (i != UINT32_MAX) return (gpu_kstat *)g->kst.p + i;
   gpu_kstat *k = prof__sec_gpu_vec_push(g, &g->kst, sizeof *k);
   if (!k) return NULL;
   memset(k, 0, sizeof *k);
   k->name = name;
   k->min_ns = UINT64_MAX;
-  if (idmap_put(&g->kmap, name, (uint32_t)(g->kst.n - 1))) g->oom = 1;
+  if (prof__map32_put(&g->kmap, name, (uint32_t)(g->kst.n - 1))) g->oom = 1;
   return k;
 }
 
 static gpu_rstat *rstat_of(gpu_state *g, uint32_t range) {
-  uint32_t i = idmap_get(&g->rmap, range);
+  uint32_t i = prof__map32_get(&g->rmap, range);
   if (i != UINT32_MAX) return (gpu_rstat *)g->rst.p + i;
   gpu_rstat *r = prof__sec_gpu_vec_push(g, &g->rst, sizeof *r);
   if (!r) return NULL;
   memset(r, 0, sizeof *r);
   r->range = range;
-  if (idmap_put(&g->rmap, range, (uint32_t)(g->rst.n - 1))) g->oom = 1;
+  if (prof__map32_put(&g->rmap, range, (uint32_t)(g->rst.n - 1))) g->oom = 1;
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "analyze/sections/gpu/sec_gpu.h"
+#include "analyze/util/hashmap.h"
 
 typedef struct iv {
   uint64_t s, e;
@@ -53,18 +54,13 @@ typedef struct cpu_thread {
   vec segs; /* seg, time-ordered */
 } cpu_thread;
 
-typedef struct idmap { /* open addressing: key+1 -> index */
-  uint64_t *slots;
-  size_t cap, count;
-} idmap;
-
 typedef struct gpu_state {
   gpu_summary sum;
   int inited, capture, oom;
   vec k, c, s, r, sync, mem; /* kiv, iv, iv, tiv, tiv, memev */
   uint64_t r_max, sync_max;  /* longest runtime call and synchronisation */
   vec kst, rst;              /* gpu_kstat, gpu_rstat */
-  idmap kmap, rmap;
+  prof__map32 kmap, rmap;
   cpu_thread *th;
   size_t nth;
   uint64_t first, last;      /* GPU record span */
