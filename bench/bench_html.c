@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 
 #include "analyze/analyze.h"
-#include "analyze/gzfile.h"
+#include "analyze/export/gzfile.h"
 #include "bench_util.h"
 #include "mlprof.h"
 #include "trace/trace.h"

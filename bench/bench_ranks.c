@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyze/ranks.h"
+#include "analyze/ranks/ranks.h"
 #include "mlprof.h"
 #include "trace/trace.h"
 

@@ -10,7 +10,7 @@
 
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
-#include "analyze/jsonparse.h"
+#include "analyze/util/jsonparse.h"
 
 /* Four steps of 1000 ns on thread 1: "load" (data) 300 ns, "forward"
  * (compute) 600 ns, 100 ns untracked; a loader thread with a name. */

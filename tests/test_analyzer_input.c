@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
-#include "analyze/termsafe.h"
+#include "analyze/util/termsafe.h"
 #include "helpers.h"
 #include "mlprof.h"
 #include "trace/trace.h"

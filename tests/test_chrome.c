@@ -7,11 +7,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <unistd.h>
 
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
-#include "analyze/jsonparse.h"
-#include "analyze/gzfile.h"
+#include "analyze/util/jsonparse.h"
+#include "analyze/export/gzfile.h"
 
 /* Base time 5 ms. Thread 7 "main": step 0 [5000000, 5004000), range
  * "forward" [5001000, 5003500) holding "matmul" [5001500, 5002250),
@@ -266,6 +267,25 @@ static void gzip_output_decompresses_to_the_same_json(void **state) {
   assert_non_null(strstr(err, "/nonexistent/dir/x.json.gz"));
 }
 
+/* A gzip export never writes through a symlink planted at its path. */
+static void gzip_output_refuses_a_symlink(void **state) {
+  (void)state;
+  char err[256], victim[600];
+  snprintf(victim, sizeof victim, "%s", th_tmp_path("chrome-victim", ".txt"));
+  FILE *v = fopen(victim, "w");
+  assert_non_null(v);
+  fputs("victim", v);
+  fclose(v);
+  const char *link = th_tmp_path("chrome-link", ".json.gz");
+  unlink(link);
+  assert_int_equal(symlink(victim, link), 0);
+  assert_null(prof__gz_open(link, err));
+  assert_non_null(strstr(err, "symbolic link"));
+  char *text = th_read_file(victim, NULL);
+  assert_string_equal(text, "victim");
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(ranges_are_complete_events_in_microseconds),
@@ -277,6 +297,7 @@ int main(void) {
     cmocka_unit_test(max_events_caps_and_says_so),
     cmocka_unit_test(window_keeps_events_overlapping_it),
     cmocka_unit_test(gzip_output_decompresses_to_the_same_json),
+    cmocka_unit_test(gzip_output_refuses_a_symlink),
   };
   return cmocka_run_group_tests(tests, export_setup, export_teardown);
 }

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "test_analyze_tb.h"
-#include "analyze/jsonparse.h"
+#include "analyze/util/jsonparse.h"
 
 #define MLPROF MLPROF_BIN_DIR "/mlprof"
 

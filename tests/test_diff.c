@@ -11,8 +11,8 @@
 
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
-#include "analyze/diff.h"
-#include "analyze/jsonparse.h"
+#include "analyze/diff/diff.h"
+#include "analyze/util/jsonparse.h"
 
 #define MLPROF MLPROF_BIN_DIR "/mlprof"
 

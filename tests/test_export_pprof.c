@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
-#include "analyze/gzfile.h"
-#include "analyze/sec_functions.h"
+#include "analyze/export/gzfile.h"
+#include "analyze/sections/functions/sec_functions.h"
 #include "helpers.h"
 #include "mlprof.h"
 

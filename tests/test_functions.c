@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
-#include "analyze/jsonparse.h"
+#include "analyze/util/jsonparse.h"
 #include "helpers.h"
 #include "mlprof.h"
 

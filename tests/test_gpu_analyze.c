@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "analyze/jsonparse.h"
-#include "analyze/sec_gpu.h"
+#include "analyze/util/jsonparse.h"
+#include "analyze/sections/gpu/sec_gpu.h"
 #include "helpers.h"
 #include "mlprof.h"
 
@@ -159,7 +159,7 @@ static const char *reference_trace(void) {
 static void busy_idle_and_breakdown_match_hand_computation(void **state) {
   (void)state;
   prof__an *an = analyze(reference_trace());
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   assert_non_null(s);
   assert_int_equal(s->nwindows, 1);
   const gpu_window *w = &s->windows[0];
@@ -186,7 +186,7 @@ static void busy_idle_and_breakdown_match_hand_computation(void **state) {
 static void kernels_ranges_copies_memory_and_drops(void **state) {
   (void)state;
   prof__an *an = analyze(reference_trace());
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   assert_int_equal(s->kernels, 3);
   assert_int_equal(s->nkstats, 2);
   assert_string_equal(prof__an_str(an, s->kstats[0].name), "gemm_kernel");
@@ -260,7 +260,7 @@ static void chrome_events_use_pytorch_categories(void **state) {
   prof__json j;
   prof__json_init(&j, f, 0);
   prof__json_arr_begin(&j);
-  assert_int_equal(prof__gpu_chrome(an, &j, T0, 77), 0);
+  assert_int_equal(prof__sec_gpu_chrome(an, &j, T0, 77), 0);
   prof__json_arr_end(&j);
   fclose(f);
   char err[128];
@@ -426,7 +426,7 @@ static void assert_breakdown(const gpu_window *w, const uint64_t want[GPU_BD_COU
   uint64_t sum = 0;
   for (int b = 0; b < GPU_BD_COUNT; b++) {
     if (w->bd[b] != want[b])
-      fail_msg("bucket %s: %llu, expected %llu", prof__gpu_bd_name(b), (unsigned long long)w->bd[b],
+      fail_msg("bucket %s: %llu, expected %llu", prof__sec_gpu_bd_name(b), (unsigned long long)w->bd[b],
                (unsigned long long)want[b]);
     sum += w->bd[b];
   }
@@ -436,7 +436,7 @@ static void assert_breakdown(const gpu_window *w, const uint64_t want[GPU_BD_COU
 static void nccl_kernels_count_as_communication(void **state) {
   (void)state;
   prof__an *an = analyze(nccl_trace(600, 900, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   assert_int_equal(s->nwindows, 1);
   assert_int_equal(s->kernels, 3);
   assert_int_equal(s->comm_kernels, 1);
@@ -460,7 +460,7 @@ static void trace_without_nccl_has_no_communication_kernels(void **state) {
   (void)state;
   /* the same shape with a compute kernel in the NCCL kernel's place */
   prof__an *an = analyze(nccl_trace(600, 900, "elementwise_add_kernel"));
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   assert_int_equal(s->comm_kernels, 0);
   const gpu_window *w = &s->windows[0];
   assert_int_equal(w->busy_ns, 700);
@@ -486,14 +486,14 @@ static void trace_without_nccl_has_no_communication_kernels(void **state) {
 
 static void comm_kernel_names_are_recognised_in_any_case(void **state) {
   (void)state;
-  assert_true(prof__gpu_comm_kernel_name("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
-  assert_true(prof__gpu_comm_kernel_name("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
-  assert_true(prof__gpu_comm_kernel_name("NCCL_ReduceScatter"));
-  assert_true(prof__gpu_comm_kernel_name("rcclGenericKernel"));
-  assert_true(prof__gpu_comm_kernel_name("void RCCL_AllReduce<float>"));
-  assert_false(prof__gpu_comm_kernel_name("ampere_fp16_s16816gemm_tensorop"));
-  assert_false(prof__gpu_comm_kernel_name("ncc_l_kernel"));
-  assert_false(prof__gpu_comm_kernel_name(NULL));
+  assert_true(prof__sec_gpu_comm_kernel_name("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  assert_true(prof__sec_gpu_comm_kernel_name("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
+  assert_true(prof__sec_gpu_comm_kernel_name("NCCL_ReduceScatter"));
+  assert_true(prof__sec_gpu_comm_kernel_name("rcclGenericKernel"));
+  assert_true(prof__sec_gpu_comm_kernel_name("void RCCL_AllReduce<float>"));
+  assert_false(prof__sec_gpu_comm_kernel_name("ampere_fp16_s16816gemm_tensorop"));
+  assert_false(prof__sec_gpu_comm_kernel_name("ncc_l_kernel"));
+  assert_false(prof__sec_gpu_comm_kernel_name(NULL));
   /* an unnamed kernel (id 0) and one whose name string is missing count as compute */
   gtb t = gtb_open("gpunoname");
   rec(&t, kernel(T0 + 100, T0 + 200, T0, 0, 0));
@@ -501,7 +501,7 @@ static void comm_kernel_names_are_recognised_in_any_case(void **state) {
   ev(&t, 100, T0, PROF_EV_STEP_BEGIN, 0, 0, 0);
   ev(&t, 100, T0 + 500, PROF_EV_STEP_END, 0, 0, 0);
   prof__an *an = analyze(gtb_close(&t));
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   assert_int_equal(s->comm_kernels, 0);
   assert_int_equal(s->windows[0].bd[GPU_BD_KERNEL], 200);
   prof__an_free(an);
@@ -551,7 +551,7 @@ static void exposed_comm_kernels_are_flagged_only_when_not_overlapped(void **sta
   prof__an_free(an);
   /* [150,350): entirely under the first gemm */
   an = analyze(nccl_trace(150, 350, "ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   assert_int_equal(s->total.comm_kernel_ns, 200);
   assert_int_equal(s->total.comm_overlap_ns, 200);
   assert_int_equal(s->total.busy_ns, 500);
@@ -631,8 +631,8 @@ static void expect_findings(const shape *sh, const char *want) {
     int expected = strstr(want, gpu_ids[i]) != NULL;
     if (has_finding(an, gpu_ids[i]) != expected)
       fail_msg("finding %s: expected %s (busy %llu of %llu)", gpu_ids[i], expected ? "present" : "absent",
-               (unsigned long long)prof__gpu_summary(an)->total.busy_ns,
-               (unsigned long long)prof__gpu_summary(an)->total.end);
+               (unsigned long long)prof__sec_gpu_summary(an)->total.busy_ns,
+               (unsigned long long)prof__sec_gpu_summary(an)->total.end);
   }
   prof__an_free(an);
 }
@@ -694,9 +694,9 @@ static void fp32_gemm_on_tensor_core_gpu_is_flagged_only_there(void **state) {
   expect_findings(&sh, "gpu_fp32_matmul");
   sh.cc_major = 6; /* no tensor cores */
   expect_findings(&sh, "");
-  assert_true(prof__gpu_fp32_matmul_name("ampere_sgemm_64x32_tn"));
-  assert_false(prof__gpu_fp32_matmul_name("ampere_tf32_s1688gemm_tn"));
-  assert_false(prof__gpu_fp32_matmul_name("elementwise_kernel"));
+  assert_true(prof__sec_gpu_fp32_matmul_name("ampere_sgemm_64x32_tn"));
+  assert_false(prof__sec_gpu_fp32_matmul_name("ampere_tf32_s1688gemm_tn"));
+  assert_false(prof__sec_gpu_fp32_matmul_name("elementwise_kernel"));
 }
 
 /* ---- codec --------------------------------------------------------------- */
@@ -746,7 +746,7 @@ static void corrupt_gpu_chunk_is_counted_not_fatal(void **state) {
   assert_int_equal(prof__tw_chunk(t.w, PROF_CHUNK_GPU, junk, sizeof junk), 0);
   rec(&t, kernel(100, 600, 50, 0, 0));
   prof__an *an = analyze(gtb_close(&t));
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   assert_int_equal(s->bad_chunks, 1);
   assert_int_equal(s->kernels, 1);
   assert_int_equal(s->windows[0].busy_ns, 500);
@@ -759,7 +759,7 @@ static void trace_without_gpu_has_no_section(void **state) {
   ev(&t, 100, 10, PROF_EV_STEP_BEGIN, 0, 0, 0);
   ev(&t, 100, 1010, PROF_EV_STEP_END, 0, 0, 0);
   prof__an *an = analyze(gtb_close(&t));
-  assert_false(prof__gpu_summary(an)->have_data);
+  assert_false(prof__sec_gpu_summary(an)->have_data);
   size_t len;
   char *text = report_json(an, &len);
   assert_null(strstr(text, "\"gpu\""));
@@ -812,7 +812,7 @@ static const char *per_device_trace(void) {
 static void busy_is_per_device_not_one_union(void **state) {
   (void)state;
   prof__an *an = analyze(per_device_trace());
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   assert_int_equal(s->nbusy_devices, 2);
   assert_int_equal(s->total.busy_ns_dev[0], 1000);
   assert_int_equal(s->total.busy_ns_dev[1], 10);
@@ -823,7 +823,7 @@ static void busy_is_per_device_not_one_union(void **state) {
 static void sync_is_a_union_on_the_step_thread(void **state) {
   (void)state;
   prof__an *an = analyze(per_device_trace());
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   assert_int_equal(s->total.sync_ns, 600);
   assert_true(s->total.sync_ns <= s->total.end);
   prof__an_free(an);
@@ -832,7 +832,7 @@ static void sync_is_a_union_on_the_step_thread(void **state) {
 static void runtime_time_is_the_step_threads(void **state) {
   (void)state;
   prof__an *an = analyze(per_device_trace());
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   /* [100,200) of the step thread lies under device 0's kernel: nothing left for runtime_api */
   assert_int_equal(s->total.bd[GPU_BD_RUNTIME], 0);
   assert_int_equal(s->total.bd[GPU_BD_KERNEL], 1000);
@@ -842,7 +842,7 @@ static void runtime_time_is_the_step_threads(void **state) {
 static void device_memory_peak_excludes_pinned_host_memory(void **state) {
   (void)state;
   prof__an *an = analyze(per_device_trace());
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   const gpu_device *d = NULL;
   for (size_t i = 0; i < s->ndevices; i++)
     if (s->devices[i].id == 1) d = &s->devices[i];
@@ -865,7 +865,7 @@ static void runtime_of_other_threads_is_not_step_time(void **state) {
   rec(&t, (prof__gpu_rec){.kind = PROF_GPU_API, .sub = PROF_GPU_API_RUNTIME, .start = T0 + 100, .end = T0 + 1000,
                           .tid = 300, .name = 1});
   prof__an *an = analyze(gtb_close(&t));
-  assert_int_equal(prof__gpu_summary(an)->total.bd[GPU_BD_RUNTIME], 100);
+  assert_int_equal(prof__sec_gpu_summary(an)->total.bd[GPU_BD_RUNTIME], 100);
   prof__an_free(an);
 }
 
@@ -877,7 +877,7 @@ static void idle_before_unattributed_kernels_has_its_own_bucket(void **state) {
   ev(&t, 100, T0 + 1000, PROF_EV_STEP_END, 0, 0, 0);
   rec(&t, kernel(T0 + 500, T0 + 600, 0, 1, 0)); /* no launch record */
   prof__an *an = analyze(gtb_close(&t));
-  const gpu_summary *s = prof__gpu_summary(an);
+  const gpu_summary *s = prof__sec_gpu_summary(an);
   assert_int_equal(s->total.idle_unattributed_ns, 500);
   assert_int_equal(s->total.idle_other_ns, 400);
   assert_int_equal(s->total.idle_host_ns, 0);
@@ -902,9 +902,9 @@ static void fp32_matmul_names_match_real_cublas_kernels(void **state) {
       "turing_fp16_s1688gemm_fp16_256x128_ldg8_f2f_tn",
       "elementwise_kernel"};
   for (size_t i = 0; i < sizeof fp32 / sizeof fp32[0]; i++)
-    if (!prof__gpu_fp32_matmul_name(fp32[i])) fail_msg("not fp32: %s", fp32[i]);
+    if (!prof__sec_gpu_fp32_matmul_name(fp32[i])) fail_msg("not fp32: %s", fp32[i]);
   for (size_t i = 0; i < sizeof reduced / sizeof reduced[0]; i++)
-    if (prof__gpu_fp32_matmul_name(reduced[i])) fail_msg("fp32: %s", reduced[i]);
+    if (prof__sec_gpu_fp32_matmul_name(reduced[i])) fail_msg("fp32: %s", reduced[i]);
 }
 
 int main(void) {

@@ -15,8 +15,8 @@
 
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
-#include "analyze/jsonparse.h"
-#include "analyze/sec_graph.h"
+#include "analyze/util/jsonparse.h"
+#include "analyze/sections/graph/sec_graph.h"
 #include "trace/rec_hist.h"
 
 /* ---- helpers --------------------------------------------------------------- */

@@ -10,7 +10,7 @@
 #include "test_html_util.h"
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
-#include "analyze/html.h"
+#include "analyze/report/html.h"
 
 static size_t count(const char *s, const char *needle) {
   size_t n = 0;

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "analyze/jsonparse.h"
+#include "analyze/util/jsonparse.h"
 #include "helpers.h"
 #include "mlprof.h"
 #include "trace/trace.h"

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "analyze/json.h"
-#include "analyze/jsonparse.h"
+#include "analyze/util/json.h"
+#include "analyze/util/jsonparse.h"
 
 typedef struct mem {
   char *buf;

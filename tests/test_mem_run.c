@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "analyze/jsonparse.h"
+#include "analyze/util/jsonparse.h"
 #include "helpers.h"
 
 #define CLI MLPROF_BIN_DIR "/mlprof"

@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "analyze/jsonparse.h"
-#include "analyze/ranks.h"
+#include "analyze/util/jsonparse.h"
+#include "analyze/ranks/ranks.h"
 #include "helpers.h"
 
 #define STEPS 12

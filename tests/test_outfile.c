@@ -78,6 +78,52 @@ static void created_fresh_then_moved_into_place(void **state) {
   free(text);
 }
 
+/* The stream form: the old file stays whole until a good close replaces it;
+ * a close that is not ok leaves the old file and no temporary file. */
+static void stream_replaces_the_file_only_when_closed_well(void **state) {
+  (void)state;
+  char err[256], tmp[700];
+  const char *path = th_tmp_path("of-stream", ".txt");
+  FILE *old = fopen(path, "w");
+  fputs("old", old);
+  fclose(old);
+  prof__outf o;
+  assert_int_equal(prof__out_fopen(&o, path, 0644, err), 0);
+  snprintf(tmp, sizeof tmp, "%s", o.tmp);
+  fputs("new", o.f);
+  fflush(o.f);
+  char *text = th_read_file(path, NULL);
+  assert_string_equal(text, "old");
+  free(text);
+  assert_int_equal(prof__out_fclose(&o, 1, err), 0);
+  assert_false(th_exists(tmp));
+  text = th_read_file(path, NULL);
+  assert_string_equal(text, "new");
+  free(text);
+  assert_int_equal(prof__out_fopen(&o, path, 0644, err), 0);
+  snprintf(tmp, sizeof tmp, "%s", o.tmp);
+  fputs("half", o.f);
+  assert_int_equal(prof__out_fclose(&o, 0, err), -1);
+  assert_false(th_exists(tmp));
+  text = th_read_file(path, NULL);
+  assert_string_equal(text, "new");
+  free(text);
+  /* a symlink at the path is refused before anything is created */
+  char victim[600];
+  snprintf(victim, sizeof victim, "%s", th_tmp_path("of-stream-victim", ".txt"));
+  FILE *v = fopen(victim, "w");
+  fputs("victim", v);
+  fclose(v);
+  const char *link = th_tmp_path("of-stream-link", ".txt");
+  unlink(link);
+  assert_int_equal(symlink(victim, link), 0);
+  assert_int_equal(prof__out_fopen(&o, link, 0644, err), -1);
+  assert_non_null(strstr(err, "symbolic link"));
+  text = th_read_file(victim, NULL);
+  assert_string_equal(text, "victim");
+  free(text);
+}
+
 static void a_locked_trace_is_busy(void **state) {
   (void)state;
   const char *path = th_tmp_path("of-busy", ".mlpt");
@@ -126,6 +172,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(symlink_folder_and_fifo_are_refused),
       cmocka_unit_test(created_fresh_then_moved_into_place),
+      cmocka_unit_test(stream_replaces_the_file_only_when_closed_well),
       cmocka_unit_test(a_locked_trace_is_busy),
       cmocka_unit_test(file_size_limit_fails_the_write_without_a_signal),
   };

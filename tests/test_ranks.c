@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "analyze/jsonparse.h"
-#include "analyze/ranks.h"
+#include "analyze/util/jsonparse.h"
+#include "analyze/ranks/ranks.h"
 #include "helpers.h"
 #include "mlprof.h"
 #include "trace/trace.h"

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
-#include "analyze/jsonparse.h"
+#include "analyze/util/jsonparse.h"
 #include "helpers.h"
 #include "mlprof.h"
 #include "res/res.h"

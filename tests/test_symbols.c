@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
-#include "analyze/sec_functions_int.h"
-#include "analyze/symbols.h"
+#include "analyze/sections/functions/sec_functions_int.h"
+#include "analyze/sections/stacks/symbols.h"
 #include "stack/stack.h"
 #include "test_analyze_tb.h"
 

@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 
 #include "mlprof.h"
-#include "analyze/ranks.h"
+#include "analyze/ranks/ranks.h"
 #include "cli.h"
 #include "cli_ranks.h"
 

@@ -1,6 +1,6 @@
 /* cli_ranks.h — the multi-rank side of `mlprof report` and `mlprof export`:
  * several traces, or a directory of them, give one merged report or one
- * Chrome trace with a process per rank (src/analyze/ranks.h). */
+ * Chrome trace with a process per rank (src/analyze/ranks/ranks.h). */
 #ifndef MLPROF_CLI_RANKS_H
 #define MLPROF_CLI_RANKS_H
 

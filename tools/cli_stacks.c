@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/gzfile.h"
-#include "analyze/sec_functions.h"
+#include "analyze/export/gzfile.h"
+#include "analyze/sections/functions/sec_functions.h"
 #include "cli.h"
 #include "cli_stacks.h"
 

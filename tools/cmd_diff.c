@@ -5,7 +5,7 @@
 
 #include "mlprof.h"
 #include "cli.h"
-#include "analyze/diff.h"
+#include "analyze/diff/diff.h"
 
 /* Exit status when the median step got slower than --fail-if-slower allows. */
 #define CLI_SLOWER 4

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "analyze/gzfile.h"
-#include "analyze/sec_graph.h" /* --dot */
+#include "analyze/export/gzfile.h"
+#include "analyze/sections/graph/sec_graph.h" /* --dot */
 #include "cli_ranks.h" /* several traces: one process per rank */
 #include "cli_stacks.h" /* --folded, --pprof, --flamegraph */
 

@@ -1,7 +1,7 @@
 /* cmd_info.c — `mlprof info`: what a trace holds, without analysis: header,
  * counts, threads, chunks, footer and whether it is complete. */
 #include "cli.h"
-#include "analyze/termsafe.h"
+#include "analyze/util/termsafe.h"
 
 #define U(x) ((unsigned long long)(x))
 

@@ -17,7 +17,7 @@
 #include <stdio.h>
 
 #include "../trace/trace.h"
-#include "json.h"
+#include "analyze/util/json.h"
 
 /* Breakdown buckets of the step time. The first PROF_CAT_COUNT are the
  * range categories; GPU buckets are filled by the GPU section. */

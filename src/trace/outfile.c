@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -59,6 +60,45 @@ int prof__out_commit(const char *tmp, const char *path, char *err) {
     return -1;
   }
   return 0;
+}
+
+int prof__out_fopen(prof__outf *o, const char *path, int mode, char *err) {
+  size_t n = strlen(path) + 64;
+  o->f = NULL;
+  o->path = strdup(path);
+  o->tmp = malloc(n);
+  if (!o->path || !o->tmp) {
+    snprintf(err, 256, "out of memory");
+    goto fail;
+  }
+  if (prof__out_check(path, err) != 0) goto fail;
+  int fd = prof__out_create(path, o->tmp, n, mode, err);
+  if (fd < 0) goto fail;
+  o->f = fdopen(fd, "w");
+  if (o->f) return 0;
+  snprintf(err, 256, "cannot write '%s': %s", path, strerror(errno));
+  close(fd);
+  unlink(o->tmp);
+fail:
+  free(o->path);
+  free(o->tmp);
+  o->path = o->tmp = NULL;
+  return -1;
+}
+
+int prof__out_fclose(prof__outf *o, int ok, char *err) {
+  int rc = -1;
+  if (fclose(o->f) != 0 && ok) {
+    snprintf(err, 256, "cannot write '%s': %s", o->path, strerror(errno));
+    ok = 0;
+  }
+  if (ok) rc = prof__out_commit(o->tmp, o->path, err) == 0 ? 0 : -1;
+  else unlink(o->tmp);
+  free(o->path);
+  free(o->tmp);
+  o->f = NULL;
+  o->path = o->tmp = NULL;
+  return rc;
 }
 
 int prof__out_busy(const char *path) {

@@ -12,6 +12,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Is `path` fit to be replaced: absent, or a regular file owned by the
  * effective user? 0 when it is; otherwise -1 with a reason in `err` (256
@@ -27,6 +28,25 @@ int prof__out_create(const char *path, char *tmp, size_t tmp_n, int mode, char *
  * 0, or -1 with a message in `err`; the temporary file is removed either
  * way. */
 int prof__out_commit(const char *tmp, const char *path, char *err);
+
+/* A stdio stream onto a temporary file that becomes `path` when closed
+ * well: the one way the profiler and the analyzer write a whole file
+ * (reports, snapshots, exports). */
+typedef struct prof__outf {
+  FILE *f;
+  char *path, *tmp;
+} prof__outf;
+
+/* prof__out_check, prof__out_create with `mode` and fdopen: 0 with o->f open
+ * for writing, or -1 with a message in `err` (nothing is left behind).
+ * Allocates; not for the recording hot path. */
+int prof__out_fopen(prof__outf *o, const char *path, int mode, char *err);
+
+/* Close o->f; when `ok` and the close succeeded, move the file to its path
+ * (prof__out_commit), otherwise remove the temporary file. 0 when the file is
+ * in place, -1 otherwise (with a message in `err` when the close or the move
+ * failed; `err` is left alone when !ok). */
+int prof__out_fclose(prof__outf *o, int ok, char *err);
 
 /* Is `path` a trace that a live process is writing now (it holds the file's
  * lock)? Writers lock their trace with flock(LOCK_EX) while it is open. */

@@ -22,9 +22,9 @@
 
 #include "mlprof.h"
 #include "analyze/analyze.h"
-#include "analyze/diff.h"
-#include "analyze/ranks.h"
-#include "analyze/sec_functions.h"
+#include "analyze/diff/diff.h"
+#include "analyze/ranks/ranks.h"
+#include "analyze/sections/functions/sec_functions.h"
 #include "cli.h"
 
 extern const mlprof_cmd mlprof_cmd_info;

@@ -1,0 +1,304 @@
+/* analyze.c — runs an analysis: reads the trace once (twice when a section
+ * asks for a second pass), feeds every record to the core model and to the
+ * sections, then derives findings. Also the small accessors of analyze.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mlprof.h"
+#include "analyze/engine/an_internal.h"
+
+/* Progress is shown only for traces at least this large, on a terminal. */
+#define AN_PROGRESS_MIN_BYTES (64ull << 20)
+
+typedef struct an_progress {
+  int on;
+  int last_pct;
+  int pass;
+} an_progress;
+
+static void progress_show(prof__an *an, an_progress *pr) {
+  uint64_t size = prof__reader_size(an->reader), off = prof__reader_offset(an->reader);
+  int pct = size ? (int)(off * 100 / size) : 100;
+  if (pct == pr->last_pct) return;
+  pr->last_pct = pct;
+  fprintf(stderr, "\rmlprof: reading trace%s %llu / %llu MiB (%d%%)", pr->pass == 2 ? " (pass 2)" : "",
+          (unsigned long long)(off >> 20), (unsigned long long)(size >> 20), pct);
+  fflush(stderr);
+}
+
+static void progress_done(an_progress *pr) {
+  if (pr->on && pr->last_pct >= 0) fputs("\r\033[K", stderr);
+}
+
+/* One pass over the records. Returns the reader's final status (0 at a
+ * clean end, negative error). */
+typedef void (*hook_fn)(prof__an *, void *, const prof__rec *);
+
+/* The sections one kind of record goes to, in section order. */
+typedef struct hook_list {
+  uint8_t n;
+  uint8_t idx[31];
+} hook_list;
+
+/* Per event type (0..63) and one list for non-event records. */
+typedef struct dispatch {
+  hook_fn fn[32];
+  void *st[32];
+  hook_list by_type[64], other;
+} dispatch;
+
+static void dispatch_build(const prof__an *an, int pass, dispatch *d) {
+  memset(d, 0, sizeof *d);
+  size_t nh = 0;
+  for (size_t i = 0; i < prof__nsections && nh < 31; i++) {
+    const prof__section *s = prof__sections[i];
+    hook_fn f = pass == 1 ? s->record : s->record2;
+    if (f == NULL) continue;
+    uint64_t mask = s->event_mask ? s->event_mask : ~0ull;
+    d->fn[nh] = f;
+    d->st[nh] = an->section_state[i];
+    for (int t = 0; t < 64; t++)
+      if (mask & PROF_EVMASK(t)) d->by_type[t].idx[d->by_type[t].n++] = (uint8_t)nh;
+    d->other.idx[d->other.n++] = (uint8_t)nh;
+    nh++;
+  }
+}
+
+/* One pass over the records. Returns the reader's final status (0 at a
+ * clean end, negative error). */
+static int an_pass(an_priv *p, int pass) {
+  prof__an *an = &p->pub;
+  dispatch d;
+  dispatch_build(an, pass, &d);
+  an_progress pr = {!an->quiet && isatty(2) && prof__reader_size(an->reader) >= AN_PROGRESS_MIN_BYTES, -1, pass};
+  prof__rec rec;
+  uint64_t n = 0;
+  int rc;
+  while ((rc = prof__reader_next(an->reader, &rec)) == 1) {
+    if (pass == 1) prof__an_model_record(p, &rec);
+    /* Events go only to the sections that asked for their type. */
+    const hook_list *l = rec.kind == PROF_REC_EVENT ? &d.by_type[rec.ev.type & 63] : &d.other;
+    for (unsigned i = 0; i < l->n; i++) d.fn[l->idx[i]](an, d.st[l->idx[i]], &rec);
+    if (pr.on && (++n & 0xffff) == 0) progress_show(an, &pr);
+  }
+  progress_done(&pr);
+  return rc;
+}
+
+static int sections_init(prof__an *an) {
+  an->section_state = calloc(prof__nsections + 1, sizeof *an->section_state);
+  if (!an->section_state) return PROF_ENOMEM;
+  for (size_t i = 0; i < prof__nsections; i++) {
+    size_t sz = prof__sections[i]->state_size;
+    an->section_state[i] = calloc(1, sz ? sz : 1);
+    if (!an->section_state[i]) return PROF_ENOMEM;
+  }
+  return 0;
+}
+
+static int need_second_pass(void) {
+  for (size_t i = 0; i < prof__nsections; i++)
+    if (prof__sections[i]->record2) return 1;
+  return 0;
+}
+
+static void sections_finish(prof__an *an) {
+  for (size_t i = 0; i < prof__nsections; i++)
+    if (prof__sections[i]->finish) prof__sections[i]->finish(an, an->section_state[i]);
+}
+
+/* Read the trace, build the model, derive findings. */
+static int an_analyze(an_priv *p, char *err) {
+  prof__an *an = &p->pub;
+  int rc = an_pass(p, 1);
+  if (rc < 0 && rc != PROF_ETRUNC) {
+    snprintf(err, 256, "%s", prof__reader_error(an->reader));
+    return rc;
+  }
+  if (rc == PROF_ETRUNC) {
+    an->truncated = 1;
+    snprintf(an->trunc_msg, sizeof an->trunc_msg, "%s", prof__reader_error(an->reader));
+  }
+  an->has_footer = prof__reader_has_footer(an->reader);
+  an->chunks = prof__reader_chunks(an->reader);
+  prof__an_model_finish(p);
+  if (need_second_pass()) {
+    rc = prof__reader_rewind(an->reader);
+    if (rc == 0) rc = an_pass(p, 2);
+    if (rc < 0 && rc != PROF_ETRUNC) {
+      snprintf(err, 256, "second pass: %s", prof__reader_error(an->reader));
+      return rc;
+    }
+  }
+  prof__findings_core(an);
+  sections_finish(an);
+  prof__findings_sort(an);
+  if (p->oom) {
+    snprintf(err, 256, "out of memory while analyzing '%s'", an->path);
+    return PROF_ENOMEM;
+  }
+  return 0;
+}
+
+int prof__an_run_opts(prof__an **out, const char *path, int quiet, char *err) {
+  *out = NULL;
+  err[0] = 0;
+  an_priv *p = calloc(1, sizeof *p);
+  char *copy = path ? strdup(path) : NULL;
+  if (!p || !copy) {
+    free(p);
+    free(copy);
+    snprintf(err, 256, path ? "out of memory" : "no trace path given");
+    return path ? PROF_ENOMEM : PROF_EINVAL;
+  }
+  prof__an *an = &p->pub;
+  an->path = copy;
+  an->quiet = quiet;
+  an->first_ns = UINT64_MAX;
+  p->last_ti = SIZE_MAX;
+  int rc = prof__reader_open(&an->reader, path, err);
+  if (rc == 0) {
+    an->header = prof__reader_header(an->reader);
+    an->header_count = prof__reader_header_count(an->reader);
+    rc = sections_init(an);
+    if (rc) snprintf(err, 256, "out of memory");
+  }
+  if (rc == 0) rc = an_analyze(p, err);
+  if (rc < 0) {
+    prof__an_free(an);
+    return rc;
+  }
+  *out = an;
+  return 0;
+}
+
+int prof__an_run(prof__an **out, const char *path, char *err) {
+  return prof__an_run_opts(out, path, 0, err);
+}
+
+void prof__an_free(prof__an *an) {
+  if (!an) return;
+  an_priv *p = an_priv_of(an);
+  if (an->section_state) {
+    for (size_t i = 0; i < prof__nsections; i++) {
+      if (an->section_state[i] && prof__sections[i]->destroy)
+        prof__sections[i]->destroy(an, an->section_state[i]);
+      free(an->section_state[i]);
+    }
+    free(an->section_state);
+  }
+  for (size_t i = 0; i < an->nfindings; i++) {
+    free(an->findings[i].title);
+    free(an->findings[i].measured);
+    free(an->findings[i].recommendation);
+  }
+  free(an->findings);
+  prof__an_model_free(p);
+  if (an->reader) prof__reader_close(an->reader);
+  free((char *)an->path);
+  free(p);
+}
+
+/* ---- accessors ---------------------------------------------------------- */
+
+const char *prof__an_header(const prof__an *an, const char *key) {
+  for (size_t i = 0; i < an->header_count; i++)
+    if (an->header[i].key && strcmp(an->header[i].key, key) == 0) return an->header[i].value;
+  return NULL;
+}
+
+const char *prof__an_footer(const prof__an *an, const char *key) {
+  const char *v = NULL; /* the last pair wins */
+  for (size_t i = 0; i < an->footer_count; i++)
+    if (strcmp(an->footer[i].key, key) == 0) v = an->footer[i].value;
+  return v;
+}
+
+long prof__an_step_at(const prof__an *an, uint64_t ts_ns) {
+  size_t lo = 0, hi = an->nsteps; /* first step with begin > ts */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (an->steps[mid].begin_ns <= ts_ns) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return -1;
+  const prof__step *s = &an->steps[lo - 1];
+  return ts_ns < s->end_ns ? (long)(lo - 1) : -1;
+}
+
+uint64_t prof__an_step_total_ns(const prof__an *an) {
+  uint64_t t = 0;
+  for (size_t i = 0; i < an->nsteps; i++) t += an->steps[i].end_ns - an->steps[i].begin_ns;
+  return t;
+}
+
+void *prof__an_section(const prof__an *an, const char *name) {
+  for (size_t i = 0; i < prof__nsections; i++)
+    if (strcmp(prof__sections[i]->name, name) == 0) return an->section_state ? an->section_state[i] : NULL;
+  return NULL;
+}
+
+void prof__an_finding(prof__an *an, const char *id, const char *severity, double value, const char *title,
+                      const char *measured, const char *recommendation) {
+  an_priv *p = an_priv_of(an);
+  if (an->nfindings == p->fcap) {
+    size_t cap = p->fcap ? p->fcap * 2 : 8;
+    prof__finding *f = realloc(an->findings, cap * sizeof *f);
+    if (!f) { p->oom = 1; return; }
+    an->findings = f;
+    p->fcap = cap;
+  }
+  prof__finding *f = &an->findings[an->nfindings];
+  memset(f, 0, sizeof *f);
+  snprintf(f->id, sizeof f->id, "%s", id ? id : "");
+  snprintf(f->severity, sizeof f->severity, "%s", severity ? severity : "info");
+  f->value = value;
+  f->title = strdup(title ? title : "");
+  f->measured = strdup(measured ? measured : "");
+  f->recommendation = strdup(recommendation ? recommendation : "");
+  if (!f->title || !f->measured || !f->recommendation) {
+    free(f->title);
+    free(f->measured);
+    free(f->recommendation);
+    p->oom = 1;
+    return;
+  }
+  an->nfindings++;
+}
+
+static const char *const bucket_names[PROF_BD_COUNT] = {"compute", "data", "comm", "io", "other", "untracked"};
+
+const char *prof__an_bucket_name(int bucket) {
+  return bucket >= 0 && bucket < PROF_BD_COUNT ? bucket_names[bucket] : "?";
+}
+
+const char *prof__an_cat_name(int cat) {
+  return cat >= 0 && cat < PROF_CAT_COUNT ? bucket_names[cat] : "other";
+}
+
+const char *prof__an_fmt_ns(char *buf, size_t n, uint64_t ns) {
+  if (ns < 1000) snprintf(buf, n, "%llu ns", (unsigned long long)ns);
+  else if (ns < 1000000) snprintf(buf, n, "%.2f us", ns / 1e3);
+  else if (ns < 1000000000) snprintf(buf, n, "%.2f ms", ns / 1e6);
+  else snprintf(buf, n, "%.3f s", ns / 1e9);
+  return buf;
+}
+
+uint64_t prof__an_d2ns(double v) {
+  if (!(v > 0)) return 0; /* also NaN */
+  if (v >= 18446744073709551615.0) return UINT64_MAX;
+  return (uint64_t)v;
+}
+
+double prof__an_share(const prof__an *an, uint64_t ns) {
+  uint64_t total = an->step_stats.total_ns;
+  return total ? (double)ns / (double)total : 0.0;
+}
+
+void prof__an_bd_total(const prof__an *an, uint64_t bd[PROF_BD_COUNT]) {
+  memset(bd, 0, PROF_BD_COUNT * sizeof bd[0]);
+  for (size_t i = 0; i < an->nsteps; i++)
+    for (int b = 0; b < PROF_BD_COUNT; b++) bd[b] += an->steps[i].bd_ns[b];
+}

@@ -1,0 +1,461 @@
+/* model.c — the core model of a trace: threads, ranges, steps and the
+ * step-time breakdown, built one record at a time.
+ *
+ * Each thread keeps its own stack of open ranges, so the order in which
+ * different threads' blocks arrive does not matter. Self time of a range is
+ * its duration minus its direct children's. The breakdown is kept on the
+ * thread that began the step: every instant of the step goes to the
+ * innermost open range's category, or to "untracked" when none is open.
+ * Lookups are by integer id (arrays, hash map for very large ids); nothing
+ * allocates per event.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlprof.h"
+#include "analyze/engine/an_internal.h"
+#include "analyze/util/array.h"
+
+/* ---- id map ------------------------------------------------------------- */
+
+/* ---- growth helper ------------------------------------------------------ */
+
+/* Make room for `need` items of `size` bytes; 0 or -1 (p->oom set). */
+static int grow(an_priv *p, void **arr, size_t *cap, size_t need, size_t size) {
+  if (prof__arr_grow(arr, cap, need, size) == 0) return 0;
+  p->oom = 1;
+  return -1;
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+static void model_string(an_priv *p, uint32_t id, const char *s, size_t len) {
+  prof__an *an = &p->pub;
+  char *copy = strndup(s ? s : "", s ? len : 0);
+  if (!copy) { p->oom = 1; return; }
+  if (id < AN_DENSE_IDS) {
+    if (id >= an->nstrings) {
+      size_t cap = an->nstrings;
+      if (grow(p, (void **)&an->strings, &cap, (size_t)id + 1, sizeof(char *))) { free(copy); return; }
+      memset(an->strings + an->nstrings, 0, (cap - an->nstrings) * sizeof(char *));
+      an->nstrings = (uint32_t)cap;
+    }
+    free(an->strings[id]);
+    an->strings[id] = copy;
+    return;
+  }
+  uint32_t at = prof__map32_get(&p->str_big, id);
+  if (at != AN_NONE) {
+    free(p->big_strs[at]);
+    p->big_strs[at] = copy;
+    return;
+  }
+  if (grow(p, (void **)&p->big_strs, &p->big_cap, p->nbig + 1, sizeof(char *)) ||
+      prof__map32_put(&p->str_big, id, (uint32_t)p->nbig)) {
+    free(copy);
+    p->oom = 1;
+    return;
+  }
+  p->big_strs[p->nbig++] = copy;
+}
+
+const char *prof__an_str(const prof__an *an, uint32_t id) {
+  if (id < an->nstrings && an->strings[id]) return an->strings[id];
+  if (id >= AN_DENSE_IDS) {
+    const an_priv *p = (const an_priv *)an;
+    uint32_t at = prof__map32_get(&p->str_big, id);
+    if (at != AN_NONE) return p->big_strs[at];
+  }
+  return "?";
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+static size_t thread_add(an_priv *p, uint32_t tid) {
+  prof__an *an = &p->pub;
+  size_t n = an->nthreads;
+  if (grow(p, (void **)&an->threads, &p->thcap, n + 1, sizeof *an->threads)) return SIZE_MAX;
+  if (grow(p, (void **)&p->ts, &p->tcap, n + 1, sizeof *p->ts)) return SIZE_MAX;
+  if (prof__map32_put(&p->tid_map, tid, (uint32_t)n)) { p->oom = 1; return SIZE_MAX; }
+  memset(&an->threads[n], 0, sizeof an->threads[n]);
+  memset(&p->ts[n], 0, sizeof p->ts[n]);
+  an->threads[n].tid = tid;
+  p->ts[n].step = -1;
+  an->nthreads = n + 1;
+  return n;
+}
+
+static inline size_t thread_index(an_priv *p, uint32_t tid) {
+  if (p->last_ti != SIZE_MAX && p->last_tid == tid) return p->last_ti;
+  uint32_t i = prof__map32_get(&p->tid_map, tid);
+  size_t ti = i == AN_NONE ? thread_add(p, tid) : i;
+  if (ti != SIZE_MAX) {
+    p->last_tid = tid;
+    p->last_ti = ti;
+  }
+  return ti;
+}
+
+static void model_thread(an_priv *p, const prof__rec *r) {
+  size_t ti = thread_index(p, r->tid);
+  if (ti == SIZE_MAX) return;
+  prof__thread_info *t = &p->pub.threads[ti];
+  if (r->str && r->str[0]) {
+    char *name = strdup(r->str);
+    if (name) {
+      free(t->name);
+      t->name = name;
+    }
+  }
+  t->lost = r->lost;
+  t->exited = r->exited;
+}
+
+/* ---- ranges ------------------------------------------------------------- */
+
+static int bucket_of(int cat) {
+  return cat >= 0 && cat < PROF_BD_OTHER_RANGE ? cat : PROF_BD_OTHER_RANGE;
+}
+
+/* Dense names are indexed by name * PROF_CAT_COUNT + cat; larger names go
+ * through the map to the first range of that name, chained by category. */
+static uint32_t range_head(an_priv *p, uint32_t name) {
+  return prof__map32_get(&p->rhead_big, name);
+}
+
+static int set_dense(an_priv *p, uint32_t key, uint32_t idx) {
+  if (key >= p->rhead_cap) {
+    size_t cap = p->rhead_cap, old = cap;
+    if (grow(p, (void **)&p->rhead, &cap, (size_t)key + 1, sizeof *p->rhead)) return -1;
+    for (size_t i = old; i < cap; i++) p->rhead[i] = AN_NONE;
+    p->rhead_cap = (uint32_t)cap;
+  }
+  p->rhead[key] = idx;
+  return 0;
+}
+
+static uint32_t range_new(an_priv *p, uint32_t name, int cat, uint32_t next) {
+  prof__an *an = &p->pub;
+  size_t cap = p->rcap;
+  if (grow(p, (void **)&an->ranges, &cap, an->nranges + 1, sizeof *an->ranges)) return AN_NONE;
+  if (grow(p, (void **)&p->rnext, &p->rcap, an->nranges + 1, sizeof *p->rnext)) return AN_NONE;
+  uint32_t idx = (uint32_t)an->nranges;
+  prof__range_stat *rs = &an->ranges[idx];
+  memset(rs, 0, sizeof *rs);
+  rs->name = name;
+  rs->cat = cat;
+  rs->min_ns = UINT64_MAX;
+  p->rnext[idx] = next;
+  int rc = name < AN_DENSE_IDS ? set_dense(p, name * PROF_CAT_COUNT + (uint32_t)cat, idx)
+                               : prof__map32_put(&p->rhead_big, name, idx);
+  if (rc) {
+    p->oom = 1;
+    return AN_NONE;
+  }
+  an->nranges++;
+  return idx;
+}
+
+static inline uint32_t range_index(an_priv *p, uint32_t name, int cat) {
+  if (name < AN_DENSE_IDS) {
+    uint32_t key = name * PROF_CAT_COUNT + (uint32_t)cat;
+    uint32_t i = key < p->rhead_cap ? p->rhead[key] : AN_NONE;
+    return i != AN_NONE ? i : range_new(p, name, cat, AN_NONE);
+  }
+  uint32_t head = range_head(p, name);
+  for (uint32_t i = head; i != AN_NONE; i = p->rnext[i])
+    if (p->pub.ranges[i].cat == cat) return i;
+  return range_new(p, name, cat, head);
+}
+
+/* Attribute the step time since t->attr_ts to what is open now. */
+static inline void attribute(an_priv *p, an_thread *t, uint64_t ts) {
+  uint64_t d = ts - t->attr_ts;
+  t->attr_ts = ts;
+  if (!d) return;
+  prof__step *s = &p->pub.steps[t->step];
+  if (t->depth) {
+    an_frame *f = &t->frames[t->depth - 1];
+    s->bd_ns[f->bucket] += d;
+    p->pub.ranges[f->range].in_step_self_ns += d;
+  } else {
+    s->bd_ns[PROF_BD_UNTRACKED] += d;
+  }
+}
+
+static void range_begin(an_priv *p, an_thread *t, const prof__event *ev, uint64_t ts) {
+  if (t->step >= 0) attribute(p, t, ts);
+  if (t->depth == t->cap) {
+    size_t cap = t->cap;
+    if (cap >= AN_MAX_DEPTH || grow(p, (void **)&t->frames, &cap, cap + 1, sizeof *t->frames)) {
+      t->overflow++;
+      p->pub.dropped_ranges++;
+      return;
+    }
+    t->cap = (uint32_t)cap;
+  }
+  int cat = ev->cat < PROF_CAT_COUNT ? ev->cat : PROF_CAT_OTHER;
+  uint32_t ri = range_index(p, ev->name, cat);
+  if (ri == AN_NONE) {
+    t->overflow++;
+    p->pub.dropped_ranges++;
+    return;
+  }
+  an_frame *f = &t->frames[t->depth++];
+  f->range = ri;
+  f->name = ev->name;
+  f->bucket = (uint8_t)bucket_of(cat);
+  f->begin = ts;
+  f->child = 0;
+}
+
+static void frame_close(an_priv *p, an_thread *t, uint64_t ts) {
+  an_frame *f = &t->frames[--t->depth];
+  uint64_t dur = ts - f->begin;
+  prof__range_stat *rs = &p->pub.ranges[f->range];
+  rs->count++;
+  rs->total_ns += dur;
+  rs->self_ns += dur > f->child ? dur - f->child : 0;
+  if (dur < rs->min_ns) rs->min_ns = dur;
+  if (dur > rs->max_ns) rs->max_ns = dur;
+  if (t->depth) t->frames[t->depth - 1].child += dur;
+}
+
+static void range_end(an_priv *p, an_thread *t, uint32_t name, uint64_t ts) {
+  if (t->step >= 0) attribute(p, t, ts);
+  if (t->overflow) {
+    t->overflow--;
+    return;
+  }
+  /* The innermost frame normally matches; a lost END leaves extra frames
+   * above the match, which are closed here too. */
+  uint32_t k = t->depth, stop = t->depth > 8 ? t->depth - 8 : 0;
+  while (k > stop && t->frames[k - 1].name != name) k--;
+  if (k == stop) {
+    p->pub.unmatched_range_ends++;
+    return;
+  }
+  p->pub.unclosed_ranges += t->depth - k;
+  while (t->depth >= k) frame_close(p, t, ts);
+}
+
+/* ---- steps -------------------------------------------------------------- */
+
+static void step_close(an_priv *p, an_thread *t, uint64_t ts) {
+  if (ts < t->attr_ts) ts = t->attr_ts;
+  attribute(p, t, ts);
+  p->pub.steps[t->step].end_ns = ts;
+  t->step = -1;
+}
+
+static void step_begin(an_priv *p, an_thread *t, uint32_t tid, uint64_t number, uint64_t ts) {
+  prof__an *an = &p->pub;
+  if (t->step >= 0) { /* END lost: the step stays unfinished */
+    attribute(p, t, ts);
+    t->step = -1;
+  }
+  if (grow(p, (void **)&an->steps, &p->scap, an->nsteps + 1, sizeof *an->steps)) return;
+  prof__step *s = &an->steps[an->nsteps];
+  memset(s, 0, sizeof *s);
+  s->number = number;
+  s->tid = tid;
+  s->begin_ns = ts;
+  s->end_ns = UINT64_MAX; /* open until its END */
+  t->step = (long)an->nsteps++;
+  t->attr_ts = ts;
+}
+
+static void step_end(an_priv *p, an_thread *t, uint64_t number, uint64_t ts) {
+  if (t->step >= 0 && p->pub.steps[t->step].number == number) {
+    step_close(p, t, ts);
+    return;
+  }
+  for (size_t i = 0; i < p->pub.nthreads; i++) { /* ended on another thread */
+    an_thread *o = &p->ts[i];
+    if (o->step >= 0 && p->pub.steps[o->step].number == number) {
+      step_close(p, o, ts);
+      return;
+    }
+  }
+  p->pub.unmatched_step_ends++;
+}
+
+/* ---- events ------------------------------------------------------------- */
+
+static void model_event(an_priv *p, uint32_t tid, const prof__event *ev) {
+  size_t ti = thread_index(p, tid);
+  if (ti == SIZE_MAX) return;
+  an_thread *t = &p->ts[ti];
+  uint64_t ts = ev->ts;
+  /* Events from the thread's own ring come in time order; never let their
+   * time run backwards. Samples and counters may instead be added by the
+   * writer in blocks of their own, stamped when it read them, so they can
+   * be later than ring events that follow them in the file: they must not
+   * move the thread's clock. */
+  if (ev->type != PROF_EV_COUNTER && ev->type != PROF_EV_SAMPLE) {
+    if (ts < t->last_ts) ts = t->last_ts;
+    t->last_ts = ts;
+  }
+  p->pub.threads[ti].events++;
+  p->pub.events++;
+  if (ts < p->pub.first_ns) p->pub.first_ns = ts;
+  if (ts > p->pub.last_ns) p->pub.last_ns = ts;
+  switch (ev->type) {
+  case PROF_EV_RANGE_BEGIN: range_begin(p, t, ev, ts); break;
+  case PROF_EV_RANGE_END: range_end(p, t, ev->name, ts); break;
+  case PROF_EV_STEP_BEGIN: step_begin(p, t, tid, ev->a, ts); break;
+  case PROF_EV_STEP_END: step_end(p, t, ev->a, ts); break;
+  default: break;
+  }
+}
+
+/* ---- key/value records -------------------------------------------------- */
+
+static void kv_add(an_priv *p, prof__kv **arr, size_t *n, size_t *cap, const prof__rec *r) {
+  if (grow(p, (void **)arr, cap, *n + 1, sizeof **arr)) return;
+  char *k = strdup(r->key ? r->key : ""), *v = strdup(r->value ? r->value : "");
+  if (!k || !v) {
+    free(k);
+    free(v);
+    p->oom = 1;
+    return;
+  }
+  (*arr)[*n].key = k;
+  (*arr)[*n].value = v;
+  (*n)++;
+}
+
+void prof__an_model_record(an_priv *p, const prof__rec *r) {
+  prof__an *an = &p->pub;
+  switch (r->kind) {
+  case PROF_REC_EVENT: model_event(p, r->tid, &r->ev); break;
+  case PROF_REC_STRING: model_string(p, r->id, r->str, r->len); break;
+  case PROF_REC_THREAD: model_thread(p, r); break;
+  case PROF_REC_META:
+    kv_add(p, &p->meta, &an->meta_count, &p->meta_cap, r);
+    an->meta = p->meta;
+    break;
+  case PROF_REC_FOOTER:
+    kv_add(p, &p->footer, &an->footer_count, &p->footer_cap, r);
+    an->footer = p->footer;
+    break;
+  default: break;
+  }
+}
+
+/* ---- finish ------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_step(const void *a, const void *b) {
+  const prof__step *x = a, *y = b;
+  if (x->begin_ns != y->begin_ns) return x->begin_ns < y->begin_ns ? -1 : 1;
+  return x->number < y->number ? -1 : x->number > y->number;
+}
+
+/* Stats of all steps but index `skip` (SIZE_MAX: none). */
+static void step_stats(an_priv *p, prof__step_stats *st, size_t skip) {
+  prof__an *an = &p->pub;
+  memset(st, 0, sizeof *st);
+  uint64_t *d = malloc((an->nsteps + 1) * sizeof *d);
+  if (!d) { p->oom = 1; return; }
+  size_t n = 0;
+  for (size_t i = 0; i < an->nsteps; i++)
+    if (i != skip) d[n++] = an->steps[i].end_ns - an->steps[i].begin_ns;
+  if (n) {
+    qsort(d, n, sizeof *d, cmp_u64);
+    st->count = n;
+    for (size_t i = 0; i < n; i++) st->total_ns += d[i];
+    st->mean_ns = st->total_ns / n;
+    st->median_ns = n % 2 ? d[n / 2] : d[n / 2 - 1] / 2 + d[n / 2] / 2 + (d[n / 2 - 1] % 2 + d[n / 2] % 2) / 2;
+    st->p95_ns = d[(n * 95 + 99) / 100 - 1];
+    st->min_ns = d[0];
+    st->max_ns = d[n - 1];
+  }
+  free(d);
+}
+
+/* Flag the first step when it took more than twice the median of the rest
+ * (needs at least two other steps). */
+static void flag_warmup(an_priv *p) {
+  prof__an *an = &p->pub;
+  if (an->nsteps < 3) return;
+  prof__step_stats rest;
+  step_stats(p, &rest, 0);
+  uint64_t first = an->steps[0].end_ns - an->steps[0].begin_ns;
+  if (rest.count && first > rest.median_ns && first - rest.median_ns > rest.median_ns)
+    an->steps[0].warmup_outlier = 1;
+}
+
+static void close_open_state(an_priv *p) {
+  for (size_t i = 0; i < p->pub.nthreads; i++) {
+    an_thread *t = &p->ts[i];
+    if (t->step >= 0) { /* never ended: dropped below */
+      attribute(p, t, t->last_ts);
+      t->step = -1;
+    }
+    p->pub.unclosed_ranges += t->depth;
+    while (t->depth) frame_close(p, t, t->last_ts);
+  }
+}
+
+void prof__an_model_finish(an_priv *p) {
+  prof__an *an = &p->pub;
+  close_open_state(p);
+  size_t n = 0;
+  for (size_t i = 0; i < an->nsteps; i++) {
+    if (an->steps[i].end_ns == UINT64_MAX) an->unfinished_steps++;
+    else an->steps[n++] = an->steps[i];
+  }
+  an->nsteps = n;
+  int sorted = 1; /* usually already in order: skip the sort */
+  for (size_t i = 1; i < n && sorted; i++) sorted = cmp_step(&an->steps[i - 1], &an->steps[i]) <= 0;
+  if (!sorted) qsort(an->steps, n, sizeof *an->steps, cmp_step);
+  for (size_t i = 0; i < an->nranges; i++)
+    if (!an->ranges[i].count) an->ranges[i].min_ns = 0;
+  if (an->first_ns == UINT64_MAX) an->first_ns = 0;
+  uint64_t lost = 0;
+  for (size_t i = 0; i < an->nthreads; i++) lost += an->threads[i].lost;
+  const char *fl = prof__an_footer(an, "events_lost");
+  uint64_t flost = fl ? strtoull(fl, NULL, 10) : 0;
+  an->lost_events = lost > flost ? lost : flost;
+  const char *mis = prof__an_footer(an, "misuse");
+  an->misuse = mis ? strtoull(mis, NULL, 10) : 0;
+  flag_warmup(p);
+  step_stats(p, &an->step_stats, SIZE_MAX);
+  step_stats(p, &an->steady_stats, an->nsteps && an->steps[0].warmup_outlier ? 0 : SIZE_MAX);
+}
+
+void prof__an_model_free(an_priv *p) {
+  prof__an *an = &p->pub;
+  for (uint32_t i = 0; i < an->nstrings; i++) free(an->strings[i]);
+  free(an->strings);
+  for (size_t i = 0; i < p->nbig; i++) free(p->big_strs[i]);
+  free(p->big_strs);
+  for (size_t i = 0; i < an->nthreads; i++) {
+    free(an->threads[i].name);
+    free(p->ts[i].frames);
+  }
+  free(an->threads);
+  free(p->ts);
+  free(an->steps);
+  free(an->ranges);
+  free(p->rnext);
+  free(p->rhead);
+  prof__map32_free(&p->rhead_big);
+  prof__map32_free(&p->str_big);
+  prof__map32_free(&p->tid_map);
+  for (size_t i = 0; i < an->footer_count; i++) {
+    free((char *)p->footer[i].key);
+    free((char *)p->footer[i].value);
+  }
+  for (size_t i = 0; i < an->meta_count; i++) {
+    free((char *)p->meta[i].key);
+    free((char *)p->meta[i].value);
+  }
+  free(p->footer);
+  free(p->meta);
+}

@@ -1,0 +1,309 @@
+/* chrome.c — export a trace as Chrome Trace Event JSON, the format that
+ * Perfetto and chrome://tracing open.
+ *
+ * Ranges become complete events ("ph":"X") on their thread, marks instant
+ * events, counters "C" events, and steps complete events on a track of
+ * their own. Timestamps are microseconds since the first event of the trace
+ * (written with three decimals, so nanoseconds survive). The trace is read
+ * again from the start; only open ranges are held in memory.
+ *
+ * Tracks are ordered: the step track first, then the thread that ran the
+ * steps, then the other threads by id. Sections add their own events
+ * (GPU streams, flow arrows, ...) through their `chrome` hook. Big traces
+ * stay loadable with a cap on the number of timed events and/or a time
+ * window (prof__chrome_opts); what was left out is counted in otherData.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlprof.h"
+#include "analyze/engine/an_internal.h"
+
+typedef struct cx_frame {
+  uint32_t name;
+  uint8_t cat;
+  uint64_t begin;
+} cx_frame;
+
+typedef struct cx_thread {
+  cx_frame *frames;
+  uint32_t depth, cap;
+  uint64_t overflow, last_ts;
+} cx_thread;
+
+typedef struct cx {
+  prof__an *an;
+  prof__json j;
+  uint64_t base;
+  long long pid;
+  cx_thread *th; /* parallel to an->threads */
+  prof__chrome_opts o;
+  uint64_t written, dropped;
+  int capped;    /* the event cap was reached */
+} cx;
+
+/* The export in progress, for the section hooks (the analyzer is single
+ * threaded; NULL outside an export). */
+static cx *cur_cx;
+
+static int keep(cx *c, uint64_t b, uint64_t e) {
+  uint64_t rb = b > c->base ? b - c->base : 0, re = e > c->base ? e - c->base : 0;
+  if (re < c->o.window_begin_ns || (c->o.window_end_ns && rb >= c->o.window_end_ns)) return 0;
+  if (c->o.max_events && c->written >= c->o.max_events) {
+    c->capped = 1;
+    c->dropped++;
+    return 0;
+  }
+  c->written++;
+  return 1;
+}
+
+uint64_t prof__chrome_base_ns(const prof__an *an) {
+  return cur_cx && cur_cx->an == an ? cur_cx->base : an ? an->first_ns : 0;
+}
+
+long long prof__chrome_pid(const prof__an *an) {
+  if (cur_cx && cur_cx->an == an) return cur_cx->pid;
+  long long pid = an ? prof__an_pid(an) : -1;
+  return pid < 0 ? 1 : pid;
+}
+
+int prof__chrome_keep(prof__an *an, uint64_t begin_ns, uint64_t end_ns) {
+  return cur_cx && cur_cx->an == an ? keep(cur_cx, begin_ns, end_ns) : 1;
+}
+
+static void put_us(cx *c, const char *key, uint64_t ns) {
+  char buf[40];
+  snprintf(buf, sizeof buf, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+  prof__json_key(&c->j, key);
+  prof__json_raw(&c->j, buf);
+}
+
+static void ev_head(cx *c, const char *name, const char *ph, uint64_t tid) {
+  prof__json_obj_begin(&c->j);
+  prof__json_kstr(&c->j, "name", name);
+  prof__json_kstr(&c->j, "ph", ph);
+  prof__json_kint(&c->j, "pid", c->pid);
+  prof__json_kuint(&c->j, "tid", tid);
+}
+
+static void meta_event(cx *c, const char *what, uint64_t tid, const char *key, const char *sval, long long ival) {
+  ev_head(c, what, "M", tid);
+  prof__json_key(&c->j, "args");
+  prof__json_obj_begin(&c->j);
+  if (sval) prof__json_kstr(&c->j, key, sval);
+  else prof__json_kint(&c->j, key, ival);
+  prof__json_obj_end(&c->j);
+  prof__json_obj_end(&c->j);
+}
+
+/* Plain names (printable ASCII without quote or backslash) need no escaping:
+ * the common case takes one snprintf instead of the JSON writer's calls. */
+static int plain(const char *s, size_t max) {
+  size_t n = 0;
+  for (; *s; s++, n++)
+    if (n == max || (unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f || *s == '"' || *s == '\\') return 0;
+  return 1;
+}
+
+static void complete_event(cx *c, const char *name, const char *cat, uint64_t tid, uint64_t b, uint64_t e) {
+  if (!keep(c, b, e)) return;
+  if (plain(name, 400)) {
+    char buf[640];
+    uint64_t ts = b - c->base, d = e - b;
+    snprintf(buf, sizeof buf,
+             "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%lld,\"tid\":%llu,\"cat\":\"%s\",\"ts\":%llu.%03llu,"
+             "\"dur\":%llu.%03llu}",
+             name, c->pid, (unsigned long long)tid, cat, (unsigned long long)(ts / 1000),
+             (unsigned long long)(ts % 1000), (unsigned long long)(d / 1000), (unsigned long long)(d % 1000));
+    prof__json_raw(&c->j, buf);
+    return;
+  }
+  ev_head(c, name, "X", tid);
+  prof__json_kstr(&c->j, "cat", cat);
+  put_us(c, "ts", b - c->base);
+  put_us(c, "dur", e - b);
+  prof__json_obj_end(&c->j);
+}
+
+/* A track id for steps that no real thread uses. */
+static uint64_t step_track(const prof__an *an) {
+  for (uint64_t t = 0;; t++) {
+    int used = 0;
+    for (size_t i = 0; i < an->nthreads && !used; i++) used = an->threads[i].tid == t;
+    if (!used) return t;
+  }
+}
+
+/* Sort position of thread i: the step thread first, then by thread id. */
+static long long thread_rank(const prof__an *an, size_t i) {
+  uint32_t step_tid = an->nsteps ? an->steps[0].tid : UINT32_MAX, tid = an->threads[i].tid;
+  if (tid == step_tid) return 0;
+  long long r = 1;
+  for (size_t k = 0; k < an->nthreads; k++)
+    if (an->threads[k].tid != step_tid && an->threads[k].tid < tid) r++;
+  return r;
+}
+
+static void write_metadata(cx *c, uint64_t steps_tid) {
+  prof__an *an = c->an;
+  const char *prog = prof__an_header(an, "program");
+  meta_event(c, "process_name", 0, "name", prog && *prog ? prog : "mlprof trace", 0);
+  meta_event(c, "process_sort_index", 0, "sort_index", NULL, 0);
+  for (size_t i = 0; i < an->nthreads; i++) {
+    if (an->nthreads <= 4096) meta_event(c, "thread_sort_index", an->threads[i].tid, "sort_index", NULL, thread_rank(an, i));
+    char buf[64];
+    const char *name = an->threads[i].name;
+    if (!name) {
+      snprintf(buf, sizeof buf, "thread %u", an->threads[i].tid);
+      name = buf;
+    }
+    meta_event(c, "thread_name", an->threads[i].tid, "name", name, 0);
+  }
+  if (!an->nsteps) return;
+  meta_event(c, "thread_name", steps_tid, "name", "steps", 0);
+  meta_event(c, "thread_sort_index", steps_tid, "sort_index", NULL, -1);
+}
+
+static void write_steps(cx *c, uint64_t steps_tid) {
+  for (size_t i = 0; i < c->an->nsteps; i++) {
+    const prof__step *s = &c->an->steps[i];
+    char name[48];
+    snprintf(name, sizeof name, "step %llu", (unsigned long long)s->number);
+    complete_event(c, name, "step", steps_tid, s->begin_ns, s->end_ns);
+  }
+}
+
+static void range_begin(cx_thread *t, const prof__event *ev, uint64_t ts) {
+  if (t->depth == t->cap) {
+    uint32_t cap = t->cap ? t->cap * 2 : 16;
+    cx_frame *f = cap <= AN_MAX_DEPTH ? realloc(t->frames, cap * sizeof *f) : NULL;
+    if (!f) {
+      t->overflow++;
+      return;
+    }
+    t->frames = f;
+    t->cap = cap;
+  }
+  t->frames[t->depth++] = (cx_frame){ev->name, ev->cat < PROF_CAT_COUNT ? ev->cat : PROF_CAT_OTHER, ts};
+}
+
+static void frame_out(cx *c, cx_thread *t, uint32_t tid, uint64_t ts) {
+  cx_frame *f = &t->frames[--t->depth];
+  complete_event(c, prof__an_str(c->an, f->name), prof__an_cat_name(f->cat), tid, f->begin, ts);
+}
+
+static void range_end(cx *c, cx_thread *t, uint32_t tid, uint32_t name, uint64_t ts) {
+  if (t->overflow) {
+    t->overflow--;
+    return;
+  }
+  uint32_t k = t->depth, stop = t->depth > 8 ? t->depth - 8 : 0;
+  while (k > stop && t->frames[k - 1].name != name) k--;
+  if (k == stop) return; /* END without BEGIN: nothing to draw */
+  while (t->depth >= k) frame_out(c, t, tid, ts);
+}
+
+static void instant(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
+  if (!keep(c, ts, ts)) return;
+  ev_head(c, prof__an_str(c->an, ev->name), "i", tid);
+  prof__json_kstr(&c->j, "s", "t");
+  put_us(c, "ts", ts - c->base);
+  prof__json_obj_end(&c->j);
+}
+
+static void counter(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
+  double v = prof__bits_f64(ev->a);
+  if (v != v || v - v != 0) return; /* viewers reject NaN and infinities */
+  if (!keep(c, ts, ts)) return;
+  ev_head(c, prof__an_str(c->an, ev->name), "C", tid);
+  put_us(c, "ts", ts - c->base);
+  prof__json_key(&c->j, "args");
+  prof__json_obj_begin(&c->j);
+  prof__json_knum(&c->j, "value", v);
+  prof__json_obj_end(&c->j);
+  prof__json_obj_end(&c->j);
+}
+
+static void on_event(cx *c, uint32_t tid, const prof__event *ev) {
+  uint32_t ti = prof__map32_get(&an_priv_of(c->an)->tid_map, tid);
+  if (ti == AN_NONE) return;
+  cx_thread *t = &c->th[ti];
+  uint64_t ts = ev->ts < t->last_ts ? t->last_ts : ev->ts;
+  if (ts < c->base) ts = c->base;
+  t->last_ts = ts;
+  switch (ev->type) {
+  case PROF_EV_RANGE_BEGIN: range_begin(t, ev, ts); break;
+  case PROF_EV_RANGE_END: range_end(c, t, tid, ev->name, ts); break;
+  case PROF_EV_MARK: instant(c, tid, ev, ts); break;
+  case PROF_EV_COUNTER: counter(c, tid, ev, ts); break;
+  default: break;
+  }
+}
+
+static int stream_events(cx *c) {
+  prof__rec rec;
+  int rc;
+  while (!c->capped && (rc = prof__reader_next(c->an->reader, &rec)) == 1)
+    if (rec.kind == PROF_REC_EVENT) on_event(c, rec.tid, &rec.ev);
+  if (c->capped) rc = 0; /* stopped early on purpose */
+  for (size_t i = 0; i < c->an->nthreads; i++) /* close what never ended */
+    while (c->th[i].depth) frame_out(c, &c->th[i], c->an->threads[i].tid, c->th[i].last_ts);
+  return rc == PROF_ETRUNC ? 0 : rc;
+}
+
+static void write_other_data(cx *c) {
+  prof__json_key(&c->j, "otherData");
+  prof__json_obj_begin(&c->j);
+  prof__json_kstr(&c->j, "generator", "mlprof " MLPROF_VERSION_STRING);
+  prof__json_kstr(&c->j, "trace", c->an->path);
+  prof__json_kstr(&c->j, "program", prof__an_header(c->an, "program"));
+  prof__json_kuint(&c->j, "ts_base_ns", c->base);
+  prof__json_kuint(&c->j, "lost_events", c->an->lost_events);
+  prof__json_kbool(&c->j, "truncated", c->an->truncated);
+  prof__json_kuint(&c->j, "events_written", c->written);
+  prof__json_kbool(&c->j, "capped", c->capped);
+  prof__json_kuint(&c->j, "max_events", c->o.max_events);
+  prof__json_kuint(&c->j, "window_begin_ns", c->o.window_begin_ns);
+  prof__json_kuint(&c->j, "window_end_ns", c->o.window_end_ns);
+  prof__json_obj_end(&c->j);
+}
+
+/* Let every section add its events; a hook may read the trace again. */
+static void section_events(cx *c) {
+  for (size_t i = 0; i < prof__nsections; i++)
+    if (prof__sections[i]->chrome) prof__sections[i]->chrome(c->an, c->an->section_state[i], &c->j);
+}
+
+int prof__export_chrome(prof__an *an, FILE *out) { return prof__export_chrome_opts(an, out, NULL); }
+
+int prof__export_chrome_opts(prof__an *an, FILE *out, const prof__chrome_opts *o) {
+  if (!an || !out) return PROF_EINVAL;
+  int rc = prof__reader_rewind(an->reader);
+  if (rc) return rc;
+  cx c = {.an = an, .base = an->first_ns, .pid = prof__an_pid(an)};
+  if (o) c.o = *o;
+  if (c.pid < 0) c.pid = 1;
+  c.th = calloc(an->nthreads + 1, sizeof *c.th);
+  if (!c.th) return PROF_ENOMEM;
+  uint64_t steps_tid = step_track(an);
+  prof__json_init(&c.j, out, 0);
+  prof__json_obj_begin(&c.j);
+  prof__json_key(&c.j, "traceEvents");
+  prof__json_arr_begin(&c.j);
+  write_metadata(&c, steps_tid);
+  write_steps(&c, steps_tid);
+  cur_cx = &c;
+  rc = stream_events(&c);
+  if (rc == 0) section_events(&c);
+  cur_cx = NULL;
+  prof__json_arr_end(&c.j);
+  prof__json_kstr(&c.j, "displayTimeUnit", "ms");
+  write_other_data(&c);
+  prof__json_obj_end(&c.j);
+  fputc('\n', out);
+  for (size_t i = 0; i < an->nthreads; i++) free(c.th[i].frames);
+  free(c.th);
+  if (rc == 0 && (fflush(out) || ferror(out))) rc = PROF_EIO;
+  return rc;
+}

@@ -1,0 +1,104 @@
+/* gzfile.c — gzip output through zlib behind a fopencookie() stream (see
+ * gzfile.h). The only file that includes zlib.h. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/export/gzfile.h"
+#include "trace/outfile.h"
+
+int prof__gz_wanted(const char *path) {
+  size_t n = path ? strlen(path) : 0;
+  return n > 3 && strcmp(path + n - 3, ".gz") == 0;
+}
+
+#if MLPROF_HAVE_ZLIB
+#include <zlib.h>
+
+typedef struct gz_cookie {
+  prof__outf o; /* the file under its temporary name until closed well */
+  FILE *f;
+  z_stream z;
+  int failed;
+  unsigned char out[1 << 16];
+} gz_cookie;
+
+/* Compress what is in z.next_in with `flush`, writing every full buffer. */
+static int pump(gz_cookie *g, int flush) {
+  do {
+    g->z.next_out = g->out;
+    g->z.avail_out = sizeof g->out;
+    int rc = deflate(&g->z, flush);
+    if (rc == Z_STREAM_ERROR) return -1;
+    size_t have = sizeof g->out - g->z.avail_out;
+    if (have && fwrite(g->out, 1, have, g->f) != have) return -1;
+  } while (g->z.avail_out == 0);
+  return 0;
+}
+
+static ssize_t gz_write(void *cookie, const char *buf, size_t n) {
+  gz_cookie *g = cookie;
+  if (g->failed) return -1;
+  g->z.next_in = (unsigned char *)(uintptr_t)buf;
+  g->z.avail_in = (uInt)n;
+  if (pump(g, Z_NO_FLUSH)) {
+    g->failed = 1;
+    errno = EIO;
+    return -1;
+  }
+  return (ssize_t)n;
+}
+
+static int gz_close(void *cookie) {
+  gz_cookie *g = cookie;
+  int bad = g->failed;
+  g->z.next_in = NULL;
+  g->z.avail_in = 0;
+  if (!bad && pump(g, Z_FINISH)) bad = 1;
+  deflateEnd(&g->z);
+  char err[256];
+  if (prof__out_fclose(&g->o, !bad, err) != 0) bad = 1;
+  free(g);
+  return bad ? EOF : 0;
+}
+
+FILE *prof__gz_open(const char *path, char *err) {
+  gz_cookie *g = calloc(1, sizeof *g);
+  if (!g) {
+    snprintf(err, 256, "out of memory");
+    return NULL;
+  }
+  /* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
+  if (deflateInit2(&g->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    snprintf(err, 256, "zlib initialisation failed");
+    free(g);
+    return NULL;
+  }
+  if (prof__out_fopen(&g->o, path, 0644, err) != 0) {
+    deflateEnd(&g->z);
+    free(g);
+    return NULL;
+  }
+  g->f = g->o.f;
+  cookie_io_functions_t io = {.write = gz_write, .close = gz_close};
+  FILE *f = fopencookie(g, "w", io);
+  if (!f) {
+    snprintf(err, 256, "cannot open a stream: %s", strerror(errno));
+    prof__out_fclose(&g->o, 0, err);
+    deflateEnd(&g->z);
+    free(g);
+    return NULL;
+  }
+  setvbuf(f, NULL, _IOFBF, 1 << 16);
+  return f;
+}
+
+#else
+
+FILE *prof__gz_open(const char *path, char *err) {
+  snprintf(err, 256, "cannot write '%s': this build has no zlib (gzip output)", path);
+  return NULL;
+}
+
+#endif

@@ -1,0 +1,184 @@
+/* report_text.c — the report for people: header facts, findings first,
+ * then steps, the step-time breakdown, ranges by self time and the
+ * sections' own parts, with a footer of counts.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlprof.h"
+#include "analyze/engine/an_internal.h"
+
+/* Ranges listed in the text report (the JSON has all of them). */
+#define TEXT_MAX_RANGES 25
+/* Per-step lines: all when there are at most this many, else the slowest. */
+#define TEXT_MAX_STEPS 20
+
+#define NS(buf, v) prof__an_fmt_ns(buf, sizeof buf, v)
+
+static const char *hdr(const prof__an *an, const char *k) {
+  const char *v = prof__an_header(an, k);
+  return v && *v ? v : "?";
+}
+
+static const char *ftr(const prof__an *an, const char *k) {
+  const char *v = prof__an_footer(an, k);
+  return v ? v : "?";
+}
+
+static void text_header(prof__an *an, FILE *out) {
+  char d[32];
+  fprintf(out, "mlprof report — %s (pid %s on %s)\n", hdr(an, "program"), hdr(an, "pid"), hdr(an, "hostname"));
+  fprintf(out, "trace: %s\n", an->path);
+  const char *cmd = prof__an_header(an, "cmdline");
+  if (cmd && *cmd) fprintf(out, "command: %s\n", cmd);
+  fprintf(out, "clock: %s; %llu events, %zu threads, %llu chunks, %s traced\n", hdr(an, "clock"),
+          (unsigned long long)an->events, an->nthreads, (unsigned long long)an->chunks,
+          NS(d, an->last_ns - an->first_ns));
+  fprintf(out, "lost %llu events\n", (unsigned long long)an->lost_events);
+  if (an->truncated)
+    fprintf(out, "WARNING: the trace is truncated (%s); this report covers what was read.\n", an->trunc_msg);
+  const char *sig = prof__an_footer(an, "crash.signal");
+  if (sig)
+    fprintf(out, "CRASH: the program died of %s (thread %s, pc %s, address %s); the trace was flushed at the "
+                 "crash and holds every step finished before it.\n",
+            sig, ftr(an, "crash.tid"), ftr(an, "crash.pc"), ftr(an, "crash.addr"));
+  fputc('\n', out);
+}
+
+static void text_findings(prof__an *an, FILE *out) {
+  fprintf(out, "Findings (%zu)\n", an->nfindings);
+  if (!an->nfindings) fputs("  none\n", out);
+  for (size_t i = 0; i < an->nfindings; i++) {
+    const prof__finding *f = &an->findings[i];
+    fprintf(out, "  [%s] %s: %s\n", f->severity, f->id, f->title);
+    fprintf(out, "      measured: %s\n", f->measured);
+    fprintf(out, "      advice:   %s\n", f->recommendation);
+  }
+  fputc('\n', out);
+}
+
+static void text_stats(FILE *out, const char *label, const prof__step_stats *st) {
+  char a[32], b[32], c[32], d[32], e[32];
+  fprintf(out, "  %-8s %zu steps: mean %s, median %s, p95 %s, min %s, max %s\n", label, st->count,
+          NS(a, st->mean_ns), NS(b, st->median_ns), NS(c, st->p95_ns), NS(d, st->min_ns), NS(e, st->max_ns));
+}
+
+static void text_step_line(prof__an *an, FILE *out, const prof__step *s) {
+  char d[32];
+  uint64_t dur = s->end_ns - s->begin_ns;
+  fprintf(out, "    step %-6llu %10s ", (unsigned long long)s->number, NS(d, dur));
+  uint64_t other = s->bd_ns[PROF_BD_OTHER_RANGE] + s->bd_ns[PROF_BD_UNTRACKED];
+  for (int b = 0; b < PROF_BD_OTHER_RANGE; b++)
+    fprintf(out, " %s %5.1f%%", prof__an_bucket_name(b), dur ? 100.0 * (double)s->bd_ns[b] / (double)dur : 0.0);
+  fprintf(out, " other %5.1f%%%s\n", dur ? 100.0 * (double)other / (double)dur : 0.0,
+          s->warmup_outlier ? "  (warm-up)" : "");
+  (void)an;
+}
+
+static uint64_t dur_of(const prof__an *an, size_t i) { return an->steps[i].end_ns - an->steps[i].begin_ns; }
+
+/* The k slowest steps, slowest first, by insertion into a short list. */
+static size_t slowest(const prof__an *an, size_t *top, size_t k) {
+  size_t n = 0;
+  for (size_t i = 0; i < an->nsteps; i++) {
+    uint64_t d = dur_of(an, i);
+    if (n == k && d <= dur_of(an, top[n - 1])) continue;
+    size_t j = n < k ? n++ : k - 1;
+    while (j > 0 && dur_of(an, top[j - 1]) < d) {
+      top[j] = top[j - 1];
+      j--;
+    }
+    top[j] = i;
+  }
+  return n;
+}
+
+static void text_step_list(prof__an *an, FILE *out) {
+  if (an->nsteps <= TEXT_MAX_STEPS) {
+    fputs("  per step:\n", out);
+    for (size_t i = 0; i < an->nsteps; i++) text_step_line(an, out, &an->steps[i]);
+    return;
+  }
+  size_t top[TEXT_MAX_STEPS / 2];
+  size_t n = slowest(an, top, TEXT_MAX_STEPS / 2);
+  fprintf(out, "  slowest %zu of %zu steps (all are in the JSON report):\n", n, an->nsteps);
+  for (size_t i = 0; i < n; i++) text_step_line(an, out, &an->steps[top[i]]);
+}
+
+static void text_steps(prof__an *an, FILE *out) {
+  fputs("Steps\n", out);
+  if (!an->nsteps) {
+    fprintf(out, "  no complete steps%s\n\n", an->unfinished_steps ? " (some never ended)" : "");
+    return;
+  }
+  text_stats(out, "all", &an->step_stats);
+  if (an->steps[0].warmup_outlier) {
+    fprintf(out, "  step %llu is a warm-up outlier (> 2x the median of the others)\n",
+            (unsigned long long)an->steps[0].number);
+    text_stats(out, "steady", &an->steady_stats);
+  }
+  if (an->unfinished_steps)
+    fprintf(out, "  %llu unfinished steps not counted\n", (unsigned long long)an->unfinished_steps);
+  text_step_list(an, out);
+  fputc('\n', out);
+}
+
+static void text_breakdown(prof__an *an, FILE *out) {
+  uint64_t bd[PROF_BD_COUNT];
+  char d[32];
+  prof__an_bd_total(an, bd);
+  if (!an->nsteps) return;
+  fprintf(out, "Step-time breakdown (thread running the steps, %s in %zu steps)\n", NS(d, an->step_stats.total_ns),
+          an->nsteps);
+  if (prof__an_step_lost(an)) {
+    char note[512];
+    fprintf(out, "  LOSSY: %s\n", prof__an_step_loss_note(an, note, sizeof note));
+  }
+  for (int b = 0; b < PROF_BD_OTHER_RANGE; b++)
+    fprintf(out, "  %-8s %6.1f%%  %s\n", prof__an_bucket_name(b), 100 * prof__an_share(an, bd[b]), NS(d, bd[b]));
+  uint64_t other = bd[PROF_BD_OTHER_RANGE] + bd[PROF_BD_UNTRACKED];
+  fprintf(out, "  %-8s %6.1f%%  %s", "other", 100 * prof__an_share(an, other), NS(d, other));
+  fprintf(out, "  (untracked %.1f%%)\n\n", 100 * prof__an_share(an, bd[PROF_BD_UNTRACKED]));
+}
+
+static void text_ranges(prof__an *an, FILE *out) {
+  char t[32], s[32], a[32];
+  if (!an->nranges) return;
+  size_t *idx = prof__ranges_by_self(an);
+  if (!idx) return;
+  fprintf(out, "Ranges by self time (%zu)\n", an->nranges);
+  fprintf(out, "  %-32s %-8s %10s %12s %12s %12s %7s\n", "name", "category", "calls", "total", "self", "avg",
+          "%step");
+  for (size_t i = 0; i < an->nranges && i < TEXT_MAX_RANGES; i++) {
+    const prof__range_stat *r = &an->ranges[idx[i]];
+    fprintf(out, "  %-32.32s %-8s %10llu %12s %12s %12s %6.1f%%\n", prof__an_str(an, r->name),
+            prof__an_cat_name(r->cat), (unsigned long long)r->count, NS(t, r->total_ns), NS(s, r->self_ns),
+            NS(a, r->count ? r->total_ns / r->count : 0), 100 * prof__an_share(an, r->in_step_self_ns));
+  }
+  if (an->nranges > TEXT_MAX_RANGES)
+    fprintf(out, "  ... %zu more in the JSON report\n", an->nranges - TEXT_MAX_RANGES);
+  fputc('\n', out);
+  free(idx);
+}
+
+static void text_footer(prof__an *an, FILE *out) {
+  fprintf(out, "Trace health: lost %llu events, misuse %llu, unmatched range ends %llu, unclosed ranges %llu, "
+               "unfinished steps %llu%s\n",
+          (unsigned long long)an->lost_events, (unsigned long long)an->misuse,
+          (unsigned long long)an->unmatched_range_ends, (unsigned long long)an->unclosed_ranges,
+          (unsigned long long)an->unfinished_steps, an->truncated ? ", TRUNCATED" : "");
+  for (size_t i = 0; i < an->footer_count; i++)
+    fprintf(out, "  footer %s = %s\n", an->footer[i].key, an->footer[i].value);
+}
+
+int prof__report_text(prof__an *an, FILE *out) {
+  text_header(an, out);
+  text_findings(an, out);
+  text_steps(an, out);
+  text_breakdown(an, out);
+  text_ranges(an, out);
+  for (size_t i = 0; i < prof__nsections; i++)
+    if (prof__sections[i]->text) prof__sections[i]->text(an, an->section_state[i], out);
+  text_footer(an, out);
+  return ferror(out) ? PROF_EIO : 0;
+}

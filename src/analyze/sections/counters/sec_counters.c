@@ -1,0 +1,299 @@
+/* sec_counters.c — the "counters" section: per-thread cumulative counters
+ * recorded by the CPU module (COUNTER events named "cpuctr/<counter>", read
+ * by the writer thread once per flush period) turned into per-step values
+ * on the step's thread: CPU time, page faults, context switches and, with
+ * PAPI, cycles, instructions, IPC and last-level cache misses per thousand
+ * instructions. A step boundary falls between two readings; the value there
+ * is interpolated linearly in time (docs/cpu-sampling.md). The HTML panel
+ * shows the per-step values as a table (at most MAX_ROWS steps) and one of
+ * them (IPC with PAPI, else CPU time) as a line chart across steps. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "analyze/report/html_series.h"
+
+#define PREFIX "cpuctr/"
+#define MAXC 12
+#define MAX_ROWS 200 /* steps in the HTML table */
+
+typedef struct reading {
+  uint64_t ts;
+  double v;
+} reading;
+
+typedef struct series {
+  uint32_t tid, name;
+  reading *r;
+  size_t n, cap;
+} series;
+
+typedef struct ctr_st {
+  series *s;
+  size_t ns, cap;
+  uint32_t names[MAXC];
+  int nnames;
+} ctr_st;
+
+static int is_ctr(prof__an *an, uint32_t name) {
+  return strncmp(prof__an_str(an, name), PREFIX, sizeof PREFIX - 1) == 0;
+}
+
+static series *series_of(ctr_st *c, uint32_t tid, uint32_t name) {
+  for (size_t i = 0; i < c->ns; i++)
+    if (c->s[i].tid == tid && c->s[i].name == name) return &c->s[i];
+  if (c->ns == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 16;
+    series *p = realloc(c->s, cap * sizeof *p);
+    if (!p) return NULL;
+    c->s = p;
+    c->cap = cap;
+  }
+  c->s[c->ns] = (series){tid, name, NULL, 0, 0};
+  int known = 0;
+  for (int i = 0; i < c->nnames; i++) known |= c->names[i] == name;
+  if (!known && c->nnames < MAXC) c->names[c->nnames++] = name;
+  return &c->s[c->ns++];
+}
+
+static void ctr_record(prof__an *an, void *st, const prof__rec *rec) {
+  if (rec->kind != PROF_REC_EVENT || rec->ev.type != PROF_EV_COUNTER || !is_ctr(an, rec->ev.name)) return;
+  series *s = series_of(st, rec->tid, rec->ev.name);
+  if (!s) return;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    reading *p = realloc(s->r, cap * sizeof *p);
+    if (!p) return;
+    s->r = p;
+    s->cap = cap;
+  }
+  s->r[s->n++] = (reading){rec->ev.ts, prof__bits_f64(rec->ev.a)};
+}
+
+/* Cumulative value at time t (readings are in time order per thread). */
+static double value_at(const series *s, uint64_t t) {
+  if (!s->n) return 0;
+  if (t <= s->r[0].ts) return s->r[0].v;
+  for (size_t i = 1; i < s->n; i++) {
+    if (s->r[i].ts < t) continue;
+    const reading *a = &s->r[i - 1], *b = &s->r[i];
+    double f = b->ts > a->ts ? (double)(t - a->ts) / (double)(b->ts - a->ts) : 1;
+    return a->v + f * (b->v - a->v);
+  }
+  return s->r[s->n - 1].v;
+}
+
+static const series *find(const ctr_st *c, uint32_t tid, uint32_t name) {
+  for (size_t i = 0; i < c->ns; i++)
+    if (c->s[i].tid == tid && c->s[i].name == name) return &c->s[i];
+  return NULL;
+}
+
+static double step_delta(prof__an *an, const ctr_st *c, size_t k, uint32_t name) {
+  const prof__step *st = &an->steps[k];
+  const series *s = find(c, st->tid, name);
+  return s ? value_at(s, st->end_ns) - value_at(s, st->begin_ns) : 0;
+}
+
+static uint32_t name_id(prof__an *an, const ctr_st *c, const char *suffix) {
+  for (int i = 0; i < c->nnames; i++)
+    if (strcmp(prof__an_str(an, c->names[i]) + sizeof PREFIX - 1, suffix) == 0) return c->names[i];
+  return 0;
+}
+
+static void derived(prof__an *an, const ctr_st *c, size_t k, prof__json *j) {
+  uint32_t cyc = name_id(an, c, "PAPI_TOT_CYC"), ins = name_id(an, c, "PAPI_TOT_INS");
+  uint32_t llc = name_id(an, c, "PAPI_L3_TCM");
+  double vi = ins ? step_delta(an, c, k, ins) : 0;
+  if (cyc && ins) {
+    double vc = step_delta(an, c, k, cyc);
+    if (vc > 0) prof__json_knum(j, "ipc", vi / vc);
+  }
+  if (llc && vi > 0) prof__json_knum(j, "llc_misses_per_kinst", 1000.0 * step_delta(an, c, k, llc) / vi);
+}
+
+/* The last value recorded for a META key, or NULL. */
+static const char *meta(const prof__an *an, const char *key) {
+  const char *v = NULL;
+  for (size_t i = 0; i < an->meta_count; i++)
+    if (strcmp(an->meta[i].key, key) == 0) v = an->meta[i].value;
+  return v;
+}
+
+static void ctr_json(prof__an *an, void *st, prof__json *j) {
+  ctr_st *c = st;
+  if (!c->ns) return;
+  const char *src = meta(an, "counters.source"), *why = meta(an, "counters.papi_reason");
+  prof__json_key(j, "counters");
+  prof__json_obj_begin(j);
+  prof__json_kstr(j, "source", src ? src : "software");
+  if (why) prof__json_kstr(j, "papi_reason", why);
+  prof__json_key(j, "names");
+  prof__json_arr_begin(j);
+  for (int i = 0; i < c->nnames; i++) prof__json_str(j, prof__an_str(an, c->names[i]) + sizeof PREFIX - 1);
+  prof__json_arr_end(j);
+  prof__json_key(j, "per_step");
+  prof__json_arr_begin(j);
+  for (size_t k = 0; k < an->nsteps; k++) {
+    prof__json_obj_begin(j);
+    prof__json_kuint(j, "step", an->steps[k].number);
+    for (int i = 0; i < c->nnames; i++) {
+      const char *nm = prof__an_str(an, c->names[i]) + sizeof PREFIX - 1;
+      double d = step_delta(an, c, k, c->names[i]);
+      if (strcmp(nm, "cpu_ns") == 0) prof__json_knum(j, "cpu_ms", d / 1e6);
+      else prof__json_knum(j, nm, d);
+    }
+    derived(an, c, k, j);
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
+  prof__json_obj_end(j);
+}
+
+static void ctr_text(prof__an *an, void *st, FILE *out) {
+  ctr_st *c = st;
+  if (!c->ns || !an->nsteps) return;
+  uint32_t cpu = name_id(an, c, "cpu_ns"), pf = name_id(an, c, "page_faults"), cs = name_id(an, c, "ctx_switches");
+  double tc = 0, tp = 0, ts = 0, wall = 0;
+  for (size_t k = 0; k < an->nsteps; k++) {
+    tc += cpu ? step_delta(an, c, k, cpu) : 0;
+    tp += pf ? step_delta(an, c, k, pf) : 0;
+    ts += cs ? step_delta(an, c, k, cs) : 0;
+    wall += (double)(an->steps[k].end_ns - an->steps[k].begin_ns);
+  }
+  double n = (double)an->nsteps;
+  fprintf(out, "\n== Counters per step (step thread; %s) ==\n", name_id(an, c, "PAPI_TOT_CYC") ? "PAPI + software" : "software");
+  fprintf(out, "  mean CPU time %.2f ms (%.0f%% of wall), %.0f page faults, %.0f context switches\n", tc / n / 1e6,
+          wall > 0 ? 100 * tc / wall : 0, tp / n, ts / n);
+}
+
+/* ---- HTML ------------------------------------------------------------------ */
+
+/* Per-step derived values: IPC and LLC misses per 1000 instructions; -1 when
+ * the counters are missing. */
+static void derived_vals(prof__an *an, const ctr_st *c, size_t k, double *ipc, double *mpki) {
+  uint32_t cyc = name_id(an, c, "PAPI_TOT_CYC"), ins = name_id(an, c, "PAPI_TOT_INS"), llc = name_id(an, c, "PAPI_L3_TCM");
+  double vi = ins ? step_delta(an, c, k, ins) : 0, vc = cyc ? step_delta(an, c, k, cyc) : 0;
+  *ipc = cyc && ins && vc > 0 ? vi / vc : -1;
+  *mpki = llc && vi > 0 ? 1000.0 * step_delta(an, c, k, llc) / vi : -1;
+}
+
+static void html_facts(prof__an *an, const ctr_st *c, FILE *out) {
+  const char *src = meta(an, "counters.source"), *why = meta(an, "counters.papi_reason");
+  char b[256];
+  int k = 0;
+  fputs("<table class=\"facts\">", out);
+  prof__html_fact(out, "source", src && strcmp(src, "papi+software") == 0 ? "PAPI hardware counters + software counters"
+                                                                         : "software counters (thread CPU time, page faults, context switches)");
+  if (why) prof__html_fact(out, "PAPI unavailable", why);
+  b[0] = 0;
+  for (int i = 0; i < c->nnames && k < (int)sizeof b - 2; i++)
+    k += snprintf(b + k, sizeof b - (size_t)k, "%s%s", i ? ", " : "", prof__an_str(an, c->names[i]) + sizeof PREFIX - 1);
+  prof__html_fact(out, "counters", b);
+  fputs("</table>\n", out);
+  fputs("<p class=\"note\">Values of the thread that ran each step. Counters are read once per writer period and "
+        "interpolated at step boundaries, so counts of steps shorter than that period are estimates.</p>\n",
+        out);
+}
+
+static void td_val(FILE *out, double v, const char *fmt) {
+  char b[32];
+  if (v < 0) {
+    prof__html_td(out, "–");
+    return;
+  }
+  snprintf(b, sizeof b, fmt, v);
+  prof__html_td_num(out, v, b);
+}
+
+static void html_table(prof__an *an, const ctr_st *c, FILE *out, int papi) {
+  const char *h[MAXC + 5];
+  size_t nh = 0;
+  h[nh++] = "step";
+  h[nh++] = "wall";
+  for (int i = 0; i < c->nnames; i++) {
+    const char *nm = prof__an_str(an, c->names[i]) + sizeof PREFIX - 1;
+    h[nh++] = strcmp(nm, "cpu_ns") == 0 ? "CPU time" : nm;
+  }
+  if (papi) h[nh++] = "IPC", h[nh++] = "LLC misses / 1k instr.";
+  prof__html_table_begin(out, h, nh);
+  for (size_t k = 0; k < an->nsteps && k < MAX_ROWS; k++) {
+    char b[32];
+    fputs("<tr>", out);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)an->steps[k].number);
+    prof__html_td_num(out, (double)an->steps[k].number, b);
+    prof__html_td_ns(out, an->steps[k].end_ns - an->steps[k].begin_ns);
+    for (int i = 0; i < c->nnames; i++) {
+      const char *nm = prof__an_str(an, c->names[i]) + sizeof PREFIX - 1;
+      double d = step_delta(an, c, k, c->names[i]);
+      if (strcmp(nm, "cpu_ns") == 0) prof__html_td_ns(out, d > 0 ? (uint64_t)d : 0);
+      else td_val(out, d, d >= 100 ? "%.0f" : "%.1f");
+    }
+    if (papi) {
+      double ipc, mpki;
+      derived_vals(an, c, k, &ipc, &mpki);
+      td_val(out, ipc, "%.2f");
+      td_val(out, mpki, "%.2f");
+    }
+    fputs("</tr>\n", out);
+  }
+  prof__html_table_end(out);
+  if (an->nsteps > MAX_ROWS)
+    fprintf(out, "<p class=\"note\">The first %d of %zu steps; all are in the JSON report.</p>\n", MAX_ROWS, an->nsteps);
+}
+
+/* IPC per step when PAPI counted cycles and instructions, else CPU time. */
+static void html_chart(prof__an *an, const ctr_st *c, FILE *out, int papi) {
+  uint32_t cpu = name_id(an, c, "cpu_ns");
+  if (!papi && !cpu) return;
+  double *v = malloc(an->nsteps * sizeof *v);
+  uint64_t *t = malloc(an->nsteps * sizeof *t);
+  size_t n = 0;
+  for (size_t k = 0; v && t && k < an->nsteps; k++) {
+    double ipc = 0, mpki;
+    if (papi) derived_vals(an, c, k, &ipc, &mpki);
+    v[n] = papi ? (ipc > 0 ? ipc : 0) : step_delta(an, c, k, cpu) / 1e6;
+    t[n++] = an->steps[k].end_ns;
+  }
+  if (v && t && n) {
+    const char *title = papi ? "Instructions per cycle per step" : "CPU time of the step thread per step";
+    fprintf(out, "<h3>%s</h3>\n", title);
+    prof__html_series_chart(out, title, papi ? "IPC" : "ms", 1, t, v, n, an->first_ns);
+    fputs("<p class=\"note\">One point per step, at its end.</p>\n", out);
+  }
+  free(v);
+  free(t);
+}
+
+static void ctr_html(prof__an *an, void *st, FILE *out) {
+  ctr_st *c = st;
+  if (!c->ns) return;
+  int papi = name_id(an, c, "PAPI_TOT_CYC") && name_id(an, c, "PAPI_TOT_INS");
+  prof__html_section_begin(out, "counters", "Counters per step");
+  html_facts(an, c, out);
+  if (an->nsteps) {
+    html_chart(an, c, out, papi);
+    html_table(an, c, out, papi);
+  } else {
+    fputs("<p>The trace has no steps: counters are reported per step.</p>\n", out);
+  }
+  prof__html_section_end(out);
+}
+
+static void ctr_destroy(prof__an *an, void *st) {
+  (void)an;
+  ctr_st *c = st;
+  for (size_t i = 0; i < c->ns; i++) free(c->s[i].r);
+  free(c->s);
+}
+
+const prof__section prof__sec_counters = {
+    .name = "counters",
+    .state_size = sizeof(ctr_st),
+    .record = ctr_record,
+    .text = ctr_text,
+    .json = ctr_json,
+    .html = ctr_html,
+    .destroy = ctr_destroy,
+    .event_mask = PROF_EVMASK(PROF_EV_COUNTER),
+};

@@ -1,0 +1,654 @@
+/* sec_functions.c — the "functions" section: hot functions from CPU
+ * samples (self and total share with estimated time), the call tree
+ * (caller -> callee with inclusive share), hot functions per range, CPU vs
+ * wall time per step (compute-bound vs waiting), and the `hot_function`
+ * finding. Samples carry a weight (sampling periods, see
+ * docs/cpu-sampling.md); every share here is a share of weight. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/sections/functions/sec_functions_int.h"
+#include "analyze/sections/stacks/symbols.h"
+
+#define TOP_N 20
+#define PROF_STACK_MAX 256
+#define HOT_SHARE 0.25      /* hot_function: one function's self share ... */
+#define HOT_SHARE_HIGH 0.5  /* ... high severity from here */
+#define HOT_MIN_SAMPLES 20
+
+/* ---- state ----------------------------------------------------------------- */
+
+static void fn_record(prof__an *an, void *st, const prof__rec *rec) {
+  (void)an;
+  prof__fn_st *s = st;
+  if (rec->kind != PROF_REC_EVENT || rec->ev.type != PROF_EV_SAMPLE) return;
+  int mode = rec->ev.aux ? 1 : 0;
+  uint64_t w = rec->ev.b ? rec->ev.b : 1;
+  uint64_t range = rec->ev.a & 0xffffffffu;
+  s->samples[mode]++;
+  s->total[mode] += w;
+  if (!rec->ev.name) s->no_stack[mode]++;
+  prof__u64map_add(&s->agg[mode], range << 32 | rec->ev.name, w);
+  if (s->nts == s->ts_cap) {
+    size_t cap = s->ts_cap ? s->ts_cap * 2 : 1024;
+    prof__fn_tsample *p = realloc(s->ts, cap * sizeof *p);
+    if (!p) return;
+    s->ts = p;
+    s->ts_cap = cap;
+  }
+  s->ts[s->nts++] = (prof__fn_tsample){rec->ev.ts, mode == 0 ? w : 0, rec->tid};
+}
+
+/* ---- functions --------------------------------------------------------------- */
+
+static uint64_t hash_str(const char *a, const char *b) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char *p = a; p && *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+  h = (h ^ 0xff) * 1099511628211ull;
+  for (const char *p = b; p && *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+  return h & 0x7fffffffffffffffull;
+}
+
+static int streq(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+/* Index of the function of frame f (by name and module), created on first sight. */
+static long func_of(prof__fn_st *s, const prof__frame *fr) {
+  uint64_t h = hash_str(fr->func, fr->module);
+  for (uint64_t probe = 0;; probe++) {
+    uint64_t idx = prof__u64map_get(&s->fmap, h + probe);
+    if (!idx) break;
+    prof__fn_func *f = &s->f[idx - 1];
+    if (streq(f->name, fr->func) && streq(f->module, fr->module)) {
+      f->inlined |= fr->inlined;
+      return (long)idx - 1;
+    }
+  }
+  if (s->nf == s->f_cap) {
+    size_t cap = s->f_cap ? s->f_cap * 2 : 256;
+    prof__fn_func *p = realloc(s->f, cap * sizeof *p);
+    if (!p) return -1;
+    s->f = p;
+    s->f_cap = cap;
+  }
+  uint64_t probe = 0;
+  while (prof__u64map_get(&s->fmap, h + probe)) probe++;
+  if (prof__u64map_add(&s->fmap, h + probe, s->nf + 1) != 0) return -1;
+  s->f[s->nf] = (prof__fn_func){fr->func, fr->module, fr->file, fr->line, 0, 0, 0, fr->mangled, fr->inlined, fr->python};
+  return (long)s->nf++;
+}
+
+static uint64_t mod_of(prof__fn_st *s, const char *name) {
+  for (size_t i = 0; i < s->nmods; i++)
+    if (streq(s->mods[i], name)) return i;
+  if (s->nmods >= 4095) return 4095;
+  const char **v = realloc(s->mods, (s->nmods + 1) * sizeof *v);
+  if (!v) return 4095;
+  s->mods = v;
+  s->mods[s->nmods] = name;
+  return s->nmods++;
+}
+
+/* The Python view: the line of the innermost Python frame, and which
+ * native library the sample was in below it. */
+static void add_python(prof__fn_st *s, const prof__frame *const *fr, const long *fi, int n, uint64_t w) {
+  int p = 0;
+  while (p < n && !fr[p]->python) p++;
+  if (p == n) return;
+  uint64_t line = (uint64_t)(fr[p]->line > 0 ? fr[p]->line : 0) & 0xfffff, k = (uint64_t)fi[p] << 32 | line;
+  s->py_total += w;
+  prof__u64map_add(&s->pylines, k, w);
+  if (p == 0) return;
+  prof__u64map_add(&s->pynative, k, w);
+  uint64_t m = mod_of(s, fr[0]->module ? fr[0]->module : "?");
+  prof__u64map_add(&s->pylib, (uint64_t)fi[p] << 40 | line << 12 | m, w);
+}
+
+static void add_stack(prof__an *an, prof__fn_st *s, uint32_t stack, uint32_t range, uint64_t w, uint64_t stamp) {
+  const prof__frame *fr[PROF_STACK_MAX];
+  int d = prof__an_stack_frames(an, stack, fr, PROF_STACK_MAX, 1);
+  long fi[PROF_STACK_MAX];
+  int n = 0;
+  for (int i = 0; i < d; i++) {
+    long f = func_of(s, fr[i]);
+    if (f >= 0) {
+      fr[n] = fr[i];
+      fi[n++] = f;
+    }
+  }
+  if (!n) return;
+  s->f[fi[0]].self += w;
+  prof__u64map_add(&s->lines, (uint64_t)fi[0] << 32 | (uint64_t)(fr[0]->line > 0 ? fr[0]->line : 0), w);
+  prof__u64map_add(&s->rangefn, (uint64_t)range << 32 | (uint64_t)fi[0], w);
+  prof__u64map_add(&s->rangetot, range, w);
+  for (int i = 0; i < n; i++) {
+    if (s->f[fi[i]].stamp == stamp) continue; /* recursion counts once */
+    s->f[fi[i]].stamp = stamp;
+    s->f[fi[i]].total += w;
+  }
+  for (int i = 0; i + 1 < n; i++) {
+    int dup = 0;
+    for (int k = 0; k < i && !dup; k++) dup = fi[k] == fi[i] && fi[k + 1] == fi[i + 1];
+    if (!dup) prof__u64map_add(&s->edges, (uint64_t)fi[i + 1] << 32 | (uint64_t)fi[i], w);
+  }
+  add_python(s, fr, fi, n, w);
+}
+
+size_t prof__fn_hot_lines(const prof__fn_st *s, size_t fi, prof__kv64 *top, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->lines.cap; i++) {
+    if (!s->lines.k[i] || ((s->lines.k[i] - 1) >> 32) != fi || !((s->lines.k[i] - 1) & 0xffffffffu)) continue;
+    prof__kv64 x = {(s->lines.k[i] - 1) & 0xffffffffu, s->lines.v[i]};
+    size_t k;
+    if (n < max) k = n++;
+    else if (x.v > top[max - 1].v) k = max - 1;
+    else continue;
+    top[k] = x;
+    while (k > 0 && (top[k - 1].v < top[k].v || (top[k - 1].v == top[k].v && top[k - 1].k > top[k].k))) {
+      prof__kv64 t = top[k - 1];
+      top[k - 1] = top[k];
+      top[k] = t;
+      k--;
+    }
+  }
+  return n;
+}
+
+/* A function's location is its hottest line by self time. */
+static void hottest_lines(prof__fn_st *s) {
+  for (size_t i = 0; i < s->nf; i++) {
+    prof__kv64 top[1];
+    if (s->f[i].self && s->f[i].file && prof__fn_hot_lines(s, i, top, 1)) s->f[i].line = (int)top[0].k;
+  }
+}
+
+static double header_hz(prof__an *an) {
+  const char *v = prof__an_header(an, "cpu.sample_hz");
+  double hz = v ? atof(v) : 0;
+  return hz > 0 ? hz : 99;
+}
+
+static int cmp_stack(const void *a, const void *b) {
+  const prof__sampled_stack *x = a, *y = b;
+  return x->weight > y->weight ? -1 : x->weight < y->weight ? 1 : (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+static void merge_stacks(prof__fn_st *s) {
+  prof__u64map *m = &s->agg[s->mode], by = {0};
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->k[i]) prof__u64map_add(&by, (m->k[i] - 1) & 0xffffffffu, m->v[i]);
+  s->stacks = calloc(by.n ? by.n : 1, sizeof *s->stacks);
+  for (size_t i = 0; s->stacks && i < by.cap; i++)
+    if (by.k[i]) s->stacks[s->nstacks++] = (prof__sampled_stack){(uint32_t)(by.k[i] - 1), by.v[i]};
+  if (s->stacks) qsort(s->stacks, s->nstacks, sizeof *s->stacks, cmp_stack);
+  prof__u64map_free(&by);
+}
+
+static void step_times(prof__an *an, prof__fn_st *s) {
+  if (!an->nsteps) return;
+  s->steps = calloc(an->nsteps, sizeof *s->steps);
+  if (!s->steps) return;
+  for (size_t i = 0; i < s->nts; i++) {
+    long k = prof__an_step_at(an, s->ts[i].ts);
+    if (k < 0) continue;
+    s->steps[k].all_w += s->ts[i].weight;
+    if (s->ts[i].tid == an->steps[k].tid) s->steps[k].cpu_w += s->ts[i].weight;
+  }
+}
+
+static void add_finding(prof__an *an, prof__fn_st *s) {
+  if (!s->nf || s->samples[s->mode] < HOT_MIN_SAMPLES || !s->total_w) return;
+  size_t best = 0;
+  for (size_t i = 1; i < s->nf; i++)
+    if (s->f[i].self > s->f[best].self) best = i;
+  double share = (double)s->f[best].self / (double)s->total_w;
+  if (share < HOT_SHARE) return;
+  char title[512], measured[512];
+  snprintf(title, sizeof title, "%s holds %.0f%% of the %s samples", s->f[best].name, share * 100,
+           s->mode ? "wall-clock" : "CPU");
+  snprintf(measured, sizeof measured,
+           "%s (%s) has %.1f%% of %llu sampled periods as self time (about %.1f ms)%s%s%s", s->f[best].name,
+           s->f[best].module ? s->f[best].module : "?", share * 100, (unsigned long long)s->total_w,
+           (double)s->f[best].self * s->period_ns / 1e6, s->f[best].file ? ", " : "",
+           s->f[best].file ? s->f[best].file : "", s->f[best].file ? "" : "");
+  prof__an_finding(an, "hot_function", share >= HOT_SHARE_HIGH ? "high" : "medium", share, title, measured,
+                   "Make this function cheaper: vectorise its inner loop (contiguous data, no branches in the "
+                   "loop, -O3 -march=native), move the loop nest to a BLAS-style kernel (GEMM, batched "
+                   "operations), and avoid recomputing values that could be cached between steps.");
+}
+
+static void fn_finish(prof__an *an, void *st) {
+  prof__fn_st *s = st;
+  s->mode = s->total[0] ? 0 : 1;
+  s->total_w = s->total[s->mode];
+  s->period_ns = 1e9 / header_hz(an);
+  if (!s->total_w) return;
+  merge_stacks(s);
+  prof__u64map *m = &s->agg[s->mode];
+  uint64_t stamp = 0;
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->k[i]) add_stack(an, s, (uint32_t)((m->k[i] - 1) & 0xffffffffu), (uint32_t)((m->k[i] - 1) >> 32), m->v[i], ++stamp);
+  hottest_lines(s);
+  step_times(an, s);
+  add_finding(an, s);
+}
+
+size_t prof__functions_stacks(prof__an *an, const prof__sampled_stack **out, int *mode, double *period_ns) {
+  prof__fn_st *s = prof__an_section(an, "functions");
+  if (!s || !s->nstacks) return 0;
+  if (out) *out = s->stacks;
+  if (mode) *mode = s->mode;
+  if (period_ns) *period_ns = s->period_ns;
+  return s->nstacks;
+}
+
+int prof__sec_stacks_func_names(prof__an *an, uint32_t stack, const char **names, int max) {
+  const prof__frame *fr[PROF_STACK_MAX];
+  int d = prof__an_stack_frames(an, stack, fr, PROF_STACK_MAX, 1), n = 0;
+  for (int i = d - 1; i >= 0 && n < max; i--) names[n++] = fr[i]->label ? fr[i]->label : fr[i]->func;
+  return n;
+}
+
+/* ---- ordering ---------------------------------------------------------------- */
+
+static const prof__fn_st *sort_st;
+static int by_self(const void *a, const void *b) {
+  const prof__fn_func *x = &sort_st->f[*(const size_t *)a], *y = &sort_st->f[*(const size_t *)b];
+  return x->self > y->self ? -1 : x->self < y->self ? 1 : strcmp(x->name, y->name);
+}
+static int by_total(const void *a, const void *b) {
+  const prof__fn_func *x = &sort_st->f[*(const size_t *)a], *y = &sort_st->f[*(const size_t *)b];
+  return x->total > y->total ? -1 : x->total < y->total ? 1 : strcmp(x->name, y->name);
+}
+
+size_t *prof__fn_ranked(const prof__fn_st *s, int total) {
+  size_t *idx = malloc((s->nf ? s->nf : 1) * sizeof *idx);
+  if (!idx) return NULL;
+  for (size_t i = 0; i < s->nf; i++) idx[i] = i;
+  sort_st = s;
+  qsort(idx, s->nf, sizeof *idx, total ? by_total : by_self);
+  return idx;
+}
+
+static int by_v(const void *a, const void *b) {
+  const prof__kv64 *x = a, *y = b;
+  return x->v > y->v ? -1 : x->v < y->v ? 1 : (x->k > y->k) - (x->k < y->k);
+}
+prof__kv64 *prof__fn_sorted_map(const prof__u64map *m, size_t *n) {
+  prof__kv64 *v = malloc((m->n ? m->n : 1) * sizeof *v);
+  *n = 0;
+  for (size_t i = 0; v && i < m->cap; i++)
+    if (m->k[i]) v[(*n)++] = (prof__kv64){m->k[i] - 1, m->v[i]};
+  if (v) qsort(v, *n, sizeof *v, by_v);
+  return v;
+}
+
+/* ---- reports ------------------------------------------------------------------ */
+
+const char *prof__fn_step_kind(double ratio) {
+  return ratio < PROF_FN_WAIT_RATIO ? "waiting" : ratio >= PROF_FN_COMPUTE_RATIO ? "compute" : "mixed";
+}
+
+static void json_func(prof__json *j, const prof__fn_st *s, const prof__fn_func *f) {
+  prof__json_obj_begin(j);
+  prof__json_kstr(j, "name", f->name);
+  if (f->mangled) prof__json_kstr(j, "mangled", f->mangled);
+  if (f->module) prof__json_kstr(j, "module", f->module);
+  if (f->python) prof__json_kstr(j, "kind", "python");
+  if (f->inlined) prof__json_kbool(j, "inlined", 1);
+  if (f->file) {
+    prof__json_kstr(j, "file", f->file);
+    prof__json_kint(j, "line", f->line);
+  }
+  prof__kv64 hot[5];
+  size_t nh = f->self ? prof__fn_hot_lines(s, (size_t)(f - s->f), hot, 5) : 0;
+  if (nh) {
+    prof__json_key(j, "hot_lines");
+    prof__json_arr_begin(j);
+    for (size_t i = 0; i < nh; i++) {
+      prof__json_obj_begin(j);
+      prof__json_kint(j, "line", (int)hot[i].k);
+      prof__json_kuint(j, "self_samples", hot[i].v);
+      prof__json_knum(j, "pct_of_self", 100.0 * (double)hot[i].v / (double)f->self);
+      prof__json_obj_end(j);
+    }
+    prof__json_arr_end(j);
+  }
+  prof__json_kuint(j, "self_samples", f->self);
+  prof__json_kuint(j, "total_samples", f->total);
+  prof__json_knum(j, "self_pct", 100.0 * (double)f->self / (double)s->total_w);
+  prof__json_knum(j, "total_pct", 100.0 * (double)f->total / (double)s->total_w);
+  prof__json_knum(j, "self_ms", (double)f->self * s->period_ns / 1e6);
+  prof__json_knum(j, "total_ms", (double)f->total * s->period_ns / 1e6);
+  prof__json_obj_end(j);
+}
+
+static void json_ranked(prof__json *j, const prof__fn_st *s, const char *key, int total) {
+  size_t *idx = prof__fn_ranked(s, total);
+  prof__json_key(j, key);
+  prof__json_arr_begin(j);
+  for (size_t i = 0; idx && i < s->nf && i < TOP_N; i++) {
+    const prof__fn_func *f = &s->f[idx[i]];
+    if (!(total ? f->total : f->self)) break;
+    json_func(j, s, f);
+  }
+  prof__json_arr_end(j);
+  free(idx);
+}
+
+static void json_tree(prof__json *j, const prof__fn_st *s) {
+  size_t n;
+  prof__kv64 *e = prof__fn_sorted_map(&s->edges, &n);
+  prof__json_key(j, "call_tree");
+  prof__json_arr_begin(j);
+  for (size_t i = 0; e && i < n && i < 2 * TOP_N; i++) {
+    prof__json_obj_begin(j);
+    prof__json_kstr(j, "caller", s->f[e[i].k >> 32].name);
+    prof__json_kstr(j, "callee", s->f[e[i].k & 0xffffffffu].name);
+    prof__json_kuint(j, "samples", e[i].v);
+    prof__json_knum(j, "pct", 100.0 * (double)e[i].v / (double)s->total_w);
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
+  free(e);
+}
+
+/* Top self functions of one range, in (func, weight) pairs. */
+size_t prof__fn_range_top(const prof__fn_st *s, uint64_t range, prof__kv64 *top, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->rangefn.cap; i++) {
+    if (!s->rangefn.k[i] || ((s->rangefn.k[i] - 1) >> 32) != range) continue;
+    prof__kv64 x = {(s->rangefn.k[i] - 1) & 0xffffffffu, s->rangefn.v[i]};
+    size_t k;
+    if (n < max) k = n++;
+    else if (x.v > top[max - 1].v) k = max - 1;
+    else continue;
+    top[k] = x;
+    while (k > 0 && top[k - 1].v < top[k].v) {
+      prof__kv64 t = top[k - 1];
+      top[k - 1] = top[k];
+      top[k] = t;
+      k--;
+    }
+  }
+  return n;
+}
+
+static void json_ranges(prof__an *an, prof__json *j, const prof__fn_st *s) {
+  size_t n;
+  prof__kv64 *r = prof__fn_sorted_map(&s->rangetot, &n);
+  prof__json_key(j, "ranges");
+  prof__json_arr_begin(j);
+  for (size_t i = 0; r && i < n && i < TOP_N; i++) {
+    prof__json_obj_begin(j);
+    prof__json_kstr(j, "range", r[i].k ? prof__an_str(an, (uint32_t)r[i].k) : "(no range)");
+    prof__json_kuint(j, "samples", r[i].v);
+    prof__json_knum(j, "pct", 100.0 * (double)r[i].v / (double)s->total_w);
+    prof__kv64 top[5];
+    size_t nt = prof__fn_range_top(s, r[i].k, top, 5);
+    prof__json_key(j, "top_self");
+    prof__json_arr_begin(j);
+    for (size_t k = 0; k < nt; k++) {
+      prof__json_obj_begin(j);
+      prof__json_kstr(j, "name", s->f[top[k].k].name);
+      prof__json_kuint(j, "samples", top[k].v);
+      prof__json_knum(j, "pct_of_range", 100.0 * (double)top[k].v / (double)r[i].v);
+      prof__json_obj_end(j);
+    }
+    prof__json_arr_end(j);
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
+  free(r);
+}
+
+static void json_steps(prof__an *an, prof__json *j, const prof__fn_st *s) {
+  if (!s->steps || s->mode != 0) return;
+  prof__json_key(j, "steps");
+  prof__json_arr_begin(j);
+  for (size_t i = 0; i < an->nsteps; i++) {
+    const prof__step *st = &an->steps[i];
+    double wall = (double)(st->end_ns - st->begin_ns) / 1e6, cpu = (double)s->steps[i].cpu_w * s->period_ns / 1e6;
+    double ratio = wall > 0 ? cpu / wall : 0;
+    prof__json_obj_begin(j);
+    prof__json_kuint(j, "step", st->number);
+    prof__json_knum(j, "wall_ms", wall);
+    prof__json_knum(j, "cpu_ms", cpu);
+    prof__json_knum(j, "all_threads_cpu_ms", (double)s->steps[i].all_w * s->period_ns / 1e6);
+    prof__json_knum(j, "cpu_ratio", ratio);
+    prof__json_kstr(j, "kind", prof__fn_step_kind(ratio));
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
+}
+
+static void json_python(prof__json *j, const prof__fn_st *s);
+
+static void fn_json(prof__an *an, void *st, prof__json *j) {
+  prof__fn_st *s = st;
+  if (!s->total_w) return;
+  prof__json_key(j, "functions");
+  prof__json_obj_begin(j);
+  prof__json_kstr(j, "mode", s->mode ? "wall" : "cpu");
+  prof__json_knum(j, "sample_hz", 1e9 / s->period_ns);
+  prof__json_kuint(j, "samples", s->samples[s->mode]);
+  prof__json_kuint(j, "weight", s->total_w);
+  prof__json_kuint(j, "samples_without_stack", s->no_stack[s->mode]);
+  prof__json_knum(j, "sampled_ms", (double)s->total_w * s->period_ns / 1e6);
+  json_ranked(j, s, "top_self", 0);
+  json_ranked(j, s, "top_total", 1);
+  json_tree(j, s);
+  json_ranges(an, j, s);
+  json_steps(an, j, s);
+  json_python(j, s);
+  prof__json_obj_end(j);
+}
+
+static void text_steps(prof__an *an, const prof__fn_st *s, FILE *out) {
+  if (!s->steps || s->mode != 0 || !an->nsteps) return;
+  size_t kinds[3] = {0};
+  double cpu = 0, wall = 0;
+  for (size_t i = 0; i < an->nsteps; i++) {
+    double w = (double)(an->steps[i].end_ns - an->steps[i].begin_ns), c = (double)s->steps[i].cpu_w * s->period_ns;
+    double r = w > 0 ? c / w : 0;
+    kinds[r < PROF_FN_WAIT_RATIO ? 0 : r >= PROF_FN_COMPUTE_RATIO ? 2 : 1]++;
+    cpu += c;
+    wall += w;
+  }
+  fprintf(out, "  Steps: CPU time of the step thread is %.0f%% of wall time (%zu compute-bound, %zu mixed, %zu waiting)\n",
+          wall > 0 ? 100 * cpu / wall : 0, kinds[2], kinds[1], kinds[0]);
+}
+
+const char *prof__fn_display(const prof__fn_func *f, char *buf, size_t n) {
+  if (f->python) {
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    snprintf(buf, n, "%s (%s)", f->name, base ? base + 1 : f->file ? f->file : "?");
+  } else if (f->inlined) {
+    snprintf(buf, n, "%s [inlined]", f->name);
+  } else {
+    snprintf(buf, n, "%s", f->name);
+  }
+  return buf;
+}
+
+/* Per-line self time of the top self functions that have line info. */
+static void text_lines(const prof__fn_st *s, FILE *out) {
+  size_t *idx = prof__fn_ranked(s, 0), shown = 0;
+  for (size_t i = 0; idx && i < s->nf && i < 10 && shown < 5; i++) {
+    const prof__fn_func *f = &s->f[idx[i]];
+    prof__kv64 top[3];
+    size_t nt = f->self && f->file ? prof__fn_hot_lines(s, idx[i], top, 3) : 0;
+    if (!nt) continue;
+    if (!shown++) fprintf(out, "  Hot lines (self time of the top functions by line):\n");
+    const char *base = strrchr(f->file, '/');
+    fprintf(out, "    %s:", f->name);
+    for (size_t k = 0; k < nt; k++)
+      fprintf(out, "%s %s:%llu %.0f%%", k ? "," : "", base ? base + 1 : f->file, (unsigned long long)top[k].k,
+              100.0 * (double)top[k].v / (double)f->self);
+    fputc('\n', out);
+  }
+  free(idx);
+}
+
+/* The Python view: hot lines of Python code (innermost Python frame of a
+ * sample) and the native libraries the time under them went to. */
+size_t prof__fn_py_libs(const prof__fn_st *s, uint64_t key, prof__kv64 *top, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->pylib.cap; i++) {
+    if (!s->pylib.k[i]) continue;
+    uint64_t k = s->pylib.k[i] - 1;
+    if ((k >> 40) != (key >> 32) || ((k >> 12) & 0xfffff) != (key & 0xfffff)) continue;
+    prof__kv64 x = {k & 0xfff, s->pylib.v[i]};
+    size_t at;
+    if (n < max) at = n++;
+    else if (x.v > top[max - 1].v) at = max - 1;
+    else continue;
+    top[at] = x;
+    while (at > 0 && top[at - 1].v < top[at].v) {
+      prof__kv64 t = top[at - 1];
+      top[at - 1] = top[at];
+      top[at] = t;
+      at--;
+    }
+  }
+  return n;
+}
+
+const char *prof__fn_mod_name(const prof__fn_st *s, uint64_t m) { return m < s->nmods ? s->mods[m] : "?"; }
+
+static void text_python(const prof__fn_st *s, FILE *out) {
+  if (!s->py_total) return;
+  size_t n;
+  prof__kv64 *l = prof__fn_sorted_map(&s->pylines, &n);
+  fprintf(out, "  Python (%.0f%% of the samples ran under Python code): hot lines, and the native code below them\n",
+          100.0 * (double)s->py_total / (double)s->total_w);
+  for (size_t i = 0; l && i < n && i < 10; i++) {
+    const prof__fn_func *f = &s->f[l[i].k >> 32];
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    uint64_t nat = prof__u64map_get(&s->pynative, l[i].k);
+    fprintf(out, "    %5.1f%%  %s:%llu %s  (native %.0f%%", 100.0 * (double)l[i].v / (double)s->total_w,
+            base ? base + 1 : f->file ? f->file : "?", (unsigned long long)(l[i].k & 0xfffff), f->name,
+            100.0 * (double)nat / (double)l[i].v);
+    prof__kv64 top[3];
+    size_t nt = prof__fn_py_libs(s, l[i].k, top, 3);
+    for (size_t k = 0; k < nt; k++)
+      fprintf(out, "%s %s %.0f%%", k ? "," : ":", prof__fn_mod_name(s, top[k].k), 100.0 * (double)top[k].v / (double)l[i].v);
+    fputs(")\n", out);
+  }
+  free(l);
+}
+
+static void json_python(prof__json *j, const prof__fn_st *s) {
+  if (!s->py_total) return;
+  size_t n;
+  prof__kv64 *l = prof__fn_sorted_map(&s->pylines, &n);
+  prof__json_key(j, "python");
+  prof__json_obj_begin(j);
+  prof__json_kuint(j, "samples", s->py_total);
+  prof__json_knum(j, "pct", 100.0 * (double)s->py_total / (double)s->total_w);
+  prof__json_key(j, "lines");
+  prof__json_arr_begin(j);
+  for (size_t i = 0; l && i < n && i < TOP_N; i++) {
+    const prof__fn_func *f = &s->f[l[i].k >> 32];
+    uint64_t nat = prof__u64map_get(&s->pynative, l[i].k);
+    prof__json_obj_begin(j);
+    prof__json_kstr(j, "function", f->name);
+    prof__json_kstr(j, "file", f->file ? f->file : "?");
+    prof__json_kint(j, "line", (int64_t)(l[i].k & 0xfffff));
+    prof__json_kuint(j, "samples", l[i].v);
+    prof__json_knum(j, "pct", 100.0 * (double)l[i].v / (double)s->total_w);
+    prof__json_knum(j, "native_pct", 100.0 * (double)nat / (double)l[i].v);
+    prof__kv64 top[5];
+    size_t nt = prof__fn_py_libs(s, l[i].k, top, 5);
+    prof__json_key(j, "native");
+    prof__json_arr_begin(j);
+    for (size_t k = 0; k < nt; k++) {
+      prof__json_obj_begin(j);
+      prof__json_kstr(j, "module", prof__fn_mod_name(s, top[k].k));
+      prof__json_knum(j, "pct_of_line", 100.0 * (double)top[k].v / (double)l[i].v);
+      prof__json_obj_end(j);
+    }
+    prof__json_arr_end(j);
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
+  prof__json_obj_end(j);
+  free(l);
+}
+
+static void fn_text(prof__an *an, void *st, FILE *out) {
+  prof__fn_st *s = st;
+  if (!s->total_w) return;
+  fprintf(out, "\n== Hot functions (%s samples: %llu, %.0f Hz, ~%.1f ms sampled) ==\n", s->mode ? "wall-clock" : "CPU",
+          (unsigned long long)s->samples[s->mode], 1e9 / s->period_ns, (double)s->total_w * s->period_ns / 1e6);
+  for (int total = 0; total < 2; total++) {
+    size_t *idx = prof__fn_ranked(s, total);
+    fprintf(out, "  By %s:\n", total ? "total (inclusive)" : "self");
+    for (size_t i = 0; idx && i < s->nf && i < 10; i++) {
+      const prof__fn_func *f = &s->f[idx[i]];
+      uint64_t w = total ? f->total : f->self;
+      if (!w) break;
+      char nb[160];
+      fprintf(out, "    %5.1f%%  %8.1f ms  %s", 100.0 * (double)w / (double)s->total_w, (double)w * s->period_ns / 1e6,
+              prof__fn_display(f, nb, sizeof nb));
+      if (f->file) fprintf(out, "  (%s:%d)", f->file, f->line);
+      else if (f->module) fprintf(out, "  [%s]", f->module);
+      fputc('\n', out);
+    }
+    free(idx);
+  }
+  size_t n;
+  prof__kv64 *e = prof__fn_sorted_map(&s->edges, &n);
+  if (e && n) fprintf(out, "  Call paths (caller -> callee, inclusive share):\n");
+  for (size_t i = 0; e && i < n && i < 8; i++) {
+    char a[160], b[160];
+    fprintf(out, "    %5.1f%%  %s -> %s\n", 100.0 * (double)e[i].v / (double)s->total_w,
+            prof__fn_display(&s->f[e[i].k >> 32], a, sizeof a), prof__fn_display(&s->f[e[i].k & 0xffffffffu], b, sizeof b));
+  }
+  free(e);
+  text_lines(s, out);
+  text_python(s, out);
+  prof__kv64 *r = prof__fn_sorted_map(&s->rangetot, &n);
+  for (size_t i = 0; r && i < n && i < 5; i++) {
+    prof__kv64 top[3];
+    size_t nt = prof__fn_range_top(s, r[i].k, top, 3);
+    fprintf(out, "  Range %s (%.0f%%):", r[i].k ? prof__an_str(an, (uint32_t)r[i].k) : "(none)",
+            100.0 * (double)r[i].v / (double)s->total_w);
+    for (size_t k = 0; k < nt; k++)
+      fprintf(out, "%s %s %.0f%%", k ? "," : "", s->f[top[k].k].name, 100.0 * (double)top[k].v / (double)r[i].v);
+    fputc('\n', out);
+  }
+  free(r);
+  text_steps(an, s, out);
+}
+
+static void fn_destroy(prof__an *an, void *st) {
+  (void)an;
+  prof__fn_st *s = st;
+  for (int m = 0; m < 2; m++) prof__u64map_free(&s->agg[m]);
+  prof__u64map_free(&s->fmap);
+  prof__u64map_free(&s->edges);
+  prof__u64map_free(&s->rangefn);
+  prof__u64map_free(&s->rangetot);
+  prof__u64map_free(&s->lines);
+  prof__u64map_free(&s->pylines);
+  prof__u64map_free(&s->pynative);
+  prof__u64map_free(&s->pylib);
+  free(s->mods);
+  free(s->ts);
+  free(s->stacks);
+  free(s->f);
+  free(s->steps);
+}
+
+const prof__section prof__sec_functions = {
+    .name = "functions",
+    .state_size = sizeof(prof__fn_st),
+    .record = fn_record,
+    .finish = fn_finish,
+    .text = fn_text,
+    .json = fn_json,
+    .html = prof__fn_html,
+    .destroy = fn_destroy,
+    .event_mask = PROF_EVMASK(PROF_EV_SAMPLE),
+};

@@ -1,0 +1,617 @@
+/* symbols.c — address → function, file and line for the analysis.
+ *
+ * An address is looked up in the most recent recorded module that covers
+ * it; the module's file is opened once and its build id checked against the
+ * recorded one. With libdw, names come from libdw for every module, which
+ * also finds the module's separate debug information (by build id under
+ * /usr/lib/debug/.build-id/, or by .gnu_debuglink), so libc and libm are
+ * named where their debug packages are installed; source lines come from
+ * the DWARF line table, and the DWARF scopes at the address give the
+ * functions the compiler inlined there, each a frame of its own. Without
+ * libdw (or when it finds no symbol) the module's own ELF symbol table
+ * (.symtab, else .dynsym) is read into a sorted array. C++ and Rust names
+ * are demangled (symbols_demangle.c), the linked name is kept beside.
+ * Addresses outside every module are looked up in the perf map files JITs
+ * write (/tmp/perf-<pid>.map, symbols_perfmap.c), and tagged Python frames
+ * in the recorded Python code table (symbols_python.c). Results are cached
+ * per address for the life of the analysis.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef MLPROF_HAVE_LIBDW
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#endif
+
+#include "analyze/sections/stacks/sec_stacks.h"
+
+typedef struct sym {
+  uint64_t addr, size;
+  char *name;
+  int prio; /* among aliases at one address the highest is shown (global, then shorter names) */
+} sym;
+
+typedef struct prof__elfsyms {
+  sym *v;
+  size_t n;
+  uint64_t plt_lo, plt_hi;   /* .plt, .plt.sec and .plt.got: stubs that jump to other modules */
+  char **plt_names;          /* by .plt.sec slot (or .plt slot - 1): target of the stub */
+  size_t nplt;
+  uint64_t plt_slots, plt_entry0; /* address of slot 0 and whether .plt has a header entry */
+  char *base; /* basename of the module */
+#ifdef MLPROF_HAVE_LIBDW
+  Dwfl *dwfl;
+  Dwfl_Module *mod;
+#endif
+} prof__elfsyms;
+
+typedef struct centry {
+  uintptr_t pc;
+  prof__frame *f;
+} centry;
+
+typedef struct prof__symcache {
+  centry *v;
+  size_t cap, n;
+} prof__symcache;
+
+/* ---- ELF ------------------------------------------------------------------ */
+
+/* Ascending by address; at one address the preferred alias sorts last,
+ * which is the one find_sym picks. */
+static int cmp_sym(const void *a, const void *b) {
+  const sym *x = a, *y = b;
+  if (x->addr != y->addr) return x->addr < y->addr ? -1 : 1;
+  if (x->prio != y->prio) return x->prio < y->prio ? -1 : 1;
+  return strcmp(y->name, x->name);
+}
+
+/* Global over weak over local, then names without a version, then shorter. */
+static int sym_prio(int bind, const char *name) {
+  int p = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
+  size_t len = strlen(name);
+  return p * 1000000 + (strchr(name, '@') ? 0 : 500000) + (len < 500000 ? 500000 - (int)len : 0) / 2;
+}
+
+static int in_file(size_t fsz, uint64_t off, uint64_t len) { return off <= fsz && len <= fsz - off; }
+
+static int build_id_matches(const uint8_t *img, size_t fsz, const Elf64_Shdr *sh, int nsh,
+                            const prof__an_module *m) {
+  if (!m->build_id_len) return 1;
+  for (int i = 0; i < nsh; i++) {
+    if (sh[i].sh_type != SHT_NOTE || !in_file(fsz, sh[i].sh_offset, sh[i].sh_size)) continue;
+    const uint8_t *p = img + sh[i].sh_offset;
+    size_t left = sh[i].sh_size;
+    while (left >= sizeof(Elf64_Nhdr)) {
+      const Elf64_Nhdr *nh = (const Elf64_Nhdr *)p;
+      size_t nsz = (nh->n_namesz + 3u) & ~3u, dsz = (nh->n_descsz + 3u) & ~3u;
+      if (sizeof *nh + nsz + dsz > left) break;
+      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(p + sizeof *nh, "GNU", 4) == 0)
+        return nh->n_descsz == m->build_id_len && memcmp(p + sizeof *nh + nsz, m->build_id, m->build_id_len) == 0;
+      p += sizeof *nh + nsz + dsz;
+      left -= sizeof *nh + nsz + dsz;
+    }
+  }
+  return 1; /* the file has no build id: trust the path */
+}
+
+static void read_symtab(prof__elfsyms *es, const uint8_t *img, size_t fsz, const Elf64_Shdr *sh, int nsh,
+                        unsigned type) {
+  for (int i = 0; i < nsh && !es->n; i++) {
+    if (sh[i].sh_type != type || sh[i].sh_entsize != sizeof(Elf64_Sym) || sh[i].sh_link >= (unsigned)nsh) continue;
+    const Elf64_Shdr *str = &sh[sh[i].sh_link];
+    if (!in_file(fsz, sh[i].sh_offset, sh[i].sh_size) || !in_file(fsz, str->sh_offset, str->sh_size)) continue;
+    size_t cnt = sh[i].sh_size / sizeof(Elf64_Sym);
+    es->v = calloc(cnt ? cnt : 1, sizeof *es->v);
+    if (!es->v) return;
+    const Elf64_Sym *s = (const Elf64_Sym *)(img + sh[i].sh_offset);
+    const char *names = (const char *)img + str->sh_offset;
+    for (size_t k = 0; k < cnt; k++) {
+      int t = ELF64_ST_TYPE(s[k].st_info);
+      if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !s[k].st_value || s[k].st_name >= str->sh_size) continue;
+      const char *nm = names + s[k].st_name;
+      if (!memchr(nm, 0, str->sh_size - s[k].st_name)) continue;
+      es->v[es->n].addr = s[k].st_value;
+      es->v[es->n].size = s[k].st_size;
+      es->v[es->n].name = strdup(nm);
+      es->v[es->n].prio = sym_prio(ELF64_ST_BIND(s[k].st_info), nm);
+      if (es->v[es->n].name) es->n++;
+    }
+    qsort(es->v, es->n, sizeof *es->v, cmp_sym);
+  }
+}
+
+/* The PLT sections and the targets of their stubs (.rela.plt against .dynsym). */
+static void read_plt(prof__elfsyms *es, const uint8_t *img, size_t fsz, const Elf64_Ehdr *eh, const Elf64_Shdr *sh) {
+  int nsh = eh->e_shnum;
+  if (eh->e_shstrndx >= nsh || !in_file(fsz, sh[eh->e_shstrndx].sh_offset, sh[eh->e_shstrndx].sh_size)) return;
+  const char *names = (const char *)img + sh[eh->e_shstrndx].sh_offset;
+  size_t nlen = sh[eh->e_shstrndx].sh_size;
+  const Elf64_Shdr *plt = NULL, *sec = NULL, *rela = NULL;
+  es->plt_lo = UINT64_MAX;
+  for (int i = 0; i < nsh; i++) {
+    if (sh[i].sh_name >= nlen || !memchr(names + sh[i].sh_name, 0, nlen - sh[i].sh_name)) continue;
+    const char *nm = names + sh[i].sh_name;
+    if (strcmp(nm, ".plt") == 0) plt = &sh[i];
+    else if (strcmp(nm, ".plt.sec") == 0) sec = &sh[i];
+    else if (strcmp(nm, ".rela.plt") == 0) rela = &sh[i];
+    else if (strcmp(nm, ".plt.got") != 0) continue;
+    if (strncmp(nm, ".plt", 4) != 0) continue;
+    if (sh[i].sh_addr < es->plt_lo) es->plt_lo = sh[i].sh_addr;
+    if (sh[i].sh_addr + sh[i].sh_size > es->plt_hi) es->plt_hi = sh[i].sh_addr + sh[i].sh_size;
+  }
+  if (es->plt_lo == UINT64_MAX) es->plt_lo = 0;
+  const Elf64_Shdr *slots = sec ? sec : plt;
+  if (!slots || !rela || rela->sh_entsize != sizeof(Elf64_Rela) || rela->sh_link >= (unsigned)nsh) return;
+  const Elf64_Shdr *dsym = &sh[rela->sh_link], *dstr = dsym->sh_link < (unsigned)nsh ? &sh[dsym->sh_link] : NULL;
+  if (!dstr || dsym->sh_entsize != sizeof(Elf64_Sym) || !in_file(fsz, rela->sh_offset, rela->sh_size) ||
+      !in_file(fsz, dsym->sh_offset, dsym->sh_size) || !in_file(fsz, dstr->sh_offset, dstr->sh_size))
+    return;
+  size_t n = rela->sh_size / sizeof(Elf64_Rela), nsym = dsym->sh_size / sizeof(Elf64_Sym);
+  es->plt_names = calloc(n ? n : 1, sizeof *es->plt_names);
+  if (!es->plt_names) return;
+  const Elf64_Rela *r = (const Elf64_Rela *)(img + rela->sh_offset);
+  const Elf64_Sym *ds = (const Elf64_Sym *)(img + dsym->sh_offset);
+  for (size_t k = 0; k < n; k++) {
+    size_t si = ELF64_R_SYM(r[k].r_info);
+    if (!si || si >= nsym || ds[si].st_name >= dstr->sh_size) continue;
+    const char *nm = (const char *)img + dstr->sh_offset + ds[si].st_name;
+    if (memchr(nm, 0, dstr->sh_size - ds[si].st_name)) es->plt_names[k] = strdup(nm);
+  }
+  es->nplt = n;
+  es->plt_slots = slots->sh_addr;
+  es->plt_entry0 = slots == plt; /* .plt starts with the resolver's entry */
+}
+
+/* "target@plt" for an address in a PLT stub, NULL elsewhere (malloc'd). */
+static char *plt_name(const prof__elfsyms *es, uint64_t a) {
+  if (!es->plt_hi || a < es->plt_lo || a >= es->plt_hi) return NULL;
+  char *out = NULL;
+  if (es->plt_names && a >= es->plt_slots) {
+    uint64_t slot = (a - es->plt_slots) / 16;
+    if (es->plt_entry0) slot = slot ? slot - 1 : UINT64_MAX;
+    if (slot < es->nplt && es->plt_names[slot] && asprintf(&out, "%s@plt", es->plt_names[slot]) < 0) out = NULL;
+  }
+  return out ? out : strdup("[plt]");
+}
+
+/* Open a module path named by the trace: only a regular file, and never
+ * wait (a FIFO or device named by a crafted trace would block the open or
+ * the read forever). Returns the fd and its size, or -1. */
+static int open_module(const char *path, size_t *size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+    close(fd);
+    return -1;
+  }
+  *size = (size_t)st.st_size;
+  return fd;
+}
+
+/* Read the symbols of m's file; *fd_out keeps the file open for the line
+ * table (the same file that was checked, not the path opened again). */
+static int load_elf(prof__elfsyms *es, const prof__an_module *m, int *fd_out) {
+  size_t fsz;
+  int fd = open_module(m->path, &fsz);
+  *fd_out = -1;
+  if (fd < 0) return -1;
+  uint8_t *img = mmap(NULL, fsz, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (img == MAP_FAILED) {
+    close(fd);
+    return -1;
+  }
+  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+  int rc = -1;
+  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+      eh->e_shentsize == sizeof(Elf64_Shdr) && in_file(fsz, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr))) {
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+    if (build_id_matches(img, fsz, sh, eh->e_shnum, m)) {
+      read_symtab(es, img, fsz, sh, eh->e_shnum, SHT_SYMTAB);
+      read_symtab(es, img, fsz, sh, eh->e_shnum, SHT_DYNSYM);
+      read_plt(es, img, fsz, eh, sh);
+      rc = 0;
+    }
+  }
+  munmap(img, fsz);
+  if (rc == 0) *fd_out = fd;
+  else close(fd);
+  return rc;
+}
+
+static const sym *find_sym(const prof__elfsyms *es, uint64_t a) {
+  size_t lo = 0, hi = es->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (es->v[mid].addr <= a) lo = mid + 1;
+    else hi = mid;
+  }
+  if (!lo) return NULL;
+  const sym *s = &es->v[lo - 1];
+  /* a sized symbol must cover the address; an unsized one (asm) is taken */
+  if (s->size && a >= s->addr + s->size) {
+    for (size_t k = lo - 1; k-- > 0 && lo - k < 8;) /* overlapping aliases */
+      if (es->v[k].size && a < es->v[k].addr + es->v[k].size) return &es->v[k];
+    return NULL;
+  }
+  return s;
+}
+
+/* ---- modules ---------------------------------------------------------------- */
+
+static prof__an_module *module_of(prof__stacks_st *s, uintptr_t pc) {
+  for (size_t i = s->nmods; i-- > 0;)
+    if (pc >= s->mods[i].start && pc - s->mods[i].start < s->mods[i].size) return &s->mods[i];
+  return NULL;
+}
+
+/* Takes ownership of fd (libdwfl closes it with the Dwfl). */
+static void open_lines(prof__elfsyms *es, const prof__an_module *m, int fd) {
+#ifdef MLPROF_HAVE_LIBDW
+  static const Dwfl_Callbacks cb = {
+      .find_elf = dwfl_build_id_find_elf,
+      .find_debuginfo = dwfl_standard_find_debuginfo,
+      .section_address = dwfl_offline_section_address,
+  };
+  es->dwfl = dwfl_begin(&cb);
+  if (!es->dwfl) {
+    close(fd);
+    return;
+  }
+  es->mod = dwfl_report_elf(es->dwfl, es->base, m->path, fd, 0, false);
+  if (!es->mod) close(fd); /* consumed only on success */
+  dwfl_report_end(es->dwfl, NULL, NULL);
+#else
+  (void)es, (void)m;
+  close(fd);
+#endif
+}
+
+/* The function symbols libdw knows for the module (its .symtab, or the
+ * one of its separate debug file, else .dynsym) replace the ELF reader's
+ * when there are any: looked up by binary search (libdw's own address
+ * lookup scans every symbol). */
+static void dw_symbols(prof__elfsyms *es) {
+#ifdef MLPROF_HAVE_LIBDW
+  if (!es->mod) return;
+  int n = dwfl_module_getsymtab(es->mod);
+  if (n <= 1) return;
+  sym *v = calloc((size_t)n, sizeof *v);
+  if (!v) return;
+  size_t k = 0;
+  for (int i = 1; i < n; i++) {
+    GElf_Sym gs;
+    GElf_Addr addr = 0;
+    const char *nm = dwfl_module_getsym_info(es->mod, i, &gs, &addr, NULL, NULL, NULL);
+    int t = GELF_ST_TYPE(gs.st_info);
+    if (!nm || !*nm || (t != STT_FUNC && t != STT_GNU_IFUNC) || !addr) continue;
+    v[k].name = strdup(nm);
+    if (!v[k].name) continue;
+    v[k].addr = addr;
+    v[k].size = gs.st_size;
+    v[k].prio = sym_prio(GELF_ST_BIND(gs.st_info), nm);
+    k++;
+  }
+  if (!k) {
+    free(v);
+    return;
+  }
+  qsort(v, k, sizeof *v, cmp_sym);
+  for (size_t i = 0; i < es->n; i++) free(es->v[i].name);
+  free(es->v);
+  es->v = v;
+  es->n = k;
+#else
+  (void)es;
+#endif
+}
+
+static prof__elfsyms *syms_of(prof__an_module *m) {
+  if (m->load_state) return m->load_state > 0 ? m->syms : NULL;
+  m->load_state = -1;
+  prof__elfsyms *es = calloc(1, sizeof *es);
+  if (!es) return NULL;
+  const char *slash = strrchr(m->path, '/');
+  es->base = strdup(slash ? slash + 1 : m->path);
+  int fd = -1;
+  if (!es->base || load_elf(es, m, &fd) != 0) {
+    free(es->base);
+    free(es->v);
+    free(es);
+    return NULL;
+  }
+  open_lines(es, m, fd);
+  dw_symbols(es);
+  m->syms = es;
+  m->load_state = 1;
+  return es;
+}
+
+static void line_of(prof__elfsyms *es, uint64_t rel, prof__frame *f) {
+#ifdef MLPROF_HAVE_LIBDW
+  if (!es->mod) return;
+  Dwfl_Line *ln = dwfl_module_getsrc(es->mod, (Dwarf_Addr)rel);
+  int line = 0;
+  const char *file = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
+  if (file) {
+    f->file = strdup(file);
+    f->line = line;
+  }
+#else
+  (void)es, (void)rel, (void)f;
+#endif
+}
+
+/* func = demangled name (mangled kept) or the name itself, without the
+ * symbol version a symbol table may carry ("exp@@GLIBC_2.29"). */
+static void set_name(prof__frame *f, const char *name) {
+  char *d = prof__demangle(name);
+  if (d) {
+    f->func = d;
+    f->mangled = strdup(name);
+    return;
+  }
+  const char *at = name[0] ? strchr(name + 1, '@') : NULL;
+  f->func = at ? strndup(name, (size_t)(at - name)) : strdup(name);
+}
+
+#ifdef MLPROF_HAVE_LIBDW
+static const char *die_string(Dwarf_Die *die, int at) {
+  Dwarf_Attribute a;
+  return dwarf_formstring(dwarf_attr_integrate(die, at, &a));
+}
+
+/* "ns::Class::name" of a function DIE without a linkage name (a static or
+ * C function): its declaration's enclosing namespaces, classes, structs. */
+static char *qualified_name(Dwarf_Die *die) {
+  Dwarf_Die d = *die, next;
+  Dwarf_Attribute a;
+  for (int i = 0; i < 4; i++) {
+    if (!dwarf_attr(&d, DW_AT_abstract_origin, &a) && !dwarf_attr(&d, DW_AT_specification, &a)) break;
+    if (!dwarf_formref_die(&a, &next)) break;
+    d = next;
+  }
+  const char *name = dwarf_diename(&d);
+  if (!name) return NULL;
+  Dwarf_Die *sc = NULL;
+  int n = dwarf_getscopes_die(&d, &sc);
+  char buf[512];
+  size_t len = 0;
+  buf[0] = 0;
+  for (int k = n - 1; k >= 1; k--) {
+    int tag = dwarf_tag(&sc[k]);
+    const char *part = dwarf_diename(&sc[k]);
+    if (!part || (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
+                  tag != DW_TAG_union_type))
+      continue;
+    int w = snprintf(buf + len, sizeof buf - len, "%s::", part);
+    if (w < 0 || (size_t)w >= sizeof buf - len) break;
+    len += (size_t)w;
+  }
+  free(sc);
+  snprintf(buf + len, sizeof buf - len, "%s", name);
+  return strdup(buf);
+}
+
+/* The inlined functions at rel, innermost first, as frames of their own:
+ * the innermost gets the address's line, each outer one the call site of
+ * the one inside it, and f (the function the code was inlined into) the
+ * call site of the outermost. */
+static void inline_of(prof__elfsyms *es, uint64_t rel, prof__frame *f) {
+  if (!es->mod) return;
+  Dwarf_Addr bias = 0;
+  Dwarf_Die *cu = dwfl_module_addrdie(es->mod, (Dwarf_Addr)rel, &bias);
+  if (!cu) return;
+  Dwarf_Die *scopes = NULL;
+  int n = dwarf_getscopes(cu, (Dwarf_Addr)rel - bias, &scopes);
+  int count = 0;
+  for (int i = 0; i < n && dwarf_tag(&scopes[i]) != DW_TAG_subprogram; i++)
+    count += dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
+  prof__frame *inl = count ? calloc((size_t)count, sizeof *inl) : NULL;
+  if (!inl) {
+    free(scopes);
+    return;
+  }
+  Dwarf_Files *files = NULL;
+  size_t nfiles = 0;
+  if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = NULL;
+  const char *file = f->file; /* owned by whichever frame ends up with it */
+  int line = f->line, k = 0;
+  for (int i = 0; i < n && k < count; i++) {
+    if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+    prof__frame *x = &inl[k++];
+    const char *nm = die_string(&scopes[i], DW_AT_linkage_name);
+    if (!nm) nm = die_string(&scopes[i], DW_AT_MIPS_linkage_name);
+    char *q = nm ? NULL : qualified_name(&scopes[i]);
+    set_name(x, nm ? nm : q ? q : "?");
+    free(q);
+    x->pc = f->pc;
+    x->file = file;
+    x->line = line;
+    x->module = f->module ? strdup(f->module) : NULL;
+    x->inlined = 1;
+    Dwarf_Attribute a;
+    Dwarf_Word cl = 0, cf = 0;
+    file = NULL;
+    line = 0;
+    if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0) line = (int)cl;
+    if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf) == 0 && cf < nfiles) {
+      const char *fn = dwarf_filesrc(files, cf, NULL, NULL);
+      file = fn ? strdup(fn) : NULL;
+    }
+  }
+  f->file = file;
+  f->line = line;
+  f->inl = inl;
+  f->ninl = k;
+  free(scopes);
+}
+#endif
+
+static void make_label(prof__frame *f) {
+  char *l = NULL;
+  if (f->python) {
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    base = base ? base + 1 : f->file ? f->file : "?";
+    if (asprintf(&l, "%s:%d %s", base, f->line, f->func) < 0) l = NULL;
+  } else if (f->inlined) {
+    if (asprintf(&l, "%s [inlined]", f->func) < 0) l = NULL;
+  }
+  f->label = l ? l : f->func;
+}
+
+/* ---- cache ------------------------------------------------------------------ */
+
+static prof__frame *resolve(prof__an *an, prof__stacks_st *s, uintptr_t pc) {
+  prof__frame *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->pc = pc;
+  if (prof__pc_is_python(pc)) {
+    prof__symbols_python(s, pc, f);
+    make_label(f);
+    return f;
+  }
+  prof__an_module *m = s ? module_of(s, pc) : NULL;
+  prof__elfsyms *es = m ? syms_of(m) : NULL;
+  char buf[64];
+  if (m) {
+    const char *slash = strrchr(m->path, '/');
+    f->module = strdup(slash ? slash + 1 : m->path);
+  }
+  char *plt = es ? plt_name(es, pc - m->bias) : NULL;
+  const char *name = plt;
+  if (!name && es) {
+    const sym *sy = find_sym(es, pc - m->bias);
+    name = sy ? sy->name : NULL;
+  }
+  if (plt) {
+    f->func = plt;
+  } else if (name) {
+    set_name(f, name);
+    line_of(es, pc - m->bias, f);
+#ifdef MLPROF_HAVE_LIBDW
+    inline_of(es, pc - m->bias, f);
+#endif
+  } else if (!m && prof__symbols_perfmap(an, s, pc, f) == 0) {
+    /* named by a JIT's perf map */
+  } else {
+    if (m) snprintf(buf, sizeof buf, "%s+0x%llx", f->module ? f->module : "?", (unsigned long long)(pc - m->bias));
+    else snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)pc);
+    f->func = strdup(buf);
+  }
+  if (!f->func) f->func = strdup("?");
+  make_label(f);
+  for (int k = 0; k < f->ninl; k++) make_label((prof__frame *)&f->inl[k]);
+  return f;
+}
+
+static size_t slot_of(uintptr_t pc, size_t cap) { return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1); }
+
+static int cache_grow(prof__symcache *c) {
+  size_t cap = c->cap ? c->cap * 2 : 1024;
+  centry *v = calloc(cap, sizeof *v);
+  if (!v) return -1;
+  for (size_t i = 0; i < c->cap; i++) {
+    if (!c->v[i].f) continue;
+    size_t k = slot_of(c->v[i].pc, cap);
+    while (v[k].f) k = (k + 1) & (cap - 1);
+    v[k] = c->v[i];
+  }
+  free(c->v);
+  c->v = v;
+  c->cap = cap;
+  return 0;
+}
+
+const prof__frame *prof__an_frame(prof__an *an, uintptr_t pc) {
+  static prof__frame oom = {.func = "?", .label = "?"};
+  prof__stacks_st *s = an ? prof__an_section(an, "stacks") : NULL;
+  if (!s) return &oom;
+  if (!s->cache && !(s->cache = calloc(1, sizeof *s->cache))) return &oom;
+  prof__symcache *c = s->cache;
+  if ((c->n + 1) * 2 > c->cap && cache_grow(c) != 0) return &oom;
+  size_t k = slot_of(pc, c->cap);
+  while (c->v[k].f) {
+    if (c->v[k].pc == pc) return c->v[k].f;
+    k = (k + 1) & (c->cap - 1);
+  }
+  prof__frame *f = resolve(an, s, pc);
+  if (!f) return &oom;
+  c->v[k].pc = pc;
+  c->v[k].f = f;
+  c->n++;
+  return f;
+}
+
+int prof__an_frame_is_profiler(const prof__frame *f) {
+  if (!f || !f->func) return 0;
+  if (strncmp(f->func, "prof_", 5) == 0 || strncmp(f->func, "_ULx86", 6) == 0 ||
+      strncmp(f->func, "unw_", 4) == 0 || strcmp(f->func, "__restore_rt") == 0)
+    return 1;
+  return f->module && strncmp(f->module, "libmlprof", 9) == 0;
+}
+
+static void free_strings(prof__frame *f) {
+  if (f->label != f->func) free((char *)f->label);
+  free((char *)f->func);
+  free((char *)f->mangled);
+  free((char *)f->file);
+  free((char *)f->module);
+}
+
+void prof__symbols_free(prof__stacks_st *s) {
+  prof__symcache *c = s->cache;
+  if (c) {
+    for (size_t i = 0; i < c->cap; i++) {
+      prof__frame *f = c->v[i].f;
+      if (!f) continue;
+      for (int k = 0; k < f->ninl; k++) free_strings((prof__frame *)&f->inl[k]);
+      free((void *)f->inl);
+      free_strings(f);
+      free(f);
+    }
+    free(c->v);
+    free(c);
+  }
+  prof__symbols_extra_free(s);
+  for (size_t i = 0; i < s->nmods; i++) {
+    prof__elfsyms *es = s->mods[i].syms;
+    if (!es) continue;
+    for (size_t k = 0; k < es->n; k++) free(es->v[k].name);
+    free(es->v);
+    for (size_t k = 0; k < es->nplt; k++) free(es->plt_names[k]);
+    free(es->plt_names);
+    free(es->base);
+#ifdef MLPROF_HAVE_LIBDW
+    if (es->dwfl) dwfl_end(es->dwfl);
+#endif
+    free(es);
+  }
+}
+
+const prof__frame prof__profiler_frame = {.func = "[mlprof]", .label = "[mlprof]", .module = "libmlprof"};
+
+int prof__an_stack_frames(prof__an *an, uint32_t id, const prof__frame **out, int max, int keep_profiler_leaf) {
+  const uintptr_t *pcs;
+  int d = prof__an_stack(an, id, &pcs), n = 0, leaf = 1;
+  for (int i = 0; i < d && n < max; i++) {
+    uintptr_t pc = pcs[i];
+    const prof__frame *f = prof__an_frame(an, i && !prof__pc_is_python(pc) ? pc - 1 : pc);
+    if (prof__an_frame_is_profiler(f)) {
+      if (leaf && keep_profiler_leaf && n == 0) out[n++] = &prof__profiler_frame;
+      continue;
+    }
+    leaf = 0;
+    for (int k = 0; k < f->ninl && n < max; k++) out[n++] = &f->inl[k];
+    if (n < max) out[n++] = f;
+  }
+  return n;
+}

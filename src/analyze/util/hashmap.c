@@ -1,0 +1,110 @@
+/* hashmap.c — the analyzer's hash maps (see hashmap.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/util/hashmap.h"
+
+/* ---- uint32 -> uint32 ------------------------------------------------------ */
+
+static size_t slot32(uint32_t key, size_t cap) {
+  return (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+uint32_t prof__map32_get(const prof__map32 *m, uint32_t key) {
+  if (!m->cap) return UINT32_MAX;
+  uint64_t want = (uint64_t)key + 1;
+  for (size_t i = slot32(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+    uint64_t s = m->slots[i];
+    if (!s) return UINT32_MAX;
+    if ((s >> 32) == want) return (uint32_t)s;
+  }
+}
+
+static int grow32(prof__map32 *m) {
+  size_t cap = m->cap ? m->cap * 2 : 64;
+  uint64_t *slots = calloc(cap, sizeof *slots);
+  if (!slots) return -1;
+  for (size_t i = 0; i < m->cap; i++) {
+    uint64_t s = m->slots[i];
+    if (!s) continue;
+    size_t j = slot32((uint32_t)((s >> 32) - 1), cap);
+    while (slots[j]) j = (j + 1) & (cap - 1);
+    slots[j] = s;
+  }
+  free(m->slots);
+  m->slots = slots;
+  m->cap = cap;
+  return 0;
+}
+
+int prof__map32_put(prof__map32 *m, uint32_t key, uint32_t value) {
+  if ((m->count + 1) * 2 > m->cap && grow32(m)) return -1;
+  uint64_t want = (uint64_t)key + 1;
+  size_t i = slot32(key, m->cap);
+  while (m->slots[i] && (m->slots[i] >> 32) != want) i = (i + 1) & (m->cap - 1);
+  if (!m->slots[i]) m->count++;
+  m->slots[i] = want << 32 | value;
+  return 0;
+}
+
+void prof__map32_free(prof__map32 *m) {
+  free(m->slots);
+  memset(m, 0, sizeof *m);
+}
+
+/* ---- uint64 -> uint64 sums ------------------------------------------------- */
+
+static size_t mslot(uint64_t k, size_t cap) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1); }
+
+static int mgrow(prof__u64map *m) {
+  size_t cap = m->cap ? m->cap * 2 : 256;
+  uint64_t *k = calloc(cap, sizeof *k), *v = calloc(cap, sizeof *v);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    return -1;
+  }
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->k[i]) continue;
+    size_t s = mslot(m->k[i], cap);
+    while (k[s]) s = (s + 1) & (cap - 1);
+    k[s] = m->k[i];
+    v[s] = m->v[i];
+  }
+  free(m->k);
+  free(m->v);
+  m->k = k;
+  m->v = v;
+  m->cap = cap;
+  return 0;
+}
+
+int prof__u64map_add(prof__u64map *m, uint64_t key, uint64_t add) {
+  if ((m->n + 1) * 2 > m->cap && mgrow(m) != 0) return -1;
+  uint64_t k = key + 1;
+  size_t s = mslot(k, m->cap);
+  while (m->k[s] && m->k[s] != k) s = (s + 1) & (m->cap - 1);
+  if (!m->k[s]) {
+    m->k[s] = k;
+    m->n++;
+  }
+  m->v[s] += add;
+  return 0;
+}
+
+uint64_t prof__u64map_get(const prof__u64map *m, uint64_t key) {
+  if (!m->cap) return 0;
+  uint64_t k = key + 1;
+  size_t s = mslot(k, m->cap);
+  while (m->k[s]) {
+    if (m->k[s] == k) return m->v[s];
+    s = (s + 1) & (m->cap - 1);
+  }
+  return 0;
+}
+
+void prof__u64map_free(prof__u64map *m) {
+  free(m->k);
+  free(m->v);
+  memset(m, 0, sizeof *m);
+}

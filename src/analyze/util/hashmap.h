@@ -1,0 +1,36 @@
+/* hashmap.h — the analyzer's hash maps, open addressing with linear
+ * probing and power-of-two tables (keys are stored +1 so that 0 marks an
+ * empty slot):
+ *   prof__map32   uint32 -> uint32 (ids to indices: names, ranges, kernels)
+ *   prof__u64map  uint64 -> uint64 sums (weights keyed by packed ids)
+ * Maps start zeroed ({0}); they allocate as they grow and are freed with
+ * their _free function.
+ */
+#ifndef MLPROF_ANALYZE_HASHMAP_H
+#define MLPROF_ANALYZE_HASHMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct prof__map32 {
+  uint64_t *slots; /* key+1 in the high half, value in the low half */
+  size_t cap, count;
+} prof__map32;
+
+/* The value of `key`, or UINT32_MAX when absent. */
+uint32_t prof__map32_get(const prof__map32 *m, uint32_t key);
+/* Set the value of `key`. 0, or -1 (no memory; the map is unchanged). */
+int prof__map32_put(prof__map32 *m, uint32_t key, uint32_t value);
+void prof__map32_free(prof__map32 *m);
+
+typedef struct prof__u64map {
+  uint64_t *k, *v; /* key stored + 1; 0 = empty */
+  size_t cap, n;
+} prof__u64map;
+
+/* Add `add` to the value of `key` (created at 0). Returns 0 or -1 (no memory). */
+int prof__u64map_add(prof__u64map *m, uint64_t key, uint64_t add);
+uint64_t prof__u64map_get(const prof__u64map *m, uint64_t key);
+void prof__u64map_free(prof__u64map *m);
+
+#endif
