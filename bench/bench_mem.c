@@ -1,8 +1,8 @@
 /* bench_mem.c — cost of memory profiling.
  *
- *  1. alloc+free pair cost in each MLPROF_MEM mode divided by bare
- *     malloc+free (this program run again with libmlprof.so preloaded,
- *     and without it for the baseline);
+ *  1. alloc+free pair cost in each MLPROF_MEM mode (off: the interposer
+ *     forwarding only) divided by bare malloc+free (this program run again
+ *     with libmlprof.so preloaded, and without it for the baseline);
  *  2. full mode next to heaptrack on the same allocation-heavy workload:
  *     the time each adds to the bare run, and the ratio of the two;
  *  3. trace bytes per allocation event in full mode.
@@ -130,12 +130,14 @@ static void line(const char *name, double v, double base) {
   printf("%-34s %12.3f %12.3f %8.2f\n", name, v, base, base > 0 ? v / base : 0);
 }
 
+/* "off" is the interposer forwarding only: the floor of every mode. */
 static void pair_costs(void) {
-  static const char *const modes[] = {"counts", "sampled", "full"};
-  double bare[ROUNDS], mode[3][ROUNDS], ratio[3][ROUNDS];
+  static const char *const modes[] = {"off", "counts", "sampled", "full"};
+  enum { NMODES = sizeof modes / sizeof modes[0] };
+  double bare[ROUNDS], mode[NMODES][ROUNDS], ratio[NMODES][ROUNDS];
   for (int r = 0; r < ROUNDS; r++) { /* interleaved: bare, then each mode */
     bare[r] = run_value("", "pairs");
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NMODES; i++) {
       char env[1024];
       snprintf(env, sizeof env,
                "MLPROF_MEM=%s MLPROF_PRELOAD=1 MLPROF_REPORT=0 MLPROF_RING_KB=65536 MLPROF_OUTPUT='%s/pairs.mlpt' "
@@ -145,7 +147,7 @@ static void pair_costs(void) {
       ratio[i][r] = bare[r] > 0 ? mode[i][r] / bare[r] : 0;
     }
   }
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < NMODES; i++) {
     char name[64];
     snprintf(name, sizeof name, "mem_pair_ns_%s", modes[i]);
     double b[ROUNDS];
