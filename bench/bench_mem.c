@@ -1,18 +1,24 @@
 /* bench_mem.c — cost of memory profiling.
  *
- *  1. alloc+free pair cost in each MLPROF_MEM mode divided by bare
- *     malloc+free (this program run again with libmlprof.so preloaded,
- *     and without it for the baseline);
+ *  1. alloc+free pair cost in each MLPROF_MEM mode (off: the interposer
+ *     forwarding only) divided by bare malloc+free (this program run again
+ *     with libmlprof.so preloaded, and without it for the baseline);
  *  2. full mode next to heaptrack on the same allocation-heavy workload:
  *     the time each adds to the bare run, and the ratio of the two;
  *  3. trace bytes per allocation event in full mode.
  * Prints `name  value  baseline  ratio` lines; never fails (a missing
- * heaptrack is reported and skipped).
+ * heaptrack is reported and skipped). Everything runs pinned to one CPU;
+ * times are CPU time (the pair loop's thread CPU time; the whole process
+ * tree's user+system time for the workload, so heaptrack's interpreter
+ * and mlprof's writer count), which a busy machine disturbs far less than
+ * wall time. Pair costs are medians over interleaved rounds.
  */
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,11 +29,29 @@
 
 #define PAIRS 4000000
 #define WORK_ALLOCS 400000
+#define ROUNDS 5
 
 static double now_s(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* User+system time of the children waited for so far. */
+static double children_cpu_s(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_CHILDREN, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 void *volatile sink;
@@ -93,31 +117,43 @@ static double run_value(const char *env, const char *what) {
 static double run_time(const char *prefix, const char *what) {
   char cmd[2048];
   snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' --child %s >/dev/null 2>&1", tmpdir, prefix, self_path, what);
-  double best = -1;
-  for (int r = 0; r < 3; r++) { /* best of three */
-    double t0 = now_s();
+  double v[ROUNDS];
+  for (int r = 0; r < ROUNDS; r++) {
+    double t0 = children_cpu_s();
     if (system(cmd) != 0) return -1;
-    double t = now_s() - t0;
-    if (best < 0 || t < best) best = t;
+    v[r] = children_cpu_s() - t0;
   }
-  return best;
+  return median(v, ROUNDS);
 }
 
 static void line(const char *name, double v, double base) {
   printf("%-34s %12.3f %12.3f %8.2f\n", name, v, base, base > 0 ? v / base : 0);
 }
 
+/* "off" is the interposer forwarding only: the floor of every mode. */
 static void pair_costs(void) {
-  double bare = run_value("", "pairs");
-  static const char *const modes[] = {"counts", "sampled", "full"};
-  for (int i = 0; i < 3; i++) {
-    char env[1024], name[64];
-    snprintf(env, sizeof env,
-             "MLPROF_MEM=%s MLPROF_PRELOAD=1 MLPROF_REPORT=0 MLPROF_RING_KB=65536 MLPROF_OUTPUT='%s/pairs.mlpt' "
-             "LD_PRELOAD='%s'",
-             modes[i], tmpdir, MLPROF_LIB_PATH);
+  static const char *const modes[] = {"off", "counts", "sampled", "full"};
+  enum { NMODES = sizeof modes / sizeof modes[0] };
+  double bare[ROUNDS], mode[NMODES][ROUNDS], ratio[NMODES][ROUNDS];
+  for (int r = 0; r < ROUNDS; r++) { /* interleaved: bare, then each mode */
+    bare[r] = run_value("", "pairs");
+    for (int i = 0; i < NMODES; i++) {
+      char env[1024];
+      snprintf(env, sizeof env,
+               "MLPROF_MEM=%s MLPROF_PRELOAD=1 MLPROF_REPORT=0 MLPROF_RING_KB=65536 MLPROF_OUTPUT='%s/pairs.mlpt' "
+               "LD_PRELOAD='%s'",
+               modes[i], tmpdir, MLPROF_LIB_PATH);
+      mode[i][r] = run_value(env, "pairs");
+      ratio[i][r] = bare[r] > 0 ? mode[i][r] / bare[r] : 0;
+    }
+  }
+  for (int i = 0; i < NMODES; i++) {
+    char name[64];
     snprintf(name, sizeof name, "mem_pair_ns_%s", modes[i]);
-    line(name, run_value(env, "pairs"), bare);
+    double b[ROUNDS];
+    memcpy(b, bare, sizeof b);
+    double mv = median(mode[i], ROUNDS), mb = median(b, ROUNDS), mr = median(ratio[i], ROUNDS);
+    printf("%-34s %12.3f %12.3f %8.2f  (median of paired ratios)\n", name, mv, mb, mr);
   }
 }
 
@@ -156,6 +192,11 @@ int main(int argc, char **argv) {
   self_path = realpath(argv[0], self_abs) ? self_abs : argv[0];
   snprintf(tmpdir, sizeof tmpdir, "/tmp/mlprof-bench-mem.%d", (int)getpid());
   mkdir(tmpdir, 0700);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpu = sched_getcpu();
+  CPU_SET(cpu < 0 ? 0 : cpu, &set);
+  sched_setaffinity(0, sizeof set, &set); /* the children inherit it */
   printf("%-34s %12s %12s %8s\n", "name", "value", "baseline", "ratio");
   pair_costs();
   versus_heaptrack();

@@ -9,11 +9,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <malloc.h>
 #include <stdlib.h>
 
 #include <cmocka.h>
 
 #include "mlprof.h"
+#include "mem/glibc_chunk.h"
 #include "mem/mem.h"
 
 static char block[256]; /* stands for a heap block: only its address is used */
@@ -127,6 +129,41 @@ static void pool_api_before_init_fails_cleanly(void **state) {
   prof_mem_free(1, block);
 }
 
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+
+/* The interposer reads glibc's chunk header instead of calling
+ * malloc_usable_size(): both must agree for small, large (mmapped) and
+ * aligned blocks. Skipped when malloc is not glibc's (a sanitizer's). */
+static void glibc_chunk_header_gives_the_usable_size(void **state) {
+  (void)state;
+  void *(*volatile m)(size_t) = malloc;
+  void (*volatile f)(void *) = free;
+  if (m != __libc_malloc || f != __libc_free) skip();
+  static const size_t sizes[] = {0, 1, 8, 24, 25, 100, 1000, 4096, 70000, 200000, 1u << 20, 5u << 20};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    void *p = malloc(sizes[i]);
+    assert_non_null(p);
+    assert_int_equal(prof__glibc_usable(p), malloc_usable_size(p));
+    void *q = realloc(p, sizes[i] * 2 + 1);
+    assert_non_null(q);
+    assert_int_equal(prof__glibc_usable(q), malloc_usable_size(q));
+    free(q);
+    void *c = calloc(1, sizes[i] + 3);
+    assert_int_equal(prof__glibc_usable(c), malloc_usable_size(c));
+    free(c);
+    for (size_t align = 32; align <= 8192; align *= 16) {
+      void *a = NULL;
+      assert_int_equal(posix_memalign(&a, align, sizes[i] + 1), 0);
+      assert_int_equal(prof__glibc_usable(a), malloc_usable_size(a));
+      free(a);
+      a = aligned_alloc(align, align * 3);
+      assert_int_equal(prof__glibc_usable(a), malloc_usable_size(a));
+      free(a);
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mode_names_round_trip),
@@ -137,6 +174,7 @@ int main(void) {
       cmocka_unit_test(sampling_intervals_have_the_configured_mean),
       cmocka_unit_test(rss_is_readable),
       cmocka_unit_test(pool_api_before_init_fails_cleanly),
+      cmocka_unit_test(glibc_chunk_header_gives_the_usable_size),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 
 #include "helpers.h"
 #include "mlprof.h"
+#include "core/bgwriter.h"
 #include "trace/trace.h"
 
 static int in_child(int (*fn)(const char *), const char *arg) {
@@ -372,6 +373,35 @@ static void launcher_rank_names_the_trace_and_header(void **state) {
   assert_int_equal(in_child(scenario_rank, dir), 0);
 }
 
+/* A session with nothing to record: the writer stretches its period (10 ms
+ * while events flow) towards 100 ms, so 800 ms of quiet take a few
+ * cycles, not 80; a burst of events still reaches the trace. */
+static int scenario_idle_writer(const char *path) {
+  prof_config c = prof_config_default();
+  c.output = path;
+  if (prof_init(&c) != 0) return 1;
+  struct timespec quiet = {0, 200000000L};
+  nanosleep(&quiet, NULL); /* clock calibration and the first cycles */
+  uint64_t before = prof__writer_cycles();
+  for (int i = 0; i < 4; i++) nanosleep(&quiet, NULL);
+  uint64_t idle = prof__writer_cycles() - before;
+  if (idle > 30) return 2;
+  for (int i = 0; i < 5000; i++) {
+    prof_range_push("busy");
+    prof_range_pop();
+  }
+  return prof_shutdown() != 0 ? 3 : 0;
+}
+
+static void idle_writer_wakes_rarely(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("idle", ".mlpt");
+  assert_int_equal(in_child(scenario_idle_writer, path), 0);
+  uint64_t events;
+  assert_int_equal(footer_value(path, "events_written", &events, NULL), 10000);
+  assert_int_equal(events, 10000);
+}
+
 int main(void) {
   /* These tests count the core's own events exactly: keep the producer
    * modules (memory, CPU samples, resources, GPU) out of the traces. */
@@ -387,6 +417,7 @@ int main(void) {
       cmocka_unit_test(events_come_back_in_order_with_names),
       cmocka_unit_test(fork_child_runs_unprofiled),
       cmocka_unit_test(launcher_rank_names_the_trace_and_header),
+      cmocka_unit_test(idle_writer_wakes_rarely),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

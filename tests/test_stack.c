@@ -1,10 +1,12 @@
 /* test_stack.c — call-stack capture, the lock-free stack table, and the
  * STACKS / MODULES chunks written for the analyzer. */
+// wrap: readlink
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -195,6 +197,55 @@ static void emit_writes_stacks_and_modules(void **state) {
   assert_true(found_exe);
 }
 
+/* readlink() goes through here: the module listing reads the executable's
+ * path with it, so the count shows when the full listing ran. */
+ssize_t __real_readlink(const char *path, char *buf, size_t n);
+static int readlinks;
+ssize_t __wrap_readlink(const char *path, char *buf, size_t n) {
+  readlinks++;
+  return __real_readlink(path, buf, n);
+}
+
+/* Count the MODULES chunks of a trace. */
+static int module_chunks(const char *path) {
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  prof__rec rec;
+  int n = 0;
+  while (prof__reader_next(r, &rec) == 1)
+    if (rec.kind == PROF_REC_CHUNK && rec.chunk_type == PROF_CHUNK_MODULES) n++;
+  prof__reader_close(r);
+  return n;
+}
+
+/* Every writer cycle emits; while nothing was loaded or unloaded the
+ * module map is neither written again nor even listed (no walk over the
+ * modules, no readlink); a dlopen brings the listing and one new map. */
+static void unchanged_module_map_is_not_listed_again(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("modmap", ".mlpt");
+  char err[256];
+  prof__tw *tw = prof__tw_open(path, NULL, 0, err);
+  assert_non_null(tw);
+  assert_int_equal(prof__stack_emit(tw), 0); /* the map, unless an earlier test wrote it */
+  readlinks = 0;
+  for (int i = 0; i < 5; i++) assert_int_equal(prof__stack_emit(tw), 0);
+  assert_int_equal(readlinks, 0);
+  assert_int_equal(prof__tw_close(tw, NULL, 0), 0);
+  assert_true(module_chunks(path) <= 1);
+
+  path = th_tmp_path("modmap2", ".mlpt");
+  tw = prof__tw_open(path, NULL, 0, err);
+  assert_non_null(tw);
+  void *h = dlopen("libdl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!h) skip();
+  for (int i = 0; i < 3; i++) assert_int_equal(prof__stack_emit(tw), 0);
+  assert_int_equal(readlinks, 1);
+  assert_int_equal(prof__tw_close(tw, NULL, 0), 0);
+  assert_int_equal(module_chunks(path), 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(capture_sees_the_callers),
@@ -202,6 +253,7 @@ int main(void) {
       cmocka_unit_test(concurrent_interns_agree),
       cmocka_unit_test(capture_from_signal_context),
       cmocka_unit_test(emit_writes_stacks_and_modules),
+      cmocka_unit_test(unchanged_module_map_is_not_listed_again), /* last: it leaves the map written */
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,12 @@
 /* bgwriter.c — the background writer thread.
  *
- * Every flush period it drains each registered thread's ring (converting
- * clock ticks to nanoseconds), runs the producers' hooks, queues new names
- * and thread records, and every ~100 ms (or 1 MiB of events) flushes one
- * round of chunks, so a killed process loses at most the last round. It is
+ * Every cycle it drains each registered thread's ring (converting clock
+ * ticks to nanoseconds), runs the producers' hooks, queues new names and
+ * thread records, and once 64 KiB of events are pending or 250 ms have
+ * passed flushes one round of chunks. A crash is flushed through crash.c,
+ * and a killed process loses at most the last round. The period adapts:
+ * MLPROF_FLUSH_MS (10 ms) while the rings fill, doubling per quiet cycle up
+ * to IDLE_MS, so a mostly idle trace costs about ten cycles a second. It is
  * the only place that touches the file. A ring past its high-water mark
  * wakes it early (writer_kick); producers wait for it only on a full ring
  * under MLPROF_RING_FULL=wait (ring.h), never on the disk. A
@@ -36,8 +39,10 @@
 #include "session.h"
 
 #define BATCH 4096
-#define FLUSH_BYTES (1u << 20)
-#define FLUSH_NS 100000000ull
+#define FLUSH_BYTES (64u << 10)
+#define FLUSH_NS 250000000ull
+#define IDLE_MS 100u   /* longest sleep (longer when MLPROF_FLUSH_MS asks for it) */
+#define BUSY_EVENTS 1024 /* a cycle that drains this many keeps the short period */
 
 static struct {
   pthread_t thread;
@@ -46,6 +51,9 @@ static struct {
   pthread_cond_t cv;
   int stop;
   uint32_t flush_ms;
+  uint32_t sleep_ms; /* writer thread: the current, adaptive period */
+  uint64_t cycle_events; /* writer thread: events drained by the last cycle */
+  uint64_t cycles;       /* cycles run (atomic) */
   prof__tw *tw;
   const char *path;
   uint32_t strings_written;
@@ -298,6 +306,7 @@ static void drain_all(void) {
     prof__thread *next = t->next;
     int exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
     uint64_t n = drain_thread(t);
+    W.cycle_events += n;
     if (!W.failed) __atomic_store_n(&W.events, W.events + n, __ATOMIC_RELAXED);
     uint64_t lost = prof__thread_lost(t);
     if (!W.failed && (!t->announced || lost != t->lost_reported || exited)) {
@@ -341,6 +350,7 @@ static void cycle(int final) {
   pthread_mutex_lock(&W.mu);
   uint64_t sync = W.sync_req;
   pthread_mutex_unlock(&W.mu);
+  W.cycle_events = 0;
   drain_all();
   for (int i = 0; i < __atomic_load_n(&nhooks, __ATOMIC_ACQUIRE); i++)
     hooks[i].fn(W.failed ? NULL : W.tw, final, hooks[i].arg);
@@ -389,6 +399,16 @@ int prof__writer_sync(unsigned timeout_ms) {
 
 static void crash_close(void);
 
+/* The next period: the configured one while events flow, doubling per quiet
+ * cycle up to IDLE_MS. A ring past its high-water mark wakes the writer
+ * anyway (writer_kick), and so does every request. */
+static uint32_t next_sleep_ms(uint32_t cur, uint64_t drained) {
+  uint32_t lo = W.flush_ms, hi = W.flush_ms > IDLE_MS ? W.flush_ms : IDLE_MS;
+  if (drained >= BUSY_EVENTS) return lo;
+  uint32_t next = cur * 2;
+  return next < lo ? lo : next > hi ? hi : next;
+}
+
 static void *writer_main(void *arg) {
   (void)arg;
   prof__guard_begin(); /* everything this thread allocates is ours */
@@ -409,7 +429,7 @@ static void *writer_main(void *arg) {
       __atomic_store_n(&writer_sleeping, 1, __ATOMIC_SEQ_CST);
       if (__atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST) == seen &&
           !__atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE)) {
-        struct timespec ts = {(time_t)(W.flush_ms / 1000), (long)(W.flush_ms % 1000) * 1000000L};
+        struct timespec ts = {(time_t)(W.sleep_ms / 1000), (long)(W.sleep_ms % 1000) * 1000000L};
         syscall(SYS_futex, &kick_seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
       }
       __atomic_store_n(&writer_sleeping, 0, __ATOMIC_RELAXED);
@@ -420,6 +440,8 @@ static void *writer_main(void *arg) {
     seen = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
     int crash = __atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE);
     cycle(stop || crash);
+    __atomic_store_n(&W.cycles, W.cycles + 1, __ATOMIC_RELAXED);
+    W.sleep_ms = next_sleep_ms(W.sleep_ms, W.cycle_events);
     if (crash) {
       crash_close();
       break;
@@ -432,6 +454,7 @@ static void *writer_main(void *arg) {
 int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path) {
   W.tw = tw;
   W.flush_ms = flush_ms;
+  W.sleep_ms = flush_ms;
   W.path = path;
   W.stop = 0;
   W.failed = 0;
@@ -550,6 +573,8 @@ void prof__writer_forget(void) {
   }
   pthread_mutex_init(&meta_mu, NULL);
 }
+
+uint64_t prof__writer_cycles(void) { return __atomic_load_n(&W.cycles, __ATOMIC_RELAXED); }
 
 uint64_t prof__writer_events(void) { return __atomic_load_n(&W.events, __ATOMIC_RELAXED); }
 

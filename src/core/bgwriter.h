@@ -13,6 +13,8 @@ int prof__writer_stop(void);
 /* Child side of fork(): forget the writer without touching it. */
 void prof__writer_forget(void);
 uint64_t prof__writer_events(void);
+/* Writer cycles run so far (wake-ups that drained the rings). */
+uint64_t prof__writer_cycles(void);
 uint64_t prof__writer_lost(void);
 uint64_t prof__writer_bytes(void);
 int prof__writer_failed(void);

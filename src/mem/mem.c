@@ -26,6 +26,7 @@ __thread prof__mem_tc *prof__mem_self PROF_MEM_IE;
 
 static prof__mem_tc slots[TC_SLOTS];
 static unsigned slot_hint;
+static unsigned slots_end; /* one past the highest slot ever claimed: totals read no further */
 static prof__mem_totals shared; /* retired threads and slot-less threads */
 static uint64_t sample_bytes = DEFAULT_SAMPLE_BYTES;
 static pthread_key_t exit_key;
@@ -92,8 +93,11 @@ static prof__mem_tc *claim_slot(void) {
     prof__mem_tc *tc = &slots[(start + i) % TC_SLOTS];
     int expect = 0;
     if (__atomic_load_n(&tc->used, __ATOMIC_RELAXED) == 0 &&
-        __atomic_compare_exchange_n(&tc->used, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        __atomic_compare_exchange_n(&tc->used, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+      unsigned end = (unsigned)(tc - slots) + 1, cur = __atomic_load_n(&slots_end, __ATOMIC_RELAXED);
+      while (cur < end && !__atomic_compare_exchange_n(&slots_end, &cur, end, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {}
       return tc;
+    }
   }
   return NULL;
 }
@@ -135,7 +139,8 @@ void prof__mem_totals_get(prof__mem_totals *t) {
   t->allocs = __atomic_load_n(&shared.allocs, __ATOMIC_RELAXED);
   t->frees = __atomic_load_n(&shared.frees, __ATOMIC_RELAXED);
   t->bytes = __atomic_load_n(&shared.bytes, __ATOMIC_RELAXED);
-  for (unsigned i = 0; i < TC_SLOTS; i++) {
+  unsigned end = __atomic_load_n(&slots_end, __ATOMIC_ACQUIRE);
+  for (unsigned i = 0; i < end; i++) {
     const prof__mem_tc *tc = &slots[i];
     t->live += __atomic_load_n(&tc->live, __ATOMIC_RELAXED);
     t->allocs += __atomic_load_n(&tc->allocs, __ATOMIC_RELAXED);

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "core/producer.h"
+#include "mem/glibc_chunk.h"
 #include "mem/mem.h"
 
 #define RA() __builtin_return_address(0)
@@ -63,6 +64,7 @@ extern char etext[] __attribute__((visibility("hidden")));
 
 static real_fns real;
 static int ready;
+static int glibc_next; /* the next allocator is glibc's: sizes come from chunk headers */
 static __thread int resolving PROF_MEM_IE;
 
 static _Alignas(64) unsigned char boot[BOOT_BYTES];
@@ -132,6 +134,8 @@ static int resolve(void) {
   resolving = 0;
   if (!r.usable) return 0; /* cannot happen with glibc; stay on the arena */
   real = r;
+  glibc_next = r.malloc == __libc_malloc && r.free == __libc_free && r.calloc == __libc_calloc &&
+               r.realloc == __libc_realloc && r.memalign == __libc_memalign;
   prof__mem_text_lo = (uintptr_t)__ehdr_start;
   prof__mem_text_hi = (uintptr_t)etext;
   prof__mem_mode_resolve();
@@ -142,8 +146,14 @@ static int resolve(void) {
 
 /* ---- the interposed functions -------------------------------------------- */
 
+/* Usable size of a live block of the real allocator: one load from glibc's
+ * chunk header, or the allocator's own malloc_usable_size(). */
+static inline size_t usable_of(void *p) {
+  return PROF_LIKELY(glibc_next) ? prof__glibc_usable(p) : real.usable(p);
+}
+
 static inline void *account(void *p, size_t n, const void *ra) {
-  if (PROF_LIKELY(p != NULL) && prof__mem_mode) prof__mem_on_alloc(p, n, real.usable(p), ra);
+  if (PROF_LIKELY(p != NULL) && prof__mem_mode) prof__mem_on_alloc(p, n, usable_of(p), ra);
   return p;
 }
 
@@ -162,7 +172,7 @@ PROF_API void *malloc(size_t n) {
 static inline void free_body(void *p, const void *ra) {
   if (!p || is_boot(p)) return;
   if (PROF_UNLIKELY(!ready) && !resolve()) return; /* not ours to free yet */
-  if (prof__mem_mode) prof__mem_on_free(p, real.usable(p), ra);
+  if (prof__mem_mode) prof__mem_on_free(p, usable_of(p), ra);
   real.free(p);
 }
 
@@ -207,7 +217,7 @@ static void *realloc_impl(void *p, size_t n, const void *ra) {
   if (is_boot(p)) return realloc_from_boot(p, n, ra);
   if (PROF_UNLIKELY(!ready) && !resolve()) return NULL;
   if (!prof__mem_mode) return real.realloc(p, n);
-  size_t old_usable = real.usable(p);
+  size_t old_usable = usable_of(p);
   /* The FREE goes out before the block can be reused by another thread. */
   prof__mem_on_free(p, old_usable, ra);
   void *q = real.realloc(p, n);

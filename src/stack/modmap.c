@@ -80,8 +80,22 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg) {
   return 0;
 }
 
+/* The loader's load/unload counters, from the first module only: a cheap
+ * test (no path, no build id) run every cycle before the full listing. */
+static int on_first_module(struct dl_phdr_info *info, size_t size, void *arg) {
+  scan *s = arg;
+  if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) return 0;
+  s->adds = info->dlpi_adds;
+  s->subs = info->dlpi_subs;
+  s->count = 1;
+  return 1; /* stop after one */
+}
+
 /* Write the module map if it changed since the last write. */
 static int emit_modules(prof__tw *tw) {
+  scan quick = {0};
+  dl_iterate_phdr(on_first_module, &quick);
+  if (map_written && quick.count && quick.adds == seen_adds && quick.subs == seen_subs) return 0;
   scan probe = {0};
   prof__buf body = {0};
   probe.b = &body;

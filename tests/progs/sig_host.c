@@ -5,7 +5,9 @@
  * a profiler that shares SIGPROF or takes SIGUSR2 changes them.
  *
  * The run ends after a fixed number of ITIMER_PROF signals, so the counts
- * do not depend on timing. When the profiler is preloaded, prof_init() is
+ * do not depend on timing (one more may already be on its way to the other
+ * thread when the handler stops the timer: signals past the count are not
+ * counted). When the profiler is preloaded, prof_init() is
  * called after the handlers exist, as a program using the API would.
  */
 #include <dlfcn.h>
@@ -23,6 +25,7 @@ static volatile sig_atomic_t prof_itimer, prof_other, usr2;
 static void on_prof(int sig, siginfo_t *si, void *uc) {
   (void)sig, (void)uc;
   if (si && si->si_code == SI_KERNEL) { /* what setitimer sends */
+    if (prof_itimer >= WANT_PROF) return; /* raced with the timer's end */
     if (++prof_itimer == WANT_PROF) {
       struct itimerval off;
       memset(&off, 0, sizeof off);
