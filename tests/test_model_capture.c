@@ -309,6 +309,10 @@ static void break_at_step_pauses_until_resume(void **state) {
   assert_string_equal(v.ctl.last_snapshot, snap);
   char *txt = th_read_file(snap, NULL);
   assert_non_null(txt);
+  /* a paused, live job: never "truncated" or "killed" */
+  assert_null(strstr(txt, "killed"));
+  assert_null(strstr(txt, "truncated"));
+  assert_non_null(strstr(txt, "Snapshot of a running program"));
   free(txt);
   char cmd[256];
   snprintf(cmd, sizeof cmd, CLI " resume %d", (int)pid);
