@@ -27,6 +27,7 @@ __thread prof__mem_tc *prof__mem_self PROF_MEM_IE;
 
 static prof__mem_tc slots[TC_SLOTS];
 static unsigned slot_hint;
+static unsigned slot_hi; /* slots [slot_hi, TC_SLOTS) were never claimed: the totals skip them */
 static prof__mem_totals shared; /* retired threads and slot-less threads */
 static uint64_t sample_bytes = DEFAULT_SAMPLE_BYTES;
 static pthread_key_t exit_key;
@@ -98,8 +99,12 @@ static prof__mem_tc *claim_slot(void) {
     prof__mem_tc *tc = &slots[(start + i) % TC_SLOTS];
     int expect = 0;
     if (__atomic_load_n(&tc->used, __ATOMIC_RELAXED) == 0 &&
-        __atomic_compare_exchange_n(&tc->used, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        __atomic_compare_exchange_n(&tc->used, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+      unsigned idx = (unsigned)(tc - slots) + 1, hi = __atomic_load_n(&slot_hi, __ATOMIC_RELAXED);
+      while (hi < idx && !__atomic_compare_exchange_n(&slot_hi, &hi, idx, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+      }
       return tc;
+    }
   }
   return NULL;
 }
@@ -141,7 +146,8 @@ void prof__mem_totals_get(prof__mem_totals *t) {
   t->allocs = __atomic_load_n(&shared.allocs, __ATOMIC_RELAXED);
   t->frees = __atomic_load_n(&shared.frees, __ATOMIC_RELAXED);
   t->bytes = __atomic_load_n(&shared.bytes, __ATOMIC_RELAXED);
-  for (unsigned i = 0; i < TC_SLOTS; i++) {
+  unsigned hi = __atomic_load_n(&slot_hi, __ATOMIC_ACQUIRE);
+  for (unsigned i = 0; i < hi && i < TC_SLOTS; i++) {
     const prof__mem_tc *tc = &slots[i];
     t->live += __atomic_load_n(&tc->live, __ATOMIC_RELAXED);
     t->allocs += __atomic_load_n(&tc->allocs, __ATOMIC_RELAXED);

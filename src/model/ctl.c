@@ -22,6 +22,9 @@
 #include "core/session.h"
 #include "model.h"
 
+/* The memory module (src/mem), when linked: live heap bytes at step ends. */
+void prof__mem_step_boundary(uint64_t ticks) __attribute__((weak));
+
 static volatile sig_atomic_t sig_pending;
 static uint64_t trigger_default = 10;
 static uint64_t break_at = UINT64_MAX;
@@ -160,6 +163,7 @@ static void do_break(uint64_t step) {
 
 uint64_t prof__model_step(int begin, uint64_t step, uint64_t ticks) {
   prof__live_step(begin, step, ticks);
+  if (!begin && prof__mem_step_boundary) prof__mem_step_boundary(ticks); /* live heap at the step end */
   if (!begin) return 0;
   if (PROF_UNLIKELY(step == break_at)) do_break(step);
   uint64_t n = 0;
