@@ -38,8 +38,8 @@ static void tb_open(tb *t, const char *stem) {
   prof__kv hdr[] = {{"program", "steptime-test"}, {"pid", "1"}};
   t->w = prof__tw_open(t->path, hdr, 2, err);
   assert_non_null(t->w);
-  static const char *const names[] = {"data", "forward", "backward", "checkpoint"};
-  for (uint32_t i = 0; i < 4; i++) assert_int_equal(prof__tw_string(t->w, i + 1, names[i], strlen(names[i])), 0);
+  static const char *const names[] = {"data", "forward", "backward", "checkpoint", "train_step"};
+  for (uint32_t i = 0; i < 5; i++) assert_int_equal(prof__tw_string(t->w, i + 1, names[i], strlen(names[i])), 0);
   t->now = 1000000;
 }
 
@@ -54,13 +54,17 @@ static void range(tb *t, uint32_t name, uint8_t cat, uint64_t ns) {
   ev(t, PROF_EV_RANGE_END, name, cat, 0);
 }
 
-/* One step: data 2 ms, forward fwd ns, backward 4 ms, optional checkpoint. */
+/* One step: data 2 ms, forward fwd ns, backward 4 ms, optional checkpoint,
+ * all inside an enclosing "train_step" range (the finding must name the
+ * innermost range that carries the effect, not the enclosing one). */
 static void step(tb *t, uint64_t n, uint64_t fwd, uint64_t ckpt) {
   ev(t, PROF_EV_STEP_BEGIN, 0, 0, n);
+  ev(t, PROF_EV_RANGE_BEGIN, 5, PROF_CAT_OTHER, 0);
   range(t, 1, PROF_CAT_DATA, (uint64_t)(2e6 * noise()));
   range(t, 2, PROF_CAT_COMPUTE, (uint64_t)((double)fwd * noise()));
   range(t, 3, PROF_CAT_COMPUTE, (uint64_t)(4e6 * noise()));
   if (ckpt) range(t, 4, PROF_CAT_IO, ckpt);
+  ev(t, PROF_EV_RANGE_END, 5, PROF_CAT_OTHER, 0);
   ev(t, PROF_EV_STEP_END, 0, 0, n);
   t->now += 1000;
 }

@@ -183,13 +183,6 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static uint64_t cell_ns(const srec *r, uint32_t name) {
-  if (r)
-    for (uint32_t i = 0; i < r->n; i++)
-      if (r->c[i].name == name) return r->c[i].ns;
-  return 0;
-}
-
 /* Every distinct range name of the steps, with its category. */
 typedef struct rname {
   uint32_t name;
@@ -197,26 +190,31 @@ typedef struct rname {
   double score, total;
 } rname;
 
+static int cmp_rname(const void *a, const void *b) {
+  const rname *x = a, *y = b;
+  return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Every distinct range name of the steps, sorted by name id. */
 static size_t names_of(const sstep *s, size_t n, rname **out) {
-  rname *v = NULL;
-  size_t nv = 0, cap = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!s[i].r) continue;
-    for (uint32_t k = 0; k < s[i].r->n; k++) {
-      size_t j = 0;
-      while (j < nv && v[j].name != s[i].r->c[k].name) j++;
-      if (j < nv) continue;
-      rname *q = grow(v, &cap, nv + 1, sizeof *q);
-      if (!q) {
-        *out = v;
-        return nv;
-      }
-      v = q;
-      v[nv++] = (rname){s[i].r->c[k].name, s[i].r->c[k].cat, 0, 0};
-    }
-  }
+  size_t all = 0;
+  for (size_t i = 0; i < n; i++) all += s[i].r ? s[i].r->n : 0;
+  rname *v = malloc((all + 1) * sizeof *v);
   *out = v;
-  return nv;
+  if (!v) return 0;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t c = 0; s[i].r && c < s[i].r->n; c++) v[k++] = (rname){s[i].r->c[c].name, s[i].r->c[c].cat, 0, 0};
+  qsort(v, k, sizeof *v, cmp_rname);
+  size_t u = 0;
+  for (size_t i = 0; i < k; i++)
+    if (!u || v[u - 1].name != v[i].name) v[u++] = v[i];
+  return u;
+}
+
+static rname *name_at(rname *v, size_t nv, uint32_t name) {
+  rname key = {.name = name};
+  return bsearch(&key, v, nv, sizeof key, cmp_rname);
 }
 
 /* The name with the largest score; among those within 10% of it, the one
@@ -253,29 +251,31 @@ static const char *phase_text(prof__an *an, const rname *p, char *buf, size_t n)
   return buf;
 }
 
-/* Slope per step of every range name over the non-slow steps. */
+/* Slope per step of every range name over the steps not skipped: one pass
+ * of sums (a step without the range counts as 0 for it). */
 static const rname *drift_phase(const sstep *s, size_t n, const int *skip, rname *v, size_t nv) {
-  double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-  if (!x || !y) {
-    free(x);
-    free(y);
+  double *sy = calloc(nv + 1, sizeof *sy), *sxy = calloc(nv + 1, sizeof *sxy), m = 0, sx = 0, sxx = 0;
+  if (!sy || !sxy) {
+    free(sy);
+    free(sxy);
     return NULL;
   }
-  for (size_t k = 0; k < nv; k++) {
-    size_t m = 0;
-    double tot = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (skip[i]) continue;
-      x[m] = (double)s[i].number;
-      y[m] = (double)cell_ns(s[i].r, v[k].name);
-      tot += y[m++];
+  for (size_t i = 0; i < n; i++) {
+    if (skip[i]) continue;
+    double x = (double)s[i].number;
+    m++, sx += x, sxx += x * x;
+    for (uint32_t c = 0; s[i].r && c < s[i].r->n; c++) {
+      rname *p = name_at(v, nv, s[i].r->c[c].name);
+      if (p) sy[p - v] += (double)s[i].r->c[c].ns, sxy[p - v] += x * (double)s[i].r->c[c].ns;
     }
-    double r2;
-    v[k].score = m > 2 ? fit(x, y, m, &r2) : 0;
-    v[k].total = tot;
   }
-  free(x);
-  free(y);
+  double den = m * sxx - sx * sx;
+  for (size_t k = 0; k < nv; k++) {
+    v[k].score = m > 2 && den > 0 ? (m * sxy[k] - sx * sy[k]) / den : 0;
+    v[k].total = sy[k];
+  }
+  free(sy);
+  free(sxy);
   return best_name(v, nv);
 }
 
@@ -328,23 +328,51 @@ out:
 }
 
 /* The range whose mean time in the slow steps most exceeds its mean in
- * the other steps. */
+ * the other steps: one pass of sums. */
 static const rname *slow_phase(const sstep *s, size_t n, const int *slow, rname *v, size_t nv, double *extra) {
-  for (size_t k = 0; k < nv; k++) {
-    double in = 0, out = 0, tot = 0;
-    size_t ni = 0, no = 0;
-    for (size_t i = 0; i < n; i++) {
-      double t = (double)cell_ns(s[i].r, v[k].name);
-      tot += t;
-      if (slow[i]) in += t, ni++;
-      else out += t, no++;
-    }
-    v[k].score = (ni ? in / (double)ni : 0) - (no ? out / (double)no : 0);
-    v[k].total = tot;
+  double *in = calloc(nv + 1, sizeof *in), *out = calloc(nv + 1, sizeof *out);
+  size_t ni = 0, no = 0;
+  if (!in || !out) {
+    free(in);
+    free(out);
+    return NULL;
   }
+  for (size_t i = 0; i < n; i++) {
+    if (slow[i]) ni++;
+    else no++;
+    for (uint32_t c = 0; s[i].r && c < s[i].r->n; c++) {
+      rname *p = name_at(v, nv, s[i].r->c[c].name);
+      if (p) (slow[i] ? in : out)[p - v] += (double)s[i].r->c[c].ns;
+    }
+  }
+  for (size_t k = 0; k < nv; k++) {
+    v[k].score = (ni ? in[k] / (double)ni : 0) - (no ? out[k] / (double)no : 0);
+    v[k].total = in[k] + out[k];
+  }
+  free(in);
+  free(out);
   const rname *p = best_name(v, nv);
   if (extra) *extra = p ? p->score : 0;
   return p;
+}
+
+/* For one outlier step: the range of that step whose time most exceeds
+ * its mean over the other steps (mean_out). */
+static const rname *outlier_phase(const sstep *st, rname *v, size_t nv, const double *mean_out) {
+  const rname *best = NULL;
+  double bs = 0;
+  for (uint32_t c = 0; st->r && c < st->r->n; c++) {
+    rname *p = name_at(v, nv, st->r->c[c].name);
+    double sc = p ? (double)st->r->c[c].ns - mean_out[p - v] : 0;
+    if (p && sc > bs) bs = sc, best = p;
+  }
+  uint64_t least = UINT64_MAX; /* among ranges within 10% of it, the innermost (least time) */
+  for (uint32_t c = 0; best && st->r && c < st->r->n; c++) {
+    rname *p = name_at(v, nv, st->r->c[c].name);
+    if (p && (double)st->r->c[c].ns - mean_out[p - v] >= 0.9 * bs && st->r->c[c].ns < least)
+      least = st->r->c[c].ns, best = p;
+  }
+  return best;
 }
 
 /* Period of the slow steps: the most common gap between consecutive slow
@@ -412,14 +440,17 @@ static int find_periodic(prof__an *an, const sstep *s, size_t n, const int *slow
 }
 
 static void find_outliers(prof__an *an, const sstep *s, size_t n, uint64_t median, rname *v, size_t nv) {
-  int *one = calloc(n, sizeof *one);
-  if (!one) return;
+  int *out = calloc(n, sizeof *out);
+  double *mean_out = calloc(nv + 1, sizeof *mean_out);
   size_t nout = 0;
-  for (size_t i = 0; i < n; i++) nout += (double)s[i].dur >= THR_OUTLIER * (double)median;
-  if (!nout || (double)nout >= THR_OUTLIER_SHARE * (double)n) {
-    free(one);
-    return;
-  }
+  if (!out || !mean_out) goto done;
+  for (size_t i = 0; i < n; i++) nout += out[i] = (double)s[i].dur >= THR_OUTLIER * (double)median;
+  if (!nout || (double)nout >= THR_OUTLIER_SHARE * (double)n) goto done;
+  for (size_t i = 0; i < n; i++) /* mean time of each range over the other steps */
+    for (uint32_t c = 0; !out[i] && s[i].r && c < s[i].r->n; c++) {
+      rname *p = name_at(v, nv, s[i].r->c[c].name);
+      if (p) mean_out[p - v] += (double)s[i].r->c[c].ns / (double)(n - nout);
+    }
   char list[600], a[32], b[32], p[200], title[256], measured[1024];
   size_t len = 0, listed = 0;
   uint64_t worst = 0, first = 0;
@@ -429,16 +460,12 @@ static void find_outliers(prof__an *an, const sstep *s, size_t n, uint64_t media
     if (!listed) first = s[i].number;
     if (s[i].dur > worst) worst = s[i].dur;
     if (listed++ >= MAX_LISTED) continue;
-    one[i] = 1;
-    double extra;
-    const rname *ph = slow_phase(s, n, one, v, nv, &extra);
-    one[i] = 0;
+    const rname *ph = outlier_phase(&s[i], v, nv, mean_out);
     int w = snprintf(list + len, sizeof list - len, "%sstep %llu %s (%s)", listed > 1 ? ", " : "",
                      (unsigned long long)s[i].number, prof__an_fmt_ns(a, sizeof a, s[i].dur),
                      ph ? prof__an_str(an, ph->name) : "no annotated range");
     if (w > 0 && (size_t)w < sizeof list - len) len += (size_t)w;
   }
-  free(one);
   snprintf(title, sizeof title, "%zu rare slow step%s (>= %.0fx the median)", nout, nout > 1 ? "s" : "",
            THR_OUTLIER);
   snprintf(measured, sizeof measured, "%zu of %zu steps took >= %.0fx the median %s (slowest %s): %s%s", nout, n,
@@ -450,6 +477,9 @@ static void find_outliers(prof__an *an, const sstep *s, size_t n, uint64_t media
                    "Break at one of them (MLPROF_BREAK_AT=step:N) to inspect it.");
   prof__an_finding_knum(an, "first_step", (double)first);
   prof__an_finding_knum(an, "count", (double)nout);
+done:
+  free(out);
+  free(mean_out);
 }
 
 static int step_thread_lost(const prof__an *an) {
