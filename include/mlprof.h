@@ -241,6 +241,17 @@ PROF_API void prof_scalar(const char *tag, double value);
  * Does not allocate; the cost is about one read of the data. */
 PROF_API void prof_histogram(const char *tag, int kind, const float *values, size_t n);
 
+/* prof_histogram() for a tensor whose layout is known: values[0..n) are
+ * rows of `units` values, the unit (neuron, channel) being the last, fastest
+ * dimension — e.g. a (batch, features) activation, or a (N, C, H, W) one
+ * moved to channels-last. Besides the summary it counts the units that are
+ * exactly zero in every row of this call (dead units), so the analyzer judges
+ * dead_units per unit rather than by the tensor-wide zero share. A units
+ * value of 0, or one that does not divide n, behaves as prof_histogram()
+ * (the summary is recorded without the unit count). Does not
+ * allocate; the extra cost is one read per live unit. Any thread. */
+PROF_API void prof_histogram_units(const char *tag, int kind, const float *values, size_t n, size_t units);
+
 /* Write a report of everything recorded so far to `path` (text; NULL:
  * "<trace>.snapshot.txt"), without stopping the profiler. May block for
  * the analysis. Returns 0 or a negative error. */

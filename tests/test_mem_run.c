@@ -264,6 +264,27 @@ static void off_mode_records_no_memory(void **state) {
   prof__jv_free(r);
 }
 
+/* Default (sampled) mode with a writer period far longer than the whole
+ * run: the periodic mem.live_bytes samples cannot place the steps, the
+ * points taken at each step end do. */
+static void growth_is_seen_when_steps_are_shorter_than_the_writer_period(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  const char *trace = th_tmp_path("linked-short", ".mlpt");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "MLPROF_MEM=sampled MLPROF_FLUSH_MS=10000 MLPROF_OUTPUT=%s %s", trace, LINKED);
+  assert_int_equal(th_run(cmd, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s report -q -f json %s", CLI, trace);
+  prof__jv *r = run_json(cmd, 0);
+  assert_true(has_finding(r, "memory_growth"));
+  const prof__jv *mem = prof__jv_get(r, "memory");
+  assert_non_null(mem);
+  /* 1 MiB kept per step (usable size may round up a little) */
+  double g = num(mem, "growth_bytes_per_step");
+  assert_true(g >= 1048576 && g < 1.01 * 1048576);
+  prof__jv_free(r);
+}
+
 static void linked_program_pools_steps_and_growth(void **state) {
   (void)state;
   if (sanitized()) skip();
@@ -364,6 +385,7 @@ int main(void) {
       cmocka_unit_test(full_mode_under_load_is_exact_with_the_default_ring),
       cmocka_unit_test(lossy_trace_withholds_leaks_and_growth),
       cmocka_unit_test(counts_mode_has_peak_but_no_events),
+      cmocka_unit_test(growth_is_seen_when_steps_are_shorter_than_the_writer_period),
       cmocka_unit_test(sampled_mode_estimates_are_unbiased),
       cmocka_unit_test(off_mode_records_no_memory),
       cmocka_unit_test(linked_program_pools_steps_and_growth),

@@ -261,6 +261,27 @@ static void tb_hist(tb *t, const char *tag, int kind, uint64_t step, double rms,
   prof__buf_free(&b);
 }
 
+static void tb_hist_units(tb *t, const char *tag, uint64_t step, uint64_t units, uint64_t dead, double zero_share) {
+  prof__hrec r;
+  memset(&r, 0, sizeof r);
+  r.ts_ns = (step + 1) * STEP_NS + 300;
+  r.step1 = step + 1;
+  r.tid = TID;
+  r.tag = tb_tag(t, tag);
+  r.kind = PROF_HIST_ACTIVATION;
+  r.sum.count = 1000;
+  r.sum.zeros = (uint64_t)(zero_share * 1000);
+  r.sum.std = 1;
+  r.sum.bucket[0 - PROF_HIST_EMIN] = r.sum.count - r.sum.zeros;
+  r.sum.units = units;
+  r.sum.dead_units = dead;
+  prof__buf b = {0};
+  prof__buf_u8(&b, PROF_HIST_FORMAT);
+  prof__hist_encode(&b, &r);
+  assert_int_equal(prof__tw_chunk(t->w, PROF_CHUNK_HIST, b.p, b.len), 0);
+  prof__buf_free(&b);
+}
+
 static prof__an *tb_analyze(tb *t) {
   prof__kv f[] = {{"events_lost", "0"}};
   assert_int_equal(prof__tw_close(t->w, f, 1), 0);
@@ -277,7 +298,20 @@ static const prof__finding *find(const prof__an *an, const char *id) {
 }
 
 static const char *const RULES[] = {"nan_inf", "vanishing_gradient", "exploding_gradient",
-                                    "dead_units", "overfitting", "plateau"};
+                                    "dead_units", "overfitting", "plateau", "underfitting"};
+
+/* Every health finding names its tensor and first step. */
+static void expect_keys(const prof__finding *f, const char *tensor, double first_step) {
+  int have_t = 0, have_s = 0;
+  for (int i = 0; i < f->nkeys; i++) {
+    if (strcmp(f->keys[i].key, "tensor") == 0) have_t = 1, assert_string_equal(f->keys[i].str, tensor);
+    if (strcmp(f->keys[i].key, "first_step") == 0) have_s = 1, assert_true(f->keys[i].num == first_step);
+  }
+  assert_true(have_t && have_s);
+}
+
+/* tb_hist with a unit count and the units dead in every row. */
+static void tb_hist_units(tb *t, const char *tag, uint64_t step, uint64_t units, uint64_t dead, double zero_share);
 
 /* Only `id` (or nothing, when NULL) among the model rules. */
 static void expect_only(const prof__an *an, const char *id) {
@@ -398,6 +432,138 @@ static void growing_gradient_is_exploding(void **state) {
     tb_hist(&t, "fc1/grad", PROF_HIST_GRADIENT, s, 1e-2 * pow(10, 4.0 * (double)s / 79.0), 0, 0);
   prof__an *an = tb_analyze(&t);
   expect_only(an, "exploding_gradient");
+  prof__an_free(an);
+}
+
+static void exploding_layer_beside_healthy_one_flags_only_the_explosion(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "model-explode-beside");
+  tb_steps(&t, 80);
+  for (uint64_t s = 0; s < 80; s++) {
+    tb_hist(&t, "healthy/grad", PROF_HIST_GRADIENT, s, 0.01, 0, 0);
+    /* 1e-2 while s < 20, then x10 per 4 steps: crosses 1e3 (the RMS mark) at step 40, peaks at 79;
+       its median RMS is over 1e3 times the healthy layer's */
+    double r = s < 20 ? 1e-2 : 1e-2 * pow(10, (double)(s - 19) / 4.0);
+    tb_hist(&t, "bad/grad", PROF_HIST_GRADIENT, s, r, 0, 0);
+  }
+  prof__an *an = tb_analyze(&t);
+  expect_only(an, "exploding_gradient"); /* no vanishing_gradient "compared with" the exploding layer */
+  const prof__finding *f = find(an, "exploding_gradient");
+  assert_non_null(strstr(f->title, "bad/grad"));
+  assert_non_null(strstr(f->title, "from step 40"));
+  expect_keys(f, "bad/grad", 40);
+  prof__an_free(an);
+}
+
+static void sixty_percent_dead_units_are_found_per_unit(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "model-dead-units");
+  tb_steps(&t, 40);
+  for (uint64_t s = 0; s < 40; s++) {
+    /* 60 of 100 units are dead; the tensor-wide zero share (65%) stays far below 90% */
+    tb_hist_units(&t, "fc1.act", s, 100, s < 8 ? 5 : 60, 0.65);
+    tb_hist_units(&t, "fc2.act", s, 100, 3, 0.5);
+  }
+  prof__an *an = tb_analyze(&t);
+  expect_only(an, "dead_units");
+  const prof__finding *f = find(an, "dead_units");
+  assert_non_null(strstr(f->title, "fc1.act"));
+  assert_non_null(strstr(f->title, "60%"));
+  assert_true(fabs(f->value - 0.6) < 1e-9);
+  expect_keys(f, "fc1.act", 8);
+  prof__an_free(an);
+}
+
+static void flat_loss_and_chance_accuracy_are_underfitting(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "model-underfit");
+  tb_steps(&t, 200);
+  for (uint64_t s = 0; s < 200; s++) {
+    double noise = 0.005 * sin((double)s * 1.7); /* not rnd(): the other tests keep their sequence */
+    tb_scalar(&t, "train/loss", s, 2.30 - 0.0003 * (double)s + noise); /* ln(10): 10 classes, 3% lower */
+    tb_scalar(&t, "train/accuracy", s, 0.10 + noise);
+  }
+  prof__an *an = tb_analyze(&t);
+  expect_only(an, "underfitting"); /* and no plateau for the same loss */
+  size_t n = 0;
+  for (size_t i = 0; i < an->nfindings; i++)
+    if (strcmp(an->findings[i].id, "underfitting") == 0) {
+      n++;
+      assert_true(strstr(an->findings[i].title, "train/loss") || strstr(an->findings[i].title, "train/accuracy"));
+    }
+  assert_int_equal(n, 2);
+  expect_keys(find(an, "underfitting"), find(an, "underfitting")->keys[0].str, 0);
+  prof__an_free(an);
+}
+
+static void dead_units_of_a_tensor_are_counted_per_unit(void **state) {
+  (void)state;
+  enum { ROWS = 32, UNITS = 10 };
+  float v[ROWS * UNITS];
+  for (int i = 0; i < ROWS; i++)
+    for (int j = 0; j < UNITS; j++) v[i * UNITS + j] = j < 6 ? (j % 2 ? -0.0f : 0.0f) : (i % 3 ? 0.0f : 1.5f);
+  assert_int_equal(prof__hist_dead_units(v, ROWS * UNITS, UNITS), 6);
+  assert_int_equal(prof__hist_dead_units(v, ROWS * UNITS, 7), 0); /* does not divide */
+  assert_int_equal(prof__hist_dead_units(v, ROWS * UNITS, 0), 0);
+  /* the unit count survives the codec; records without it decode as before */
+  prof__hrec r, d;
+  memset(&r, 0, sizeof r);
+  r.step1 = 3, r.tag = 9, r.kind = PROF_HIST_ACTIVATION;
+  prof__hist_summarise(v, ROWS * UNITS, &r.sum);
+  r.sum.units = UNITS, r.sum.dead_units = 6;
+  prof__buf b = {0};
+  prof__hist_encode(&b, &r);
+  r.sum.units = 0, r.sum.dead_units = 0;
+  prof__hist_encode(&b, &r);
+  prof__cur c = {b.p, b.p + b.len, 0};
+  assert_int_equal(prof__hist_decode(&c, &d), 1);
+  assert_int_equal(d.kind, PROF_HIST_ACTIVATION);
+  assert_int_equal(d.sum.units, UNITS);
+  assert_int_equal(d.sum.dead_units, 6);
+  assert_int_equal(prof__hist_decode(&c, &d), 1);
+  assert_int_equal(d.kind, PROF_HIST_ACTIVATION);
+  assert_int_equal(d.sum.units, 0);
+  assert_int_equal(prof__hist_decode(&c, &d), 0);
+  prof__buf_free(&b);
+}
+
+static int scenario_units(const char *path) {
+  prof_config c = prof_config_default();
+  c.output = path;
+  c.report = 0;
+  if (prof_init(&c) != 0) return 1;
+  enum { ROWS = 16, UNITS = 50 };
+  static float v[ROWS * UNITS];
+  for (int s = 0; s < 20; s++) {
+    prof_start();
+    for (int i = 0; i < ROWS; i++)
+      for (int j = 0; j < UNITS; j++) v[i * UNITS + j] = j < 30 ? 0.0f : (float)(i + j + s) * 0.01f;
+    prof_histogram_units("fc.act", PROF_HIST_ACTIVATION, v, ROWS * UNITS, UNITS);
+    prof_stop();
+  }
+  return prof_shutdown() ? 2 : 0;
+}
+
+static void histogram_units_call_reaches_the_dead_units_finding(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("model-units-api", ".mlpt");
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) _exit(scenario_units(path));
+  int st;
+  waitpid(pid, &st, 0);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+  prof__an *an = NULL;
+  char err[256];
+  assert_int_equal(prof__an_run_opts(&an, path, 1, err), 0);
+  const prof__finding *f = find(an, "dead_units");
+  assert_non_null(f);
+  assert_true(fabs(f->value - 0.6) < 1e-9);
+  expect_keys(f, "fc.act", 0);
   prof__an_free(an);
 }
 
@@ -576,6 +742,11 @@ int main(void) {
       cmocka_unit_test(early_layer_far_smaller_is_vanishing),
       cmocka_unit_test(growing_gradient_is_exploding),
       cmocka_unit_test(all_zero_activation_is_dead),
+      cmocka_unit_test(exploding_layer_beside_healthy_one_flags_only_the_explosion),
+      cmocka_unit_test(sixty_percent_dead_units_are_found_per_unit),
+      cmocka_unit_test(flat_loss_and_chance_accuracy_are_underfitting),
+      cmocka_unit_test(dead_units_of_a_tensor_are_counted_per_unit),
+      cmocka_unit_test(histogram_units_call_reaches_the_dead_units_finding),
       cmocka_unit_test(rising_validation_loss_is_overfitting),
       cmocka_unit_test(loss_that_stops_improving_is_a_plateau),
       cmocka_unit_test(malformed_hist_chunk_is_skipped_and_counted),

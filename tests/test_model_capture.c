@@ -222,6 +222,10 @@ static void top_once_and_trigger_on_a_running_job(void **state) {
   }
   assert_true(v.bg.nranges > 0);
   assert_int_equal(v.pid, pid);
+  /* every step sleeps >= 10 ms, also the first ones (before the clock was calibrated) */
+  assert_true(v.step.min_step_ns >= 10000000ull);
+  assert_true(v.step.max_step_ns >= v.step.min_step_ns);
+  assert_true(v.bg.peak_rss_bytes >= v.bg.rss_bytes);
   char cmd[1024];
   const char *out = th_tmp_path("top", ".txt");
   snprintf(cmd, sizeof cmd, CLI " top %d --once", (int)pid);
@@ -309,6 +313,10 @@ static void break_at_step_pauses_until_resume(void **state) {
   assert_string_equal(v.ctl.last_snapshot, snap);
   char *txt = th_read_file(snap, NULL);
   assert_non_null(txt);
+  /* a paused, live job: never "truncated" or "killed" */
+  assert_null(strstr(txt, "killed"));
+  assert_null(strstr(txt, "truncated"));
+  assert_non_null(strstr(txt, "Snapshot of a running program"));
   free(txt);
   char cmd[256];
   snprintf(cmd, sizeof cmd, CLI " resume %d", (int)pid);

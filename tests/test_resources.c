@@ -493,6 +493,7 @@ typedef struct shape {
   double io_read;    /* bytes/s, constant */
   double gpu_util;   /* <0: no GPU samples */
   int cupti;         /* add a GPU activity chunk */
+  double load1;      /* machine load average samples (0: none) */
 } shape;
 
 #define T0 1000000000ull
@@ -521,6 +522,7 @@ static void put_samples(prof__tw *w, const shape *s) {
   for (uint64_t t = T0; t < T0 + NSTEPS * SEC; t += P) {
     put(w, PROF_RES_TID, t, PROF_EV_COUNTER, 2, 0, PROF_RES_CPU, prof__f64_bits(s->cores), P);
     put(w, PROF_RES_TID, t, PROF_EV_COUNTER, 3, 0, PROF_RES_IO_READ, prof__f64_bits(s->io_read), P);
+    if (s->load1 > 0) put(w, PROF_RES_TID, t + P, PROF_EV_COUNTER, 1, 0, PROF_RES_LOAD1, prof__f64_bits(s->load1), 0);
     if (s->gpu_util >= 0)
       put(w, PROF_RES_TID, t + P, PROF_EV_COUNTER, 4, 0, PROF_RES_GPU_UTIL, prof__f64_bits(s->gpu_util), 0);
   }
@@ -530,8 +532,8 @@ static const char *build(const shape *s) {
   const char *path = th_tmp_path("res-find", ".mlpt");
   char err[256];
   prof__kv hdr[] = {{"program", "unit"}, {"res.period_ms", "100"}, {"res.cpus", s->cpus},
-                    {"res.gpu", s->gpu_util >= 0 ? "NVML, 1 GPU" : "not sampled: test"}};
-  prof__tw *w = prof__tw_open(path, hdr, 4, err);
+                    {"res.gpu", s->gpu_util >= 0 ? "NVML, 1 GPU" : "not sampled: test"}, {"res.cpus_online", "4"}};
+  prof__tw *w = prof__tw_open(path, hdr, 5, err);
   assert_non_null(w);
   const char *names[] = {NULL, "load", "res.cpu_cores", "res.io_read_bytes_per_s", "res.gpu0.util_pct"};
   for (uint32_t i = 1; i < 5; i++) prof__tw_string(w, i, names[i], strlen(names[i]));
@@ -543,15 +545,16 @@ static const char *build(const shape *s) {
   return path;
 }
 
-/* Bit per finding id present: 1 saturated, 2 underused, 4 io, 8 gpu. */
+/* Bit per finding id present: 1 saturated, 2 underused, 4 io, 8 gpu, 16 machine. */
 static int findings_of(const char *path, prof__jv **json) {
   prof__an *an = NULL;
   char err[256];
   assert_int_equal(prof__an_run_opts(&an, path, 1, err), 0);
-  static const char *const ids[] = {"cpu_saturated", "cpu_underused", "io_bound", "gpu_underused"};
+  static const char *const ids[] = {"cpu_saturated", "cpu_underused", "io_bound", "gpu_underused",
+                                    "machine_saturated"};
   int bits = 0;
   for (size_t i = 0; i < an->nfindings; i++)
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
       if (strcmp(an->findings[i].id, ids[k]) == 0) bits |= 1 << k;
   prof__an_free(an);
   if (json) *json = report_json(path, NULL);
@@ -560,7 +563,7 @@ static int findings_of(const char *path, prof__jv **json) {
 
 static void saturated_cpus_while_steps_wait(void **state) {
   (void)state;
-  shape s = {"4.00", 3.8, 0.3, 1e6, -1, 0};
+  shape s = {"4.00", 3.8, 0.3, 1e6, -1, 0, 0};
   prof__jv *r;
   assert_int_equal(findings_of(build(&s), &r), 1);
   assert_true(fabs(num_at(r, "resources.in_steps.cpu_cores_mean") - 3.8) < 1e-6);
@@ -570,13 +573,13 @@ static void saturated_cpus_while_steps_wait(void **state) {
 
 static void one_busy_core_in_a_data_bound_job(void **state) {
   (void)state;
-  shape s = {"4.00", 1.0, 0.5, 1e6, -1, 0};
+  shape s = {"4.00", 1.0, 0.5, 1e6, -1, 0, 0};
   assert_int_equal(findings_of(build(&s), NULL), 2);
 }
 
 static void heavy_reads_while_steps_wait(void **state) {
   (void)state;
-  shape s = {"4.00", 2.0, 0.3, 100 * MIB, -1, 0};
+  shape s = {"4.00", 2.0, 0.3, 100 * MIB, -1, 0, 0};
   prof__jv *r;
   assert_int_equal(findings_of(build(&s), &r), 4);
   /* 100 MiB/s over 4 s, and exactly 100 MiB in each 1 s step */
@@ -589,7 +592,7 @@ static void heavy_reads_while_steps_wait(void **state) {
 
 static void idle_gpu_without_cupti(void **state) {
   (void)state;
-  shape s = {"4.00", 2.0, 0.05, 1e6, 20, 0};
+  shape s = {"4.00", 2.0, 0.05, 1e6, 20, 0, 0};
   prof__jv *r;
   assert_int_equal(findings_of(build(&s), &r), 8);
   assert_true(fabs(num_at(r, "resources.in_steps.gpu_util_mean") - 20) < 1e-6);
@@ -598,11 +601,23 @@ static void idle_gpu_without_cupti(void **state) {
   assert_int_equal(findings_of(build(&s), NULL), 0);
 }
 
+static void machine_loaded_by_other_processes_is_flagged(void **state) {
+  (void)state;
+  /* load 9 on 4 CPUs while this process uses 2 cores: 7 runnable tasks are others' */
+  shape s = {"4.00", 2.0, 0.05, 1e6, 90, 0, 9.0};
+  assert_int_equal(findings_of(build(&s), NULL), 16);
+  /* load 4.5 made of this process's 3.8 cores: busy, but not by others (only cpu_saturated) */
+  shape own = {"4.00", 3.8, 0.3, 1e6, -1, 0, 4.5};
+  assert_int_equal(findings_of(build(&own), NULL), 1);
+  shape quiet = {"4.00", 2.0, 0.05, 1e6, 90, 0, 2.1};
+  assert_int_equal(findings_of(build(&quiet), NULL), 0);
+}
+
 static void balanced_run_has_no_resource_findings(void **state) {
   (void)state;
-  shape s = {"4.00", 2.0, 0.05, 1e6, 90, 0};
+  shape s = {"4.00", 2.0, 0.05, 1e6, 90, 0, 0};
   assert_int_equal(findings_of(build(&s), NULL), 0);
-  shape one = {"1.00", 1.0, 0.5, 1e6, -1, 0}; /* one core, fully used, waiting: saturated, not underused */
+  shape one = {"1.00", 1.0, 0.5, 1e6, -1, 0, 0}; /* one core, fully used, waiting: saturated, not underused */
   assert_int_equal(findings_of(build(&one), NULL), 1);
 }
 
@@ -613,6 +628,7 @@ int main(void) {
       cmocka_unit_test(loadavg_and_task_stat_are_parsed),
       cmocka_unit_test(thread_chunk_round_trips_and_rejects_cuts),
       cmocka_unit_test(nvml_absent_says_so),
+      cmocka_unit_test(machine_loaded_by_other_processes_is_flagged),
       cmocka_unit_test(sampler_rates_are_deltas_over_time),
       cmocka_unit_test(written_bytes_are_reported),
       cmocka_unit_test(two_spinning_threads_show_two_cores),

@@ -251,15 +251,20 @@ def _float32_view(array):
     return conv.ctypes.data, conv.size, conv
 
 
-def histogram(tag, kind, array):
+def histogram(tag, kind, array, units=0):
     """Summarise a tensor (weights, gradients, activations) in one pass in C:
     count, min, max, mean, std, zeros, NaN/Inf and log-scale magnitude
     buckets. ``kind`` is "weight", "gradient", "activation", "other" or a
-    PROF_HIST_* number. Contiguous float32 data is read in place."""
+    PROF_HIST_* number. Contiguous float32 data is read in place.
+    ``units``: the size of the last dimension when it holds the units
+    (neurons, channels): the units that are zero in every row are counted,
+    and dead units are judged per unit (prof_histogram_units)."""
     k = HIST_KINDS[kind] if isinstance(kind, str) else int(kind)
-    f = _need("prof_histogram")
     ptr, n, keep = _float32_view(array)
-    f(_tag(tag), k, ptr, n)
+    if units:
+        _need("prof_histogram_units")(_tag(tag), k, ptr, n, int(units))
+    else:
+        _need("prof_histogram")(_tag(tag), k, ptr, n)
     del keep
 
 

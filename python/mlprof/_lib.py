@@ -112,6 +112,7 @@ def _declare(lib):
     _fn(lib, "prof_counter_id", None, c.c_uint32, c.c_double)
     _fn(lib, "prof_scalar", None, c.c_char_p, c.c_double)
     _fn(lib, "prof_histogram", None, c.c_char_p, c.c_int, c.c_void_p, c.c_size_t)
+    _fn(lib, "prof_histogram_units", None, c.c_char_p, c.c_int, c.c_void_p, c.c_size_t, c.c_size_t)
     _fn(lib, "prof_snapshot", c.c_int, c.c_char_p)
     _fn(lib, "prof_stats_get", c.c_int, c.POINTER(Stats))
     _fn(lib, "prof_trace_path", c.c_char_p)

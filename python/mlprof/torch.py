@@ -135,7 +135,14 @@ class Instrumentation:
             for pname, p in module.named_parameters(recurse=False):
                 mlprof.histogram("%s.%s" % (name, pname), "weight", p)
             if isinstance(output, torch.Tensor):
-                mlprof.histogram(name + ".act", "activation", output)
+                # units (features, channels) sit in dim 1 for (N, C, ...) and
+                # in the last dim for (N, F): move them last for per-unit counts
+                act, units = output.detach(), 0
+                if act.dim() >= 2 and act.shape[0] > 0:
+                    act = act.movedim(1, -1) if act.dim() > 2 else act
+                    units = act.shape[-1]
+                    act = act.contiguous()
+                mlprof.histogram(name + ".act", "activation", act, units=units)
 
 
     def gradient_histograms(self):

@@ -54,6 +54,15 @@ typedef struct prof__thread_info {
   uint64_t events;
 } prof__thread_info;
 
+/* An extra key of a finding ("tensor", "first_step", "period", ...). */
+typedef struct prof__fkey {
+  char key[24];
+  int is_num;          /* 1: num, 0: str */
+  double num;
+  char str[120];
+} prof__fkey;
+#define PROF_FINDING_KEYS 8
+
 typedef struct prof__finding {
   char id[48];         /* stable id, e.g. "input_bound" */
   char severity[8];    /* "high", "medium", "low", "info" */
@@ -61,6 +70,9 @@ typedef struct prof__finding {
   char *measured;      /* what was measured, with numbers */
   char *recommendation;/* what to do about it */
   double value;        /* the main measured quantity (share, ratio, bytes) */
+  /* ---- added after the first contract (append only) ---- */
+  prof__fkey keys[PROF_FINDING_KEYS]; /* extra keys, written after "value" in JSON */
+  int nkeys;
 } prof__finding;
 
 /* Statistics of step durations. p95 is the nearest-rank percentile: the
@@ -177,6 +189,11 @@ void *prof__an_section(const prof__an *an, const char *name);
 /* Add a finding; copies the strings. */
 void prof__an_finding(prof__an *an, const char *id, const char *severity, double value,
                       const char *title, const char *measured, const char *recommendation);
+
+/* Attach an extra key to the finding added last (ignored past
+ * PROF_FINDING_KEYS or when there is none). JSON writes it beside "value". */
+void prof__an_finding_kstr(prof__an *an, const char *key, const char *v);
+void prof__an_finding_knum(prof__an *an, const char *key, double v);
 
 /* Report writers. format: "text", "json", "html". Return 0 or a negative
  * error. */

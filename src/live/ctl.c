@@ -159,7 +159,7 @@ static void do_break(uint64_t step) {
 }
 
 uint64_t prof__ctl_step(int begin, uint64_t step, uint64_t ticks) {
-  prof__live_step(begin, step, prof__ticks_to_ns(ticks));
+  prof__live_step(begin, step, ticks);
   if (!begin) return 0;
   if (PROF_UNLIKELY(step == break_at)) do_break(step);
   uint64_t n = 0;

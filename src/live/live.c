@@ -103,15 +103,24 @@ static inline void seq_enter(uint64_t *seq) {
 }
 static inline void seq_leave(uint64_t *seq) { __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE); }
 
-void prof__live_step(int begin, uint64_t step, uint64_t now_ns) {
+/* Clock ticks of the open step's begin. A duration converts both ends with
+ * the same calibration: the clock is calibrated by the writer thread after
+ * the first steps may have begun, and a begin converted before it and an end
+ * after it would give a duration off by the calibration (0 or 3x). */
+static uint64_t open_ticks;
+
+void prof__live_step(int begin, uint64_t step, uint64_t ticks) {
   prof__live_page *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE);
   if (!p) return;
+  uint64_t now_ns = prof__ticks_to_ns(ticks);
   seq_enter(&p->step.seq);
   if (begin) {
     p->step.open_step = step + 1;
     p->step.open_mono_ns = now_ns;
+    open_ticks = ticks;
   } else if (p->step.open_step == step + 1) {
-    uint64_t d = now_ns > p->step.open_mono_ns ? now_ns - p->step.open_mono_ns : 0;
+    uint64_t b = prof__ticks_to_ns(open_ticks);
+    uint64_t d = now_ns > b ? now_ns - b : 0;
     p->step.last_step = step;
     p->step.last_step_ns = d;
     p->step.ewma_step_ns = p->step.steps ? p->step.ewma_step_ns - p->step.ewma_step_ns / 8 + d / 8 : d;
@@ -239,6 +248,10 @@ void prof__live_bg(uint64_t now_ns) {
   seq_enter(&p->bg.seq);
   p->bg.update_mono_ns = now_ns;
   p->bg.rss_bytes = rss;
+  /* ru_maxrss and statm count differently (and are read apart): the peak
+   * shown is never below a value shown before */
+  if (peak < rss) peak = rss;
+  if (peak < p->bg.peak_rss_bytes) peak = p->bg.peak_rss_bytes;
   p->bg.peak_rss_bytes = peak;
   p->bg.capturing = prof__session_capturing();
   p->bg.events = prof__writer_events();

@@ -33,7 +33,7 @@ void prof__ctl_stop(void);
 int prof__live_create(void);
 void prof__live_destroy(void);
 prof__live_page *prof__live_self(void);
-void prof__live_step(int begin, uint64_t step, uint64_t now_ns);
+void prof__live_step(int begin, uint64_t step, uint64_t ticks);
 /* Writer thread: refresh the bg part (memory, totals, top ranges). */
 void prof__live_bg(uint64_t now_ns);
 

@@ -134,6 +134,12 @@ typedef struct prof__mem_totals {
   uint64_t allocs, frees, bytes;
 } prof__mem_totals;
 void prof__mem_totals_get(prof__mem_totals *t);
+/* A step ended (any thread, ticks of prof__ticks()): keep the live heap
+ * bytes of this moment for the writer, which writes them as a
+ * mem.live_bytes counter stamped at the step end, so growth is seen even
+ * when steps are shorter than the writer period. Never blocks, never
+ * allocates: a point that meets the writer draining is dropped and counted. */
+void prof__mem_step_boundary(uint64_t ticks);
 
 /* Resident set size of the process in bytes (0 when unknown). No allocation. */
 uint64_t prof__mem_rss(void);

@@ -6,7 +6,10 @@
  * COUNTER events on a track of its own ("mlprof-memory"): mem.rss_bytes,
  * and, when malloc is interposed, mem.live_bytes (usable bytes of live heap
  * blocks, summed over the per-thread counters), mem.alloc_calls and
- * mem.alloc_bytes (cumulative). The writer thread marks itself as "inside
+ * mem.alloc_bytes (cumulative). Each step end also leaves the live bytes
+ * of that moment (prof__mem_step_boundary), which the next cycle writes as
+ * a mem.live_bytes point stamped at the step end: growth across steps
+ * shorter than the writer period is seen too. The writer thread marks itself as "inside
  * the profiler" so its own allocations (compression, buffers) are never
  * counted.
  *
@@ -25,6 +28,19 @@
 
 uint64_t prof__mem_pool_misuse(void);
 
+/* Live bytes at step ends, from the step threads to the writer. Both sides
+ * take `busy` with a try-lock: a step end that finds it taken drops its
+ * point (counted in META mem.step_points_dropped), the writer retries on
+ * its next cycle. */
+#define STEP_PTS 1024
+static struct {
+  int busy;
+  uint32_t n;
+  uint64_t ticks[STEP_PTS];
+  int64_t live[STEP_PTS];
+  uint64_t dropped;
+} SP;
+
 static struct {
   int hooked;
   int announced;
@@ -32,6 +48,7 @@ static struct {
   uint32_t id_live, id_rss, id_calls, id_bytes;
   uint64_t last_calls;
   int64_t peak_live;
+  uint64_t last_ts; /* of the last mem.live_bytes point: the track never goes back in time */
   char mode[16], sample[24], interposed[4];
   int policy_said;
 } M;
@@ -79,8 +96,52 @@ static void hook_setup(prof__tw *tw) {
   prof__tw_thread(tw, M.tid, "mlprof-memory", 0, 0);
 }
 
+void prof__mem_step_boundary(uint64_t ticks) {
+  if (!__atomic_load_n(&M.hooked, __ATOMIC_ACQUIRE) || !prof__mem_interposed) return;
+  prof__mem_totals t;
+  prof__mem_totals_get(&t);
+  if (__atomic_exchange_n(&SP.busy, 1, __ATOMIC_ACQUIRE)) {
+    __atomic_fetch_add(&SP.dropped, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  if (SP.n < STEP_PTS) {
+    SP.ticks[SP.n] = ticks;
+    SP.live[SP.n++] = t.live;
+  } else {
+    __atomic_fetch_add(&SP.dropped, 1, __ATOMIC_RELAXED);
+  }
+  __atomic_store_n(&SP.busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Write the step-end points (before this cycle's own sample). */
+static void drain_step_points(prof__tw *tw) {
+  static uint64_t ticks[STEP_PTS];
+  static int64_t live[STEP_PTS];
+  if (__atomic_exchange_n(&SP.busy, 1, __ATOMIC_ACQUIRE)) return; /* a step end is writing: next cycle */
+  uint32_t n = SP.n;
+  memcpy(ticks, SP.ticks, n * sizeof ticks[0]);
+  memcpy(live, SP.live, n * sizeof live[0]);
+  SP.n = 0;
+  __atomic_store_n(&SP.busy, 0, __ATOMIC_RELEASE);
+  prof__event ev[64];
+  size_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t ts = prof__ticks_to_ns(ticks[i]);
+    if (ts < M.last_ts) ts = M.last_ts;
+    M.last_ts = ts;
+    if (live[i] > M.peak_live) M.peak_live = live[i];
+    ev[k++] = counter_ev(ts, M.id_live, (double)live[i]);
+    if (k == 64 || i + 1 == n) {
+      prof__tw_events(tw, M.tid, ev, k);
+      k = 0;
+    }
+  }
+}
+
 static void final_meta(void) {
   char v[32];
+  snprintf(v, sizeof v, "%llu", (unsigned long long)__atomic_load_n(&SP.dropped, __ATOMIC_RELAXED));
+  prof__meta_add("mem.step_points_dropped", v);
   snprintf(v, sizeof v, "%lld", (long long)M.peak_live);
   prof__meta_add("mem.peak_live_bytes", v);
   snprintf(v, sizeof v, "%llu", (unsigned long long)prof__mem_pool_misuse());
@@ -100,6 +161,9 @@ static void mem_hook(prof__tw *tw, int final, void *arg) {
   uint64_t rss = prof__mem_rss();
   if (rss) ev[n++] = counter_ev(ts, M.id_rss, (double)rss);
   if (prof__mem_interposed) {
+    drain_step_points(tw);
+    if (ts < M.last_ts) ts = M.last_ts;
+    M.last_ts = ts;
     prof__mem_totals t;
     prof__mem_totals_get(&t);
     if (t.live > M.peak_live) M.peak_live = t.live;
@@ -122,8 +186,16 @@ static int mem_start(void) {
             v, prof__mem_mode_name(prof__mem_mode));
   ring_policy_resolve();
   if (prof__mem_mode == PROF_MEM_OFF || M.hooked) return 0;
-  M.hooked = 1;
-  return prof__writer_hook_add(mem_hook, NULL);
+  int rc = prof__writer_hook_add(mem_hook, NULL);
+  if (rc == 0) __atomic_store_n(&M.hooked, 1, __ATOMIC_RELEASE);
+  return rc;
 }
 
-const prof__module prof__mod_mem = {.name = "mem", .header = mem_header, .start = mem_start};
+/* Step hook: the live heap at every step end. */
+static uint64_t mem_step(int begin, uint64_t step, uint64_t ticks) {
+  (void)step;
+  if (!begin) prof__mem_step_boundary(ticks);
+  return 0;
+}
+
+const prof__module prof__mod_mem = {.name = "mem", .header = mem_header, .start = mem_start, .step = mem_step};

@@ -71,6 +71,10 @@ static void stage_put(uint64_t ticks, const uint8_t *p, uint32_t len) {
 }
 
 PROF_API void prof_histogram(const char *tag, int kind, const float *values, size_t n) {
+  prof_histogram_units(tag, kind, values, n, 0);
+}
+
+PROF_API void prof_histogram_units(const char *tag, int kind, const float *values, size_t n, size_t units) {
   prof__thread *t = model_self();
   if (PROF_UNLIKELY(!t)) return;
   if (PROF_UNLIKELY(!tag || (!values && n))) {
@@ -86,6 +90,10 @@ PROF_API void prof_histogram(const char *tag, int kind, const float *values, siz
   r.tag = id;
   r.kind = (unsigned)kind <= PROF_HIST_OTHER ? kind : PROF_HIST_OTHER;
   prof__hist_summarise(values, n, &r.sum);
+  if (units && n % units == 0) {
+    r.sum.units = units;
+    r.sum.dead_units = prof__hist_dead_units(values, n, units);
+  }
   uint64_t ticks = prof__ticks();
   uint8_t tmp[REC_MAX];
   prof__buf b = {tmp, 0, sizeof tmp, 0};

@@ -132,6 +132,18 @@ void prof__hist_summarise(const float *v, size_t n, prof__hsum *o) {
   o->max = mx;
 }
 
+uint64_t prof__hist_dead_units(const float *v, size_t n, size_t units) {
+  if (!v || !units || n % units) return 0;
+  size_t rows = n / units;
+  uint64_t dead = 0;
+  for (size_t j = 0; j < units; j++) {
+    size_t i = 0;
+    while (i < rows && (bits_of(v[i * units + j]) << 1) == 0) i++;
+    dead += i == rows;
+  }
+  return dead;
+}
+
 double prof__hist_rms(const prof__hsum *s) {
   return sqrt(s->mean * s->mean + s->std * s->std);
 }
@@ -160,7 +172,7 @@ void prof__hist_encode(prof__buf *b, const prof__hrec *r) {
   prof__buf_varint(b, r->step1);
   prof__buf_varint(b, r->tid);
   prof__buf_varint(b, r->tag);
-  prof__buf_u8(b, (uint8_t)r->kind);
+  prof__buf_u8(b, (uint8_t)(r->kind | (s->units ? 0x80 : 0)));
   prof__buf_varint(b, s->count);
   prof__buf_varint(b, s->zeros);
   prof__buf_varint(b, s->nan);
@@ -179,6 +191,10 @@ void prof__hist_encode(prof__buf *b, const prof__hrec *r) {
     prof__buf_varint(b, s->bucket[i]);
     prev = i;
   }
+  if (s->units) {
+    prof__buf_varint(b, s->units);
+    prof__buf_varint(b, s->dead_units);
+  }
 }
 
 int prof__hist_decode(prof__cur *c, prof__hrec *r) {
@@ -189,7 +205,8 @@ int prof__hist_decode(prof__cur *c, prof__hrec *r) {
   r->step1 = prof__cur_varint(c);
   r->tid = (uint32_t)prof__cur_varint(c);
   r->tag = (uint32_t)prof__cur_varint(c);
-  r->kind = prof__cur_u8(c);
+  int kb = prof__cur_u8(c);
+  r->kind = kb & 0x7f;
   s->count = prof__cur_varint(c);
   s->zeros = prof__cur_varint(c);
   s->nan = prof__cur_varint(c);
@@ -206,6 +223,11 @@ int prof__hist_decode(prof__cur *c, prof__hrec *r) {
     if (gap >= PROF_HIST_NB || idx + 1 + (int)gap >= PROF_HIST_NB) return -1;
     idx += 1 + (int)gap;
     s->bucket[idx] = prof__cur_varint(c);
+  }
+  if (kb & 0x80) {
+    s->units = prof__cur_varint(c);
+    s->dead_units = prof__cur_varint(c);
+    if (s->dead_units > s->units) return -1;
   }
   return c->bad ? -1 : 1;
 }

@@ -29,11 +29,19 @@ typedef struct prof__hsum {
   double min, max;          /* over finite values; 0 when there are none */
   double mean, std;         /* population std over finite values */
   uint64_t bucket[PROF_HIST_NB]; /* index e - PROF_HIST_EMIN; finite non-zero only */
+  uint64_t units;           /* prof_histogram_units(): units per row; 0 when not given */
+  uint64_t dead_units;      /* ... units that are exactly zero in every row of the call */
 } prof__hsum;
 
 /* Summarise values[0..n) in one pass. Never allocates. values may be NULL
  * only when n == 0. */
 void prof__hist_summarise(const float *values, size_t n, prof__hsum *out);
+
+/* Units of values[0..n) laid out as rows of `units` values (the unit is the
+ * last, fastest dimension) that hold an exact zero in every row. Stops at
+ * the first non-zero of each unit, so live units cost one read. Never
+ * allocates. Returns 0 when units is 0 or does not divide n. */
+uint64_t prof__hist_dead_units(const float *values, size_t n, size_t units);
 
 /* Root mean square of the finite values, from mean and std. */
 double prof__hist_rms(const prof__hsum *s);
@@ -48,7 +56,9 @@ typedef struct prof__hrec {
   prof__hsum sum;
 } prof__hrec;
 
-/* Append one record (producer staging or chunk building). */
+/* Append one record (producer staging or chunk building). A record with
+ * units sets bit 7 of its kind byte and carries units and dead_units as two
+ * varints after the buckets (docs/model-health.md). */
 void prof__hist_encode(prof__buf *b, const prof__hrec *r);
 /* Decode the next record; returns 1, 0 at the end, -1 on a malformed
  * payload (the rest of the chunk is ignored). */

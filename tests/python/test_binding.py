@@ -150,6 +150,10 @@ class TorchTraining(unittest.TestCase):
                 self.assertEqual(hist[tag + ".grad"]["last"]["count"], sizes[tag])
             self.assertEqual(hist["0.act"]["kind"], "activation")
             self.assertEqual(hist["1.act"]["kind"], "activation")
+            # Activations of (batch, features) go per unit: the torch
+            # integration passes the feature count (prof_histogram_units).
+            self.assertEqual(hist["0.act"]["last"]["units"], width)
+            self.assertEqual(hist["4.act"]["last"]["units"], 2)
             loss = [s for s in rep["model"]["scalars"] if s["tag"] == "loss"]
             self.assertEqual(loss[0]["count"], 8)
 
@@ -214,6 +218,9 @@ class NumpyHistogram(unittest.TestCase):
                 "with mlprof.step():\n"
                 "    mlprof.histogram('a', 'other', a)\n"
                 "    mlprof.histogram('b', 'weight', b)\n"
+                "    c = np.ones((16, 10), dtype=np.float32)\n"
+                "    c[:, :6] = 0\n"  # 6 of 10 units dead in every row
+                "    mlprof.histogram('c', 'activation', c, units=10)\n"
                 "mlprof.shutdown()\n"
                 "ref = {}\n"
                 "for k, x in (('a', a), ('b', b.astype(np.float32))):\n"
@@ -227,6 +234,8 @@ class NumpyHistogram(unittest.TestCase):
             ref = json.loads(r.stdout.strip().splitlines()[-1])
             rep = only_report(d)
             hist = {h["tag"]: h["last"] for h in rep["model"]["histograms"]}
+            self.assertEqual(hist["c"]["units"], 10)
+            self.assertEqual(hist["c"]["dead_units"], 6)
             for k, want in ref.items():
                 got = hist[k]
                 self.assertEqual(got["count"], want["count"])

@@ -268,6 +268,26 @@ void prof__an_finding(prof__an *an, const char *id, const char *severity, double
   an->nfindings++;
 }
 
+static prof__fkey *finding_key(prof__an *an, const char *key) {
+  if (!an->nfindings) return NULL;
+  prof__finding *f = &an->findings[an->nfindings - 1];
+  if (f->nkeys >= PROF_FINDING_KEYS) return NULL;
+  prof__fkey *k = &f->keys[f->nkeys++];
+  memset(k, 0, sizeof *k);
+  snprintf(k->key, sizeof k->key, "%s", key);
+  return k;
+}
+
+void prof__an_finding_kstr(prof__an *an, const char *key, const char *v) {
+  prof__fkey *k = finding_key(an, key);
+  if (k) snprintf(k->str, sizeof k->str, "%s", v ? v : "");
+}
+
+void prof__an_finding_knum(prof__an *an, const char *key, double v) {
+  prof__fkey *k = finding_key(an, key);
+  if (k) k->is_num = 1, k->num = v;
+}
+
 static const char *const bucket_names[PROF_BD_COUNT] = {"compute", "data", "comm", "io", "other", "untracked"};
 
 const char *prof__an_bucket_name(int bucket) {

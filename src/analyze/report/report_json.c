@@ -173,6 +173,10 @@ void prof__json_findings(prof__json *j, const prof__finding *fs, size_t n) {
     prof__json_kstr(j, "measured", f->measured);
     prof__json_kstr(j, "recommendation", f->recommendation);
     prof__json_knum(j, "value", f->value);
+    for (int k = 0; k < f->nkeys; k++) {
+      if (f->keys[k].is_num) prof__json_knum(j, f->keys[k].key, f->keys[k].num);
+      else prof__json_kstr(j, f->keys[k].key, f->keys[k].str);
+    }
     prof__json_obj_end(j);
   }
   prof__json_arr_end(j);

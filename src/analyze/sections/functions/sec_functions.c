@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/sections/functions/advice.h"
 #include "analyze/sections/functions/sec_functions_int.h"
 #include "analyze/sections/stacks/symbols.h"
 
@@ -211,10 +212,11 @@ static void add_finding(prof__an *an, prof__fn_st *s) {
            s->f[best].module ? s->f[best].module : "?", share * 100, (unsigned long long)s->total_w,
            (double)s->f[best].self * s->period_ns / 1e6, s->f[best].file ? ", " : "",
            s->f[best].file ? s->f[best].file : "", s->f[best].file ? "" : "");
+  const prof__fn_func *h = &s->f[best];
+  char rec[1024];
   prof__an_finding(an, "hot_function", share >= HOT_SHARE_HIGH ? "high" : "medium", share, title, measured,
-                   "Make this function cheaper: vectorise its inner loop (contiguous data, no branches in the "
-                   "loop, -O3 -march=native), move the loop nest to a BLAS-style kernel (GEMM, batched "
-                   "operations), and avoid recomputing values that could be cached between steps.");
+                   prof__advice_text(h->name, h->module, h->file, h->line, rec, sizeof rec));
+  prof__an_finding_kstr(an, "advice", prof__advice_name(prof__advice_kind(h->name, h->module)));
 }
 
 static void fn_finish(prof__an *an, void *st) {

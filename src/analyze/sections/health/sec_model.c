@@ -1,7 +1,8 @@
 /* sec_model.c — the "model" report section: per-step metrics (prof_scalar)
  * and tensor summaries (prof_histogram) over the run, and the training
  * health findings nan_inf, vanishing_gradient, exploding_gradient,
- * dead_units, overfitting and plateau.
+ * dead_units, overfitting, plateau and underfitting. Every one of them
+ * carries the keys "tensor" (the tensor or metric tag) and "first_step".
  *
  * One pass keeps, per tag, the scalar points (step, value) and, per tensor
  * tag, one small row per summary (moments, zeros, NaN/Inf) plus the last
@@ -27,6 +28,11 @@
 #define THR_GROWTH 1e3            /* exploding: late / early RMS above this */
 #define THR_DEAD_FRAC 0.90        /* dead_units: mean exact-zero share of the last half >= 90% */
 #define THR_DEAD_HIGH 0.99        /* ... high severity from 99% */
+#define THR_DEAD_UNITS 0.50       /* dead_units per unit (prof_histogram_units): mean dead-unit share of the last half >= 50% */
+#define THR_DEAD_UNITS_HIGH 0.90  /* ... high severity from 90% */
+#define THR_UNDERFIT_MIN 50       /* underfitting: >= 50 training-loss / accuracy records */
+#define THR_UNDERFIT_DROP 0.10    /* ... loss: the last 10% of the records is < 10% below the first 10% */
+#define THR_UNDERFIT_ACC 0.02     /* ... accuracy: rose < 2 points (of 1.0, or of 100 for percentages) */
 #define THR_OVERFIT_EVALS 3       /* overfitting: >= 3 evaluations after the best one */
 #define THR_OVERFIT_RISE 0.05     /* ... last validation loss >= 5% above the best */
 #define THR_OVERFIT_TRAIN 0.02    /* ... while training loss fell >= 2% since then */
@@ -49,7 +55,7 @@ typedef struct stag {
 } stag;
 
 typedef struct hrow {
-  uint64_t step1, count, zeros, nan, inf;
+  uint64_t step1, count, zeros, nan, inf, units, dead;
   double min, max, mean, std, rms;
 } hrow;
 
@@ -119,8 +125,8 @@ static void add_hist(model_st *st, const prof__hrec *r) {
   if (!row) return;
   h->r = row;
   const prof__hsum *s = &r->sum;
-  row[h->n++] = (hrow){r->step1, s->count, s->zeros, s->nan, s->inf, s->min, s->max, s->mean, s->std,
-                       prof__hist_rms(s)};
+  row[h->n++] = (hrow){r->step1, s->count, s->zeros, s->nan, s->inf, s->units, s->dead_units, s->min, s->max,
+                       s->mean, s->std, prof__hist_rms(s)};
   h->last = *s;
 }
 
@@ -186,6 +192,8 @@ static void note(prof__an *an, model_st *st, const char *id, const char *sev, co
     h->value = value;
   }
   prof__an_finding(an, id, sev, value, title, measured, rec);
+  prof__an_finding_kstr(an, "tensor", tag);
+  prof__an_finding_knum(an, "first_step", (double)step);
 }
 
 static uint64_t step_of(uint64_t step1) { return step1 ? step1 - 1 : 0; }
@@ -271,7 +279,16 @@ static const char *EXPLODE_REC =
     "Clip gradients by global norm (e.g. 1.0), lower the learning rate or add warm-up, check the weight "
     "initialisation scale, and add normalisation layers.";
 
-/* Per gradient tag: tiny, decayed or exploded. Returns 1 if one fired. */
+/* The exploding rule: any RMS above THR_EXPLODE_RMS, or growth above THR_GROWTH. */
+static int exploding(const htag *h) {
+  size_t n = h->n, e = edge(n);
+  double early = mean_rms(h, 0, e), late = mean_rms(h, n - e, n);
+  for (size_t i = 0; i < n; i++)
+    if (isfinite(h->r[i].rms) && h->r[i].rms > THR_EXPLODE_RMS) return 1;
+  return n >= 4 && early > 0 && late > 0 && late / early > THR_GROWTH;
+}
+
+/* Per gradient tag: tiny, decayed or exploded. */
 static void rule_gradient_tag(prof__an *an, model_st *st, const htag *h) {
   const char *tag = prof__an_str(an, h->id);
   size_t n = h->n, e = edge(n);
@@ -281,13 +298,23 @@ static void rule_gradient_tag(prof__an *an, model_st *st, const htag *h) {
   uint64_t peak_step = 0;
   for (size_t i = 0; i < n; i++)
     if (isfinite(h->r[i].rms) && h->r[i].rms > peak) peak = h->r[i].rms, peak_step = h->r[i].step1;
-  if (peak > THR_EXPLODE_RMS || (n >= 4 && early > 0 && late > 0 && late / early > THR_GROWTH)) {
-    snprintf(title, sizeof title, "Exploding gradient in '%s'", tag);
+  if (exploding(h)) {
+    /* date the first crossing of the mark that fired, not the peak */
+    int by_rms = peak > THR_EXPLODE_RMS;
+    double mark = by_rms ? THR_EXPLODE_RMS : early * THR_GROWTH;
+    uint64_t cross = peak_step;
+    for (size_t i = 0; i < n; i++)
+      if (isfinite(h->r[i].rms) && h->r[i].rms > mark) {
+        cross = h->r[i].step1;
+        break;
+      }
+    snprintf(title, sizeof title, "Exploding gradient in '%s' from step %llu", tag, (unsigned long long)step_of(cross));
     snprintf(measured, sizeof measured,
-             "gradient RMS went from %.3g (first %zu records) to %.3g (last %zu); peak %.3g at step %llu "
-             "(thresholds: RMS > %g or growth > %gx)",
-             early, e, late, e, peak, (unsigned long long)step_of(peak_step), THR_EXPLODE_RMS, THR_GROWTH);
-    note(an, st, "exploding_gradient", "high", tag, step_of(peak_step), late > 0 && early > 0 ? late / early : peak,
+             "gradient RMS went from %.3g (first %zu records) to %.3g (last %zu); it first crossed %.3g at step "
+             "%llu and peaked at %.3g at step %llu (thresholds: RMS > %g or growth > %gx)",
+             early, e, late, e, mark, (unsigned long long)step_of(cross), peak, (unsigned long long)step_of(peak_step),
+             THR_EXPLODE_RMS, THR_GROWTH);
+    note(an, st, "exploding_gradient", "high", tag, step_of(cross), late > 0 && early > 0 ? late / early : peak,
          title, measured, EXPLODE_REC);
     return;
   }
@@ -315,7 +342,8 @@ static void rule_gradient_layers(prof__an *an, model_st *st) {
   double vlo = 0, vhi = 0;
   for (size_t i = 0; i < st->nh; i++) {
     const htag *h = &st->h[i];
-    if (h->kind != PROF_HIST_GRADIENT || !h->n) continue;
+    /* an exploding layer is no reference: beside it a healthy one looks small */
+    if (h->kind != PROF_HIST_GRADIENT || !h->n || exploding(h)) continue;
     double m = median_rms(h, 0, h->n);
     if (m < 0) continue;
     if (!lo || m < vlo) lo = h, vlo = m;
@@ -335,7 +363,39 @@ static void rule_gradient_layers(prof__an *an, model_st *st) {
        VANISH_REC);
 }
 
+/* Per unit: the share of units dead in every row, where the layout was given. */
+static int rule_dead_units(prof__an *an, model_st *st, const htag *h) {
+  size_t a = h->n / 2, n = 0;
+  double share = 0;
+  uint64_t first = UINT64_MAX, units = 0;
+  for (size_t i = 0; i < h->n; i++) {
+    if (!h->r[i].units) continue;
+    double z = (double)h->r[i].dead / (double)h->r[i].units;
+    if (i >= a) share += z, n++, units = h->r[i].units;
+    if (z >= THR_DEAD_UNITS && first == UINT64_MAX) first = step_of(h->r[i].step1);
+  }
+  if (!n) return 0; /* no unit counts: judge by the zero share */
+  share /= (double)n;
+  if (share < THR_DEAD_UNITS) return 1;
+  const char *tag = prof__an_str(an, h->id);
+  char title[256], measured[512];
+  snprintf(title, sizeof title, "Dead units: %.0f%% of the %llu units of '%s' never fire", share * 100,
+           (unsigned long long)units, tag);
+  snprintf(measured, sizeof measured,
+           "mean share of units that were exactly zero in every row, over the last %zu records: %.1f%% of %llu "
+           "(threshold %.0f%%); first above the threshold at step %llu",
+           n, share * 100, (unsigned long long)units, THR_DEAD_UNITS * 100,
+           (unsigned long long)(first == UINT64_MAX ? 0 : first));
+  note(an, st, "dead_units", share >= THR_DEAD_UNITS_HIGH ? "high" : "medium", tag,
+       first == UINT64_MAX ? 0 : first, share, title, measured,
+       "These units output zero for every input (ReLU stuck at zero): they no longer learn. Lower the "
+       "learning rate, use LeakyReLU/GELU, check the bias initialisation and the input scale, and add "
+       "normalisation before the activation.");
+  return 1;
+}
+
 static void rule_dead(prof__an *an, model_st *st, const htag *h) {
+  if (rule_dead_units(an, st, h)) return;
   size_t a = h->n / 2;
   double share = 0;
   size_t n = 0;
@@ -450,10 +510,72 @@ static void rule_plateau_tag(prof__an *an, model_st *st, const stag *t) {
   note(an, st, "plateau", "low", tag, last_improve, (double)flat, title, measured, rec);
 }
 
-static void rule_plateau(prof__an *an, model_st *st) {
+static void rule_plateau(prof__an *an, model_st *st, const int *skip) {
   for (size_t i = 0; i < st->ns; i++) {
+    if (skip && skip[i]) continue;
     const char *m = train_metric(prof__an_str(an, st->s[i].id));
     if (m && is_loss(m)) rule_plateau_tag(an, st, &st->s[i]);
+  }
+}
+
+static int is_accuracy(const char *metric) {
+  for (const char *p = metric; *p; p++)
+    if (strncasecmp(p, "acc", 3) == 0) return 1;
+  return 0;
+}
+
+/* Mean of the finite points [a, b); NaN when none. */
+static double point_mean(const stag *t, size_t a, size_t b) {
+  double s = 0;
+  size_t n = 0;
+  for (size_t i = a; i < b; i++)
+    if (isfinite(t->p[i].v)) s += t->p[i].v, n++;
+  return n ? s / (double)n : NAN;
+}
+
+/* Training loss that stays near its start, or accuracy that never leaves
+ * its starting (chance) level. Returns 1 when it fired. */
+static int rule_underfit_tag(prof__an *an, model_st *st, const stag *t, int acc) {
+  if (t->n < THR_UNDERFIT_MIN) return 0;
+  size_t e = edge(t->n);
+  double first = point_mean(t, 0, e), last = point_mean(t, t->n - e, t->n);
+  if (!isfinite(first) || !isfinite(last)) return 0;
+  const char *tag = prof__an_str(an, t->id);
+  char title[256], measured[512];
+  if (acc) {
+    double scale = 1;
+    for (size_t i = 0; i < t->n; i++)
+      if (isfinite(t->p[i].v) && t->p[i].v > 1.0) scale = 100;
+    if (last - first >= THR_UNDERFIT_ACC * scale) return 0;
+    snprintf(title, sizeof title, "Under-fitting: '%s' stays at its starting level (%.4g)", tag, last);
+    snprintf(measured, sizeof measured,
+             "mean of the first %zu records %.4g, of the last %zu %.4g over %zu records: a rise of %.3g, below "
+             "the %.3g that counts as learning; an accuracy that never leaves its start is chance level",
+             e, first, e, last, t->n, last - first, THR_UNDERFIT_ACC * scale);
+  } else {
+    if (!(first > 0) || last < first * (1 - THR_UNDERFIT_DROP)) return 0;
+    snprintf(title, sizeof title, "Under-fitting: '%s' stays near its start (%.4g -> %.4g)", tag, first, last);
+    snprintf(measured, sizeof measured,
+             "mean of the first %zu records %.4g, of the last %zu %.4g over %zu records: %.1f%% lower, less than "
+             "the %.0f%% that counts as learning",
+             e, first, e, last, t->n, (first - last) / first * 100, THR_UNDERFIT_DROP * 100);
+  }
+  note(an, st, "underfitting", "medium", tag, step_of(t->p[0].step1), last, title, measured,
+       "The model is not learning. Check the learning rate first (too small barely moves, too large bounces: "
+       "try a range test), that the loss matches the labels (e.g. logits into CrossEntropyLoss, labels in "
+       "range), that the optimizer holds the model's parameters and that zero_grad()/step() run, and that the "
+       "inputs are normalised. If all of that is right, the model may be too small for the task.");
+  return 1;
+}
+
+/* Underfitting per training loss / accuracy metric. Sets skip[i] for the
+ * tags it fired on: a loss that never moved is not also a plateau. */
+static void rule_underfitting(prof__an *an, model_st *st, int *skip) {
+  for (size_t i = 0; i < st->ns; i++) {
+    const char *m = train_metric(prof__an_str(an, st->s[i].id));
+    if (!m) continue;
+    if (is_loss(m)) skip[i] = rule_underfit_tag(an, st, &st->s[i], 0);
+    else if (is_accuracy(m)) rule_underfit_tag(an, st, &st->s[i], 1);
   }
 }
 
@@ -466,7 +588,10 @@ static void model_finish(prof__an *an, void *vst) {
   }
   rule_gradient_layers(an, st);
   rule_overfitting(an, st);
-  rule_plateau(an, st);
+  int *skip = calloc(st->ns + 1, sizeof *skip);
+  if (skip) rule_underfitting(an, st, skip);
+  rule_plateau(an, st, skip);
+  free(skip);
 }
 
 /* ---- reports ---------------------------------------------------------------- */
@@ -526,6 +651,10 @@ static void json_summary(prof__json *j, const prof__hsum *s) {
   prof__json_kuint(j, "zeros", s->zeros);
   prof__json_kuint(j, "nan", s->nan);
   prof__json_kuint(j, "inf", s->inf);
+  if (s->units) { /* prof_histogram_units() */
+    prof__json_kuint(j, "units", s->units);
+    prof__json_kuint(j, "dead_units", s->dead_units);
+  }
   prof__json_key(j, "buckets"); /* [e, count]: |x| in [2^e, 2^(e+1)) */
   prof__json_arr_begin(j);
   for (int i = 0; i < PROF_HIST_NB; i++) {
@@ -577,6 +706,7 @@ static void model_json(prof__an *an, void *vst, prof__json *j) {
     prof__json_obj_begin(j);
     prof__json_kstr(j, "id", st->f[i].id);
     prof__json_kstr(j, "tag", st->f[i].tag);
+    prof__json_kstr(j, "tensor", st->f[i].tag);
     prof__json_kuint(j, "first_step", st->f[i].step);
     prof__json_knum(j, "value", st->f[i].value);
     prof__json_obj_end(j);

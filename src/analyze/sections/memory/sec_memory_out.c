@@ -171,19 +171,34 @@ static void leak_finding(prof__an *an, mem_state *s) {
   const char *sev = s->leaked_bytes >= 64.0 * 1048576 || (peak > 0 && s->leaked_bytes >= peak / 4) ? "high"
                     : s->leaked_bytes >= 1048576                                                     ? "medium"
                                                                                                       : "low";
-  char b[32], title[160], measured[512];
+  char b[32], title[256], measured[768];
   const char *fn[1];
   int nf = s->nleaks ? stack_names(an, s->sites[s->leak_order[0]].stack, fn, 1) : 0;
   snprintf(title, sizeof title, "%s still allocated at exit, from %zu call site%s", prof__fmt_bytes(b, sizeof b, s->leaked_bytes),
            s->nleaks, s->nleaks == 1 ? "" : "s");
   char top[32];
-  snprintf(measured, sizeof measured, "%.0f blocks never freed%s; largest site %s%s%s", s->leaked_count,
+  int counts = s->mode == 1; /* only blocks reported by hand (pools) are events in counts mode */
+  char live[32], note[200] = "";
+  if (counts) {
+    snprintf(title, sizeof title,
+             "%s of recorded blocks still allocated at exit, from %zu call site%s; heap blocks cannot be attributed "
+             "in counts mode", prof__fmt_bytes(b, sizeof b, s->leaked_bytes), s->nleaks, s->nleaks == 1 ? "" : "s");
+    double end = prof__sec_mem_series_at(&s->series[MS_LIVE], an->last_ns);
+    snprintf(note, sizeof note,
+             "; in counts mode heap blocks are counted, not recorded, so heap leaks are not in this figure (live "
+             "heap at the end: %s)", end >= 0 ? prof__fmt_bytes(live, sizeof live, end) : "not sampled");
+  }
+  snprintf(measured, sizeof measured, "%.0f blocks never freed%s; largest site %s%s%s%s", s->leaked_count,
            s->mode == 2 ? " (estimated from samples)" : "",
            prof__fmt_bytes(top, sizeof top, s->nleaks ? s->sites[s->leak_order[0]].leak_bytes : 0), nf ? " in " : "",
-           nf ? fn[0] : "");
+           nf ? fn[0] : "", note);
   prof__an_finding(an, "memory_leak", sev, s->leaked_bytes, title, measured,
-                   "Free these blocks when they are no longer needed (see memory.leaks for the call stacks); "
-                   "memory kept on purpose until exit can be ignored.");
+                   counts ? "Free these blocks when they are no longer needed (see memory.leaks for the call "
+                            "stacks). To find heap leaks, record with MLPROF_MEM=full (exact) or sampled (the "
+                            "default): counts mode keeps no heap blocks."
+                          : "Free these blocks when they are no longer needed (see memory.leaks for the call stacks); "
+                            "memory kept on purpose until exit can be ignored.");
+  prof__an_finding_kstr(an, "mode", counts ? "counts" : s->mode == 2 ? "sampled" : s->mode == 3 ? "full" : "unknown");
 }
 
 static void growth_finding(prof__an *an, mem_state *s) {

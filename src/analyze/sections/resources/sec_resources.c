@@ -2,7 +2,7 @@
  * network and GPU use over the run and per step, from the counters the
  * resource sampler (src/res/) records on PROF_RES_TID and the busiest
  * threads of its PROF_CHUNK_RES chunks; plus the findings cpu_saturated,
- * cpu_underused, io_bound and gpu_underused.
+ * cpu_underused, io_bound, gpu_underused and machine_saturated.
  *
  * One pass: whole-run totals accumulate as events arrive; the sampling
  * intervals are kept in a bounded buffer (adjacent intervals are merged
@@ -29,6 +29,9 @@
 #define IO_WAIT 0.20          /* ... while steps wait >= 20% of their time */
 #define GPU_LOW 50.0          /* gpu_underused: mean utilisation < 50% during steps */
 #define GPU_VERY_LOW 25.0     /* high severity below this */
+#define BUSY_LOAD 1.0         /* machine_saturated: mean load1 >= 1.0 x the online CPUs */
+#define BUSY_OTHERS 0.5       /* ... of which other processes (load1 - process cores) >= 50% of them */
+#define BUSY_HIGH 2.0         /* ... high severity from load1 >= 2 x the online CPUs */
 #define MAX_IVS 65536         /* intervals kept before merging pairs */
 
 static int slot_of(int code) {
@@ -257,6 +260,39 @@ static void finding_saturated(prof__an *an, res_st *st) {
                    "preprocessed samples, or run on a machine with more cores.");
 }
 
+/* Other processes keep the machine's run queue longer than its CPUs: the
+ * process gets less CPU than it asks for. */
+static void finding_machine_busy(prof__an *an, res_st *st) {
+  const char *on = prof__an_header(an, "res.cpus_online");
+  double online = on ? atof(on) : 0;
+  if (!(online > 0)) online = st->cpus;
+  const gacc *l = &st->gauge[PROF_RES_LOAD1];
+  const racc *c = &st->rate[PROF_RES_CPU], *inv = &st->rate[PROF_RES_CTX_INVOL];
+  if (!(online > 0) || !l->n || c->cover_s <= 0) return;
+  double load = l->sum / (double)l->n, cores = c->amount / c->cover_s, others = load - cores;
+  if (load < BUSY_LOAD * online || others < BUSY_OTHERS * online) return;
+  char title[200], m[480];
+  snprintf(title, sizeof title,
+           "The machine is saturated by other processes: load %.1f on %.0f CPUs, %.1f of it not this process", load,
+           online, others);
+  snprintf(m, sizeof m,
+           "mean 1-minute load average %.2f on %.0f online CPUs (threshold %.1fx); this process used %.2f cores on "
+           "average, so about %.1f runnable tasks were other processes'%s",
+           load, online, BUSY_LOAD, cores, others, "");
+  if (inv->cover_s > 0) {
+    size_t k = strlen(m);
+    snprintf(m + k, sizeof m - k, "; the process was preempted %.0f times a second (involuntary context switches)",
+             inv->amount / inv->cover_s);
+  }
+  prof__an_finding(an, "machine_saturated", load >= BUSY_HIGH * online ? "high" : "medium", load / online, title, m,
+                   "Other work competes for the CPUs, so this process gets less CPU than it asks for and its "
+                   "timings are inflated. Profile on a quiet machine (check `top`/`uptime`), reserve cores "
+                   "(taskset, cgroup cpusets, a batch scheduler's exclusive mode), or lower the other jobs' "
+                   "priority (nice); compare step times only between runs on equally loaded machines.");
+  prof__an_finding_knum(an, "load1", load);
+  prof__an_finding_knum(an, "others", others);
+}
+
 static double busiest_thread(const res_st *st, const thr **who) {
   double best = 0;
   *who = NULL;
@@ -337,6 +373,7 @@ static void res_finish(prof__an *an, void *vst) {
   finding_underused(an, st);
   finding_io(an, st);
   finding_gpu(an, st);
+  finding_machine_busy(an, st);
 }
 
 /* ---- reports ---------------------------------------------------------------- */

@@ -1,0 +1,542 @@
+/* sec_steptime.c — step-time patterns: the findings step_time_drift,
+ * periodic_slow_steps and slow_step_outliers, each naming the range that
+ * causes it.
+ *
+ * One pass keeps, per step, the time of each range name that ran inside it
+ * on the step's thread (the outermost instance of a name, clipped to the
+ * step). Memory grows with steps x distinct range names per step, never with
+ * the number of events. The finish hook reads the step table of the core
+ * model and compares the steps. Thresholds are the THR_* values below;
+ * docs/report-schema.md states them: keep the two in step. The section
+ * writes no report part of its own: its findings are the output.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "trace/event.h"
+
+#define THR_MIN_STEPS 20        /* patterns need >= 20 steady steps */
+#define THR_SLOW 1.5            /* a slow step: >= 1.5x the median step */
+#define THR_PERIOD_SHARE 0.8    /* periodic: >= 80% of the gaps between slow steps equal */
+#define THR_PERIOD_MIN_SLOW 3   /* ... and >= 3 slow steps */
+#define THR_OUTLIER 2.0         /* outlier: >= 2x the median step */
+#define THR_OUTLIER_SHARE 0.05  /* ... and fewer than 5% of the steps */
+#define THR_DRIFT_R2 0.5        /* drift: the straight line explains >= 50% of the variance */
+#define THR_DRIFT_RISE 0.25     /* ... and the fitted rise over the run is >= 25% of the median */
+#define THR_DRIFT_HIGH 1.0      /* ... medium severity from a rise of 100% */
+#define MAX_DEPTH 256
+#define MAX_LISTED 10
+
+typedef struct cell {
+  uint32_t name;
+  uint8_t cat;
+  uint64_t ns;
+} cell;
+
+typedef struct srec {
+  uint32_t tid;
+  uint64_t number, begin;
+  cell *c;
+  uint32_t n, cap;
+} srec;
+
+typedef struct sframe {
+  uint32_t name;
+  uint8_t cat, counted; /* counted: the outermost frame of its name */
+  uint64_t begin;
+} sframe;
+
+typedef struct sthread {
+  uint32_t tid;
+  long open;            /* index into recs of the open step, or -1 */
+  sframe st[MAX_DEPTH];
+  uint32_t depth, overflow;
+} sthread;
+
+typedef struct steptime_st {
+  srec *recs;
+  size_t nrecs, rcap;
+  sthread **th;
+  size_t nth, thcap;
+} steptime_st;
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return p;
+  size_t c = *cap ? *cap * 2 : 16;
+  while (c < need) c *= 2;
+  void *q = realloc(p, c * elem);
+  if (q) *cap = c;
+  return q;
+}
+
+static sthread *thread_of(steptime_st *st, uint32_t tid) {
+  for (size_t i = 0; i < st->nth; i++)
+    if (st->th[i]->tid == tid) return st->th[i];
+  sthread **a = grow(st->th, &st->thcap, st->nth + 1, sizeof *a);
+  if (!a) return NULL;
+  st->th = a;
+  sthread *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->tid = tid;
+  t->open = -1;
+  return a[st->nth++] = t;
+}
+
+static void add_cell(srec *r, uint32_t name, uint8_t cat, uint64_t ns) {
+  for (uint32_t i = 0; i < r->n; i++)
+    if (r->c[i].name == name) {
+      r->c[i].ns += ns;
+      return;
+    }
+  size_t cap = r->cap;
+  cell *c = grow(r->c, &cap, (size_t)r->n + 1, sizeof *c);
+  if (!c) return;
+  r->c = c;
+  r->cap = (uint32_t)cap;
+  r->c[r->n++] = (cell){name, cat, ns};
+}
+
+static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
+  (void)an;
+  steptime_st *st = vst;
+  if (rec->kind != PROF_REC_EVENT) return;
+  const prof__event *ev = &rec->ev;
+  sthread *t = thread_of(st, rec->tid);
+  if (!t) return;
+  switch (ev->type) {
+  case PROF_EV_STEP_BEGIN: {
+    srec *r = grow(st->recs, &st->rcap, st->nrecs + 1, sizeof *r);
+    if (!r) return;
+    st->recs = r;
+    memset(&r[st->nrecs], 0, sizeof *r);
+    r[st->nrecs].tid = rec->tid;
+    r[st->nrecs].number = ev->a;
+    r[st->nrecs].begin = ev->ts;
+    t->open = (long)st->nrecs++;
+    break;
+  }
+  case PROF_EV_STEP_END:
+    /* ranges still open at the step's end count up to it */
+    if (t->open >= 0)
+      for (uint32_t i = 0; i < t->depth; i++) {
+        sframe *f = &t->st[i];
+        srec *r = &st->recs[t->open];
+        uint64_t b = f->begin > r->begin ? f->begin : r->begin;
+        if (f->counted && ev->ts > b) add_cell(r, f->name, f->cat, ev->ts - b);
+        f->begin = ev->ts;
+      }
+    t->open = -1;
+    break;
+  case PROF_EV_RANGE_BEGIN: {
+    if (t->depth == MAX_DEPTH) {
+      t->overflow++;
+      return;
+    }
+    int counted = 1;
+    for (uint32_t i = 0; i < t->depth && counted; i++) counted = t->st[i].name != ev->name;
+    t->st[t->depth++] = (sframe){ev->name, ev->cat, (uint8_t)counted, ev->ts};
+    break;
+  }
+  case PROF_EV_RANGE_END: {
+    if (t->overflow) {
+      t->overflow--;
+      return;
+    }
+    uint32_t k = t->depth;
+    while (k > 0 && t->st[k - 1].name != ev->name) k--;
+    if (k == 0) return;
+    sframe *f = &t->st[k - 1];
+    if (t->open >= 0 && f->counted) {
+      srec *r = &st->recs[t->open];
+      uint64_t b = f->begin > r->begin ? f->begin : r->begin;
+      if (ev->ts > b) add_cell(r, f->name, f->cat, ev->ts - b);
+    }
+    t->depth = k - 1;
+    break;
+  }
+  default: break;
+  }
+}
+
+/* ---- analysis ------------------------------------------------------------- */
+
+typedef struct sstep {
+  uint64_t number, dur;
+  const srec *r; /* NULL when the step has no range record */
+} sstep;
+
+static int cmp_rec(const void *a, const void *b) {
+  const srec *x = a, *y = b;
+  if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+  return x->number < y->number ? -1 : x->number > y->number;
+}
+
+static const srec *rec_of(const steptime_st *st, uint32_t tid, uint64_t number) {
+  srec key = {.tid = tid, .number = number};
+  return bsearch(&key, st->recs, st->nrecs, sizeof key, cmp_rec);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Every distinct range name of the steps, with its category. */
+typedef struct rname {
+  uint32_t name;
+  uint8_t cat;
+  double score, total;
+} rname;
+
+static int cmp_rname(const void *a, const void *b) {
+  const rname *x = a, *y = b;
+  return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Every distinct range name of the steps, sorted by name id. */
+static size_t names_of(const sstep *s, size_t n, rname **out) {
+  size_t all = 0;
+  for (size_t i = 0; i < n; i++) all += s[i].r ? s[i].r->n : 0;
+  rname *v = malloc((all + 1) * sizeof *v);
+  *out = v;
+  if (!v) return 0;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t c = 0; s[i].r && c < s[i].r->n; c++) v[k++] = (rname){s[i].r->c[c].name, s[i].r->c[c].cat, 0, 0};
+  qsort(v, k, sizeof *v, cmp_rname);
+  size_t u = 0;
+  for (size_t i = 0; i < k; i++)
+    if (!u || v[u - 1].name != v[i].name) v[u++] = v[i];
+  return u;
+}
+
+static rname *name_at(rname *v, size_t nv, uint32_t name) {
+  rname key = {.name = name};
+  return bsearch(&key, v, nv, sizeof key, cmp_rname);
+}
+
+/* The name with the largest score; among those within 10% of it, the one
+ * with the least total time (the innermost range that carries the effect). */
+static const rname *best_name(const rname *v, size_t n) {
+  const rname *top = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (v[i].score > 0 && (!top || v[i].score > top->score)) top = &v[i];
+  if (!top) return NULL;
+  const rname *pick = top;
+  for (size_t i = 0; i < n; i++)
+    if (v[i].score >= 0.9 * top->score && v[i].total < pick->total) pick = &v[i];
+  return pick;
+}
+
+/* Least-squares line of y over x; returns the slope and sets r2. */
+static double fit(const double *x, const double *y, size_t n, double *r2) {
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < n; i++) mx += x[i], my += y[i];
+  mx /= (double)n, my /= (double)n;
+  double sxx = 0, sxy = 0, syy = 0;
+  for (size_t i = 0; i < n; i++) {
+    sxx += (x[i] - mx) * (x[i] - mx);
+    sxy += (x[i] - mx) * (y[i] - my);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  *r2 = sxx > 0 && syy > 0 ? sxy * sxy / (sxx * syy) : 0;
+  return sxx > 0 ? sxy / sxx : 0;
+}
+
+static const char *phase_text(prof__an *an, const rname *p, char *buf, size_t n) {
+  if (!p) snprintf(buf, n, "no annotated range");
+  else snprintf(buf, n, "range '%s' (%s)", prof__an_str(an, p->name), prof__an_cat_name(p->cat));
+  return buf;
+}
+
+/* Slope per step of every range name over the steps not skipped: one pass
+ * of sums (a step without the range counts as 0 for it). */
+static const rname *drift_phase(const sstep *s, size_t n, const int *skip, rname *v, size_t nv) {
+  double *sy = calloc(nv + 1, sizeof *sy), *sxy = calloc(nv + 1, sizeof *sxy), m = 0, sx = 0, sxx = 0;
+  if (!sy || !sxy) {
+    free(sy);
+    free(sxy);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (skip[i]) continue;
+    double x = (double)s[i].number;
+    m++, sx += x, sxx += x * x;
+    for (uint32_t c = 0; s[i].r && c < s[i].r->n; c++) {
+      rname *p = name_at(v, nv, s[i].r->c[c].name);
+      if (p) sy[p - v] += (double)s[i].r->c[c].ns, sxy[p - v] += x * (double)s[i].r->c[c].ns;
+    }
+  }
+  double den = m * sxx - sx * sx;
+  for (size_t k = 0; k < nv; k++) {
+    v[k].score = m > 2 && den > 0 ? (m * sxy[k] - sx * sy[k]) / den : 0;
+    v[k].total = sy[k];
+  }
+  free(sy);
+  free(sxy);
+  return best_name(v, nv);
+}
+
+static void find_drift(prof__an *an, const sstep *s, size_t n, uint64_t median, rname *v, size_t nv) {
+  double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+  int *spike = calloc(n, sizeof *spike);
+  size_t m = 0;
+  if (!x || !y || !spike) goto out;
+  /* Fit all steps, leave out the spikes far above that line, fit again. */
+  for (size_t i = 0; i < n; i++) x[i] = (double)s[i].number, y[i] = (double)s[i].dur;
+  double r2, slope = fit(x, y, n, &r2), mx = 0, my = 0;
+  for (size_t i = 0; i < n; i++) mx += x[i], my += y[i];
+  mx /= (double)n, my /= (double)n;
+  for (size_t i = 0; i < n; i++) {
+    spike[i] = y[i] - (my + slope * (x[i] - mx)) > (THR_SLOW - 1) * (double)median;
+    if (!spike[i]) x[m] = x[i], y[m++] = y[i];
+  }
+  if (m < THR_MIN_STEPS) goto out;
+  slope = fit(x, y, m, &r2);
+  double span = x[m - 1] - x[0], rise = slope * span;
+  if (r2 < THR_DRIFT_R2 || rise < THR_DRIFT_RISE * (double)median) goto out;
+  const rname *ph = drift_phase(s, n, spike, v, nv);
+  char a[32], b[32], c[32], p[200], title[320], measured[640], rec[640];
+  double per100 = slope * 100;
+  snprintf(title, sizeof title, "Steps get steadily slower: +%s per 100 steps, mostly in %s",
+           prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(per100)), phase_text(an, ph, p, sizeof p));
+  snprintf(measured, sizeof measured,
+           "a straight line through %zu step times rises %s per 100 steps (R^2 %.2f), %s over steps %llu-%llu, "
+           "%.0f%% of the median step %s; %s grows by %s per 100 steps",
+           m, a, r2, prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(rise)), (unsigned long long)x[0],
+           (unsigned long long)x[m - 1], 100 * rise / (double)median, prof__an_fmt_ns(c, sizeof c, median), p,
+           prof__an_fmt_ns(c, sizeof c, prof__an_d2ns(ph ? ph->score * 100 : 0)));
+  snprintf(rec, sizeof rec,
+           "Something accumulates from step to step in %s: look for growing Python lists or histories "
+           "(keeping tensors that hold the graph, e.g. summing a loss without .item()), caches or queues that "
+           "are never trimmed, a data set or log that grows, or memory fragmentation. Compare the memory "
+           "section for a matching growth.",
+           ph ? prof__an_str(an, ph->name) : "the step");
+  prof__an_finding(an, "step_time_drift", rise >= THR_DRIFT_HIGH * (double)median ? "medium" : "low", per100,
+                   title, measured, rec);
+  prof__an_finding_knum(an, "slope_ns_per_100_steps", per100);
+  prof__an_finding_knum(an, "r2", r2);
+  prof__an_finding_knum(an, "first_step", x[0]);
+  if (ph) prof__an_finding_kstr(an, "phase", prof__an_str(an, ph->name));
+  if (ph) prof__an_finding_kstr(an, "category", prof__an_cat_name(ph->cat));
+out:
+  free(x);
+  free(y);
+  free(spike);
+}
+
+/* The range whose mean time in the slow steps most exceeds its mean in
+ * the other steps: one pass of sums. */
+static const rname *slow_phase(const sstep *s, size_t n, const int *slow, rname *v, size_t nv, double *extra) {
+  double *in = calloc(nv + 1, sizeof *in), *out = calloc(nv + 1, sizeof *out);
+  size_t ni = 0, no = 0;
+  if (!in || !out) {
+    free(in);
+    free(out);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (slow[i]) ni++;
+    else no++;
+    for (uint32_t c = 0; s[i].r && c < s[i].r->n; c++) {
+      rname *p = name_at(v, nv, s[i].r->c[c].name);
+      if (p) (slow[i] ? in : out)[p - v] += (double)s[i].r->c[c].ns;
+    }
+  }
+  for (size_t k = 0; k < nv; k++) {
+    v[k].score = (ni ? in[k] / (double)ni : 0) - (no ? out[k] / (double)no : 0);
+    v[k].total = in[k] + out[k];
+  }
+  free(in);
+  free(out);
+  const rname *p = best_name(v, nv);
+  if (extra) *extra = p ? p->score : 0;
+  return p;
+}
+
+/* For one outlier step: the range of that step whose time most exceeds
+ * its mean over the other steps (mean_out). */
+static const rname *outlier_phase(const sstep *st, rname *v, size_t nv, const double *mean_out) {
+  const rname *best = NULL;
+  double bs = 0;
+  for (uint32_t c = 0; st->r && c < st->r->n; c++) {
+    rname *p = name_at(v, nv, st->r->c[c].name);
+    double sc = p ? (double)st->r->c[c].ns - mean_out[p - v] : 0;
+    if (p && sc > bs) bs = sc, best = p;
+  }
+  uint64_t least = UINT64_MAX; /* among ranges within 10% of it, the innermost (least time) */
+  for (uint32_t c = 0; best && st->r && c < st->r->n; c++) {
+    rname *p = name_at(v, nv, st->r->c[c].name);
+    if (p && (double)st->r->c[c].ns - mean_out[p - v] >= 0.9 * bs && st->r->c[c].ns < least)
+      least = st->r->c[c].ns, best = p;
+  }
+  return best;
+}
+
+/* Period of the slow steps: the most common gap between consecutive slow
+ * step numbers, when it covers >= THR_PERIOD_SHARE of the gaps. */
+static uint64_t period_of(const sstep *s, size_t n, const int *slow, size_t nslow) {
+  if (nslow < THR_PERIOD_MIN_SLOW) return 0;
+  uint64_t *gap = malloc(nslow * sizeof *gap);
+  if (!gap) return 0;
+  size_t ng = 0;
+  uint64_t prev = 0;
+  int have = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!slow[i]) continue;
+    if (have) gap[ng++] = s[i].number - prev;
+    prev = s[i].number, have = 1;
+  }
+  qsort(gap, ng, sizeof *gap, cmp_u64);
+  uint64_t best = 0;
+  size_t bestn = 0;
+  for (size_t i = 0; i < ng;) {
+    size_t j = i;
+    while (j < ng && gap[j] == gap[i]) j++;
+    if (j - i > bestn) bestn = j - i, best = gap[i];
+    i = j;
+  }
+  free(gap);
+  return best >= 2 && (double)bestn >= THR_PERIOD_SHARE * (double)ng ? best : 0;
+}
+
+static int find_periodic(prof__an *an, const sstep *s, size_t n, const int *slow, size_t nslow, uint64_t median,
+                         rname *v, size_t nv) {
+  uint64_t period = period_of(s, n, slow, nslow);
+  if (!period) return 0;
+  double sum = 0, first = -1;
+  for (size_t i = 0; i < n; i++)
+    if (slow[i]) {
+      sum += (double)s[i].dur;
+      if (first < 0) first = (double)s[i].number;
+    }
+  double extra = sum / (double)nslow - (double)median, range_extra;
+  const rname *ph = slow_phase(s, n, slow, v, nv, &range_extra);
+  char a[32], b[32], c[32], p[200], title[320], measured[640], rec[640];
+  phase_text(an, ph, p, sizeof p);
+  snprintf(title, sizeof title, "Every %llu steps a step is slow: +%s, from %s", (unsigned long long)period,
+           prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(extra)), p);
+  snprintf(measured, sizeof measured,
+           "%zu of %zu steps took >= %.1fx the median %s, every %llu steps from step %.0f; they take %s more "
+           "on average, of which %s adds %s",
+           nslow, n, THR_SLOW, prof__an_fmt_ns(b, sizeof b, median), (unsigned long long)period, first, a, p,
+           prof__an_fmt_ns(c, sizeof c, prof__an_d2ns(range_extra)));
+  snprintf(rec, sizeof rec,
+           "Periodic work on the training thread (%s) stalls every %llu-th step: checkpoint, evaluate or log "
+           "asynchronously (a background thread or process, non-blocking saves), less often, or spread it "
+           "across steps; for garbage collection, collect at a quiet moment yourself (gc.freeze()/gc.collect() "
+           "between epochs).",
+           ph ? prof__an_str(an, ph->name) : "not annotated: wrap it in a range to name it",
+           (unsigned long long)period);
+  prof__an_finding(an, "periodic_slow_steps", extra >= (double)median ? "medium" : "low", (double)period, title,
+                   measured, rec);
+  prof__an_finding_knum(an, "period", (double)period);
+  prof__an_finding_knum(an, "extra_ns", extra);
+  prof__an_finding_knum(an, "first_step", first);
+  if (ph) prof__an_finding_kstr(an, "phase", prof__an_str(an, ph->name));
+  return 1;
+}
+
+static void find_outliers(prof__an *an, const sstep *s, size_t n, uint64_t median, rname *v, size_t nv) {
+  int *out = calloc(n, sizeof *out);
+  double *mean_out = calloc(nv + 1, sizeof *mean_out);
+  size_t nout = 0;
+  if (!out || !mean_out) goto done;
+  for (size_t i = 0; i < n; i++) nout += out[i] = (double)s[i].dur >= THR_OUTLIER * (double)median;
+  if (!nout || (double)nout >= THR_OUTLIER_SHARE * (double)n) goto done;
+  for (size_t i = 0; i < n; i++) /* mean time of each range over the other steps */
+    for (uint32_t c = 0; !out[i] && s[i].r && c < s[i].r->n; c++) {
+      rname *p = name_at(v, nv, s[i].r->c[c].name);
+      if (p) mean_out[p - v] += (double)s[i].r->c[c].ns / (double)(n - nout);
+    }
+  char list[600], a[32], b[32], p[200], title[256], measured[1024];
+  size_t len = 0, listed = 0;
+  uint64_t worst = 0, first = 0;
+  list[0] = 0;
+  for (size_t i = 0; i < n; i++) {
+    if ((double)s[i].dur < THR_OUTLIER * (double)median) continue;
+    if (!listed) first = s[i].number;
+    if (s[i].dur > worst) worst = s[i].dur;
+    if (listed++ >= MAX_LISTED) continue;
+    const rname *ph = outlier_phase(&s[i], v, nv, mean_out);
+    int w = snprintf(list + len, sizeof list - len, "%sstep %llu %s (%s)", listed > 1 ? ", " : "",
+                     (unsigned long long)s[i].number, prof__an_fmt_ns(a, sizeof a, s[i].dur),
+                     ph ? prof__an_str(an, ph->name) : "no annotated range");
+    if (w > 0 && (size_t)w < sizeof list - len) len += (size_t)w;
+  }
+  snprintf(title, sizeof title, "%zu rare slow step%s (>= %.0fx the median)", nout, nout > 1 ? "s" : "",
+           THR_OUTLIER);
+  snprintf(measured, sizeof measured, "%zu of %zu steps took >= %.0fx the median %s (slowest %s): %s%s", nout, n,
+           THR_OUTLIER, prof__an_fmt_ns(b, sizeof b, median), prof__an_fmt_ns(p, sizeof p, worst), list,
+           nout > MAX_LISTED ? ", ..." : "");
+  prof__an_finding(an, "slow_step_outliers", "low", (double)nout, title, measured,
+                   "Look at what the named range did in those steps: a one-off stall (disk or network I/O, "
+                   "a checkpoint, a recompilation, a garbage collection, another process taking the CPU). "
+                   "Break at one of them (MLPROF_BREAK_AT=step:N) to inspect it.");
+  prof__an_finding_knum(an, "first_step", (double)first);
+  prof__an_finding_knum(an, "count", (double)nout);
+done:
+  free(out);
+  free(mean_out);
+}
+
+static int step_thread_lost(const prof__an *an) {
+  for (size_t i = 0; i < an->nthreads; i++) {
+    if (!an->threads[i].lost) continue;
+    for (size_t k = 0; k < an->nsteps; k++)
+      if (an->steps[k].tid == an->threads[i].tid) return 1;
+  }
+  return 0;
+}
+
+static void steptime_finish(prof__an *an, void *vst) {
+  steptime_st *st = vst;
+  if (an->nsteps < THR_MIN_STEPS || step_thread_lost(an)) return; /* lost ranges would mislead */
+  qsort(st->recs, st->nrecs, sizeof *st->recs, cmp_rec);
+  size_t skip = an->steps[0].warmup_outlier ? 1 : 0, n = an->nsteps - skip;
+  sstep *s = calloc(n, sizeof *s);
+  uint64_t *d = calloc(n, sizeof *d);
+  int *slow = calloc(n, sizeof *slow);
+  rname *v = NULL;
+  if (!s || !d || !slow) goto out;
+  for (size_t i = 0; i < n; i++) {
+    const prof__step *p = &an->steps[i + skip];
+    s[i] = (sstep){p->number, p->end_ns - p->begin_ns, rec_of(st, p->tid, p->number)};
+    d[i] = s[i].dur;
+  }
+  qsort(d, n, sizeof *d, cmp_u64);
+  uint64_t median = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+  if (!median) goto out;
+  size_t nslow = 0;
+  for (size_t i = 0; i < n; i++) nslow += slow[i] = (double)s[i].dur >= THR_SLOW * (double)median;
+  size_t nv = names_of(s, n, &v);
+  int periodic = nslow * 2 < n && find_periodic(an, s, n, slow, nslow, median, v, nv);
+  if (!periodic) find_outliers(an, s, n, median, v, nv);
+  find_drift(an, s, n, median, v, nv);
+out:
+  free(s);
+  free(d);
+  free(slow);
+  free(v);
+}
+
+static void steptime_destroy(prof__an *an, void *vst) {
+  (void)an;
+  steptime_st *st = vst;
+  for (size_t i = 0; i < st->nrecs; i++) free(st->recs[i].c);
+  free(st->recs);
+  for (size_t i = 0; i < st->nth; i++) free(st->th[i]);
+  free(st->th);
+}
+
+const prof__section prof__sec_steptime = {
+    .name = "steptime",
+    .state_size = sizeof(steptime_st),
+    .record = steptime_record,
+    .finish = steptime_finish,
+    .destroy = steptime_destroy,
+    .event_mask = PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END) |
+                  PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END),
+};

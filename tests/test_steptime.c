@@ -1,0 +1,165 @@
+/* test_steptime.c — the step-time pattern findings on hand-built traces:
+ * a drift names its slope and the growing range, a slow step every 25
+ * names the period and the range, rare outliers are listed by step number,
+ * and steady steps with noise stay quiet. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "trace/event.h"
+#include "helpers.h"
+#include "mlprof.h"
+#include "trace/trace.h"
+
+enum { TID = 7 };
+
+static unsigned rng = 99;
+static double noise(void) { /* +-2% */
+  rng = rng * 1103515245u + 12345u;
+  return 1 + 0.04 * ((double)((rng >> 8) % 1000) / 1000 - 0.5);
+}
+
+typedef struct tb {
+  prof__tw *w;
+  const char *path;
+  uint64_t now;
+} tb;
+
+static void tb_open(tb *t, const char *stem) {
+  char err[256];
+  memset(t, 0, sizeof *t);
+  t->path = th_tmp_path(stem, ".mlpt");
+  prof__kv hdr[] = {{"program", "steptime-test"}, {"pid", "1"}};
+  t->w = prof__tw_open(t->path, hdr, 2, err);
+  assert_non_null(t->w);
+  static const char *const names[] = {"data", "forward", "backward", "checkpoint", "train_step"};
+  for (uint32_t i = 0; i < 5; i++) assert_int_equal(prof__tw_string(t->w, i + 1, names[i], strlen(names[i])), 0);
+  t->now = 1000000;
+}
+
+static void ev(tb *t, int type, uint32_t name, uint8_t cat, uint64_t a) {
+  prof__event e = {.ts = t->now, .type = (uint8_t)type, .cat = cat, .name = name, .a = a};
+  assert_int_equal(prof__tw_events(t->w, TID, &e, 1), 0);
+}
+
+static void range(tb *t, uint32_t name, uint8_t cat, uint64_t ns) {
+  ev(t, PROF_EV_RANGE_BEGIN, name, cat, 0);
+  t->now += ns;
+  ev(t, PROF_EV_RANGE_END, name, cat, 0);
+}
+
+/* One step: data 2 ms, forward fwd ns, backward 4 ms, optional checkpoint,
+ * all inside an enclosing "train_step" range (the finding must name the
+ * innermost range that carries the effect, not the enclosing one). */
+static void step(tb *t, uint64_t n, uint64_t fwd, uint64_t ckpt) {
+  ev(t, PROF_EV_STEP_BEGIN, 0, 0, n);
+  ev(t, PROF_EV_RANGE_BEGIN, 5, PROF_CAT_OTHER, 0);
+  range(t, 1, PROF_CAT_DATA, (uint64_t)(2e6 * noise()));
+  range(t, 2, PROF_CAT_COMPUTE, (uint64_t)((double)fwd * noise()));
+  range(t, 3, PROF_CAT_COMPUTE, (uint64_t)(4e6 * noise()));
+  if (ckpt) range(t, 4, PROF_CAT_IO, ckpt);
+  ev(t, PROF_EV_RANGE_END, 5, PROF_CAT_OTHER, 0);
+  ev(t, PROF_EV_STEP_END, 0, 0, n);
+  t->now += 1000;
+}
+
+static prof__an *tb_analyze(tb *t) {
+  prof__kv f[] = {{"events_lost", "0"}};
+  assert_int_equal(prof__tw_close(t->w, f, 1), 0);
+  prof__an *an = NULL;
+  char err[256];
+  assert_int_equal(prof__an_run_opts(&an, t->path, 1, err), 0);
+  return an;
+}
+
+static const prof__finding *find(const prof__an *an, const char *id) {
+  for (size_t i = 0; i < an->nfindings; i++)
+    if (strcmp(an->findings[i].id, id) == 0) return &an->findings[i];
+  return NULL;
+}
+
+static const prof__fkey *key(const prof__finding *f, const char *k) {
+  for (int i = 0; i < f->nkeys; i++)
+    if (strcmp(f->keys[i].key, k) == 0) return &f->keys[i];
+  fail_msg("finding %s has no key %s", f->id, k);
+  return NULL;
+}
+
+static void steady_steps_have_no_pattern(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "steptime-steady");
+  for (uint64_t s = 0; s < 200; s++) step(&t, s, 3000000, 0);
+  prof__an *an = tb_analyze(&t);
+  assert_null(find(an, "step_time_drift"));
+  assert_null(find(an, "periodic_slow_steps"));
+  assert_null(find(an, "slow_step_outliers"));
+  prof__an_free(an);
+}
+
+static void growing_forward_is_a_drift_with_slope_and_phase(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "steptime-drift");
+  /* forward grows 20 us per step: 2 ms per 100 steps */
+  for (uint64_t s = 0; s < 300; s++) step(&t, s, 3000000 + 20000 * s, 0);
+  prof__an *an = tb_analyze(&t);
+  const prof__finding *f = find(an, "step_time_drift");
+  assert_non_null(f);
+  assert_true(f->value > 1.8e6 && f->value < 2.2e6);
+  assert_string_equal(key(f, "phase")->str, "forward");
+  assert_non_null(strstr(f->title, "forward"));
+  assert_null(find(an, "periodic_slow_steps"));
+  prof__an_free(an);
+}
+
+static void checkpoint_every_25_steps_is_periodic(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "steptime-period");
+  for (uint64_t s = 0; s < 250; s++) step(&t, s, 3000000, s % 25 == 24 ? 12000000 : 0);
+  prof__an *an = tb_analyze(&t);
+  const prof__finding *f = find(an, "periodic_slow_steps");
+  assert_non_null(f);
+  assert_int_equal((int)f->value, 25);
+  assert_string_equal(key(f, "phase")->str, "checkpoint");
+  double extra = key(f, "extra_ns")->num;
+  assert_true(extra > 11e6 && extra < 13e6);
+  assert_int_equal((int)key(f, "first_step")->num, 24);
+  assert_null(find(an, "step_time_drift"));
+  assert_null(find(an, "slow_step_outliers"));
+  prof__an_free(an);
+}
+
+static void rare_slow_steps_are_listed_with_numbers_and_phase(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "steptime-outlier");
+  for (uint64_t s = 0; s < 200; s++) step(&t, s, s == 57 || s == 140 ? 30000000 : 3000000, 0);
+  prof__an *an = tb_analyze(&t);
+  const prof__finding *f = find(an, "slow_step_outliers");
+  assert_non_null(f);
+  assert_int_equal((int)f->value, 2);
+  assert_non_null(strstr(f->measured, "step 57"));
+  assert_non_null(strstr(f->measured, "step 140"));
+  assert_non_null(strstr(f->measured, "(forward)"));
+  assert_null(find(an, "step_time_variance")); /* the p95 rule cannot see 1% of the steps */
+  assert_null(find(an, "periodic_slow_steps"));
+  prof__an_free(an);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(steady_steps_have_no_pattern),
+      cmocka_unit_test(growing_forward_is_a_drift_with_slope_and_phase),
+      cmocka_unit_test(checkpoint_every_25_steps_is_periodic),
+      cmocka_unit_test(rare_slow_steps_are_listed_with_numbers_and_phase),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
