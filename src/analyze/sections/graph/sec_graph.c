@@ -17,6 +17,7 @@
 
 #include "mlprof.h"
 #include "analyze/engine/an_internal.h"
+#include "analyze/util/array.h"
 #include "trace/rec_hist.h"
 #include "analyze/sections/functions/sec_functions.h"
 #include "analyze/sections/graph/sec_graph.h"
@@ -72,17 +73,6 @@ typedef struct gr_st {
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static int grow(void **arr, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 16;
-  while (c < need) c *= 2;
-  void *p = realloc(*arr, c * size);
-  if (!p) return -1;
-  *arr = p;
-  *cap = c;
-  return 0;
-}
-
 static void map_set(gr_st *s, prof__u64map *m, uint64_t key, uint64_t v) {
   uint64_t old = prof__u64map_get(m, key);
   if (prof__u64map_add(m, key, v - old)) s->oom = 1;
@@ -100,7 +90,7 @@ static gr_thread *thread_of(gr_st *s, uint32_t tid) {
   if (s->last_th < s->nth && s->th[s->last_th].tid == tid) return &s->th[s->last_th];
   for (size_t i = 0; i < s->nth; i++)
     if (s->th[i].tid == tid) return &s->th[s->last_th = i];
-  if (grow((void **)&s->th, &s->th_cap, s->nth + 1, sizeof *s->th)) {
+  if (prof__arr_grow((void **)&s->th, &s->th_cap, s->nth + 1, sizeof *s->th)) {
     s->oom = 1;
     return NULL;
   }
@@ -113,7 +103,7 @@ static name_info *info_of(gr_st *s, uint32_t name) {
   if (name >= GR_DENSE) return NULL;
   if (name >= s->ni_cap) {
     size_t old = s->ni_cap;
-    if (grow((void **)&s->ni, &s->ni_cap, (size_t)name + 1, sizeof *s->ni)) {
+    if (prof__arr_grow((void **)&s->ni, &s->ni_cap, (size_t)name + 1, sizeof *s->ni)) {
       s->oom = 1;
       return NULL;
     }
@@ -134,7 +124,7 @@ static uint64_t nest_count(const gr_st *s, uint64_t key) {
 }
 
 static void nest_new(gr_st *s, uint64_t key) {
-  if (grow((void **)&s->ne, &s->ne_cap, s->nne + 1, sizeof *s->ne)) s->oom = 1;
+  if (prof__arr_grow((void **)&s->ne, &s->ne_cap, s->nne + 1, sizeof *s->ne)) s->oom = 1;
   else s->ne[s->nne++] = key;
 }
 
@@ -198,7 +188,7 @@ static void graph_event(gr_st *s, const prof__event *ev) {
   if (ev->aux == EV_EDGE) {
     uint64_t key = (uint64_t)ev->name << 32 | (uint32_t)ev->a;
     if (prof__u64map_get(&s->de_map, key)) return;
-    if (grow((void **)&s->de, &s->de_cap, s->nde + 1, sizeof *s->de) || prof__u64map_add(&s->de_map, key, 1)) {
+    if (prof__arr_grow((void **)&s->de, &s->de_cap, s->nde + 1, sizeof *s->de) || prof__u64map_add(&s->de_map, key, 1)) {
       s->oom = 1;
       return;
     }
@@ -208,7 +198,7 @@ static void graph_event(gr_st *s, const prof__event *ev) {
   if (ev->aux != EV_NODE && ev->aux != EV_NODE_SIZE) return;
   uint64_t at = prof__u64map_get(&s->dn_map, ev->name);
   if (at == 0) {
-    if (grow((void **)&s->dn, &s->dn_cap, s->ndn + 1, sizeof *s->dn) ||
+    if (prof__arr_grow((void **)&s->dn, &s->dn_cap, s->ndn + 1, sizeof *s->dn) ||
         prof__u64map_add(&s->dn_map, ev->name, s->ndn + 1)) {
       s->oom = 1;
       return;
@@ -292,7 +282,7 @@ static long node_add(builder *b, uint32_t name) {
   prof__graph *g = &b->s->g;
   uint64_t at = prof__u64map_get(&b->by_name, name);
   if (at) return (long)at - 1;
-  if (grow((void **)&g->nodes, &b->node_cap, g->nnodes + 1, sizeof *g->nodes) ||
+  if (prof__arr_grow((void **)&g->nodes, &b->node_cap, g->nnodes + 1, sizeof *g->nodes) ||
       prof__u64map_add(&b->by_name, name, g->nnodes + 1)) {
     b->s->oom = 1;
     return -1;
@@ -304,7 +294,7 @@ static long node_add(builder *b, uint32_t name) {
 static void edge_add(builder *b, long from, long to, uint64_t count, int nests) {
   prof__graph *g = &b->s->g;
   if (from < 0 || to < 0) return;
-  if (grow((void **)&g->edges, &b->edge_cap, g->nedges + 1, sizeof *g->edges)) {
+  if (prof__arr_grow((void **)&g->edges, &b->edge_cap, g->nedges + 1, sizeof *g->edges)) {
     b->s->oom = 1;
     return;
   }
@@ -318,7 +308,7 @@ static void build_aggregates(builder *b) {
     const prof__range_stat *r = &an->ranges[i];
     uint64_t at = prof__u64map_get(&b->agg_at, r->name);
     if (!at) {
-      if (grow((void **)&b->agg, &b->agg_cap, b->nagg + 1, sizeof *b->agg) ||
+      if (prof__arr_grow((void **)&b->agg, &b->agg_cap, b->nagg + 1, sizeof *b->agg) ||
           prof__u64map_add(&b->agg_at, r->name, b->nagg + 1) ||
           prof__u64map_add(&b->by_text, text_hash(prof__an_str(an, r->name)), (uint64_t)r->name + 1)) {
         b->s->oom = 1;

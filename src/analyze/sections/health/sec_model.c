@@ -19,6 +19,7 @@
 #include "analyze/analyze.h"
 #include "analyze/util/array.h"
 #include "trace/rec_hist.h"
+#include "analyze/sections/health/sec_model.h"
 
 /* Finding thresholds (docs/model-health.md). */
 #define THR_VANISH_RMS 1e-7       /* vanishing: median gradient RMS of the last quarter below this */
@@ -41,48 +42,6 @@
 #define THR_PLATEAU_SHARE 0.25    /* ... and >= 25% of the recorded steps */
 #define PLATEAU_EMA 0.1           /* smoothing weight of the loss for the plateau rule */
 #define EDGE_SHARE 0.10           /* early / late window: first / last 10% of the records (>= 1) */
-#define SERIES_MAX 200            /* points per series in the reports */
-
-typedef struct spoint {
-  uint64_t step1;
-  double v;
-} spoint;
-
-typedef struct stag {
-  uint32_t id;
-  spoint *p;
-  size_t n, cap;
-} stag;
-
-typedef struct hrow {
-  uint64_t step1, count, zeros, nan, inf, units, dead;
-  double min, max, mean, std, rms;
-} hrow;
-
-typedef struct htag {
-  uint32_t id;
-  int kind;
-  hrow *r;
-  size_t n, cap;
-  prof__hsum last;
-} htag;
-
-typedef struct health {
-  char id[24];
-  char tag[128];
-  uint64_t step;
-  double value;
-} health;
-
-typedef struct model_st {
-  stag *s;
-  size_t ns, scap;
-  htag *h;
-  size_t nh, hcap;
-  uint64_t bad_chunks;
-  health *f;
-  size_t nf, fcap;
-} model_st;
 
 /* ---- collection ---------------------------------------------------------- */
 
@@ -153,7 +112,7 @@ static void model_record(prof__an *an, void *vst, const prof__rec *rec) {
 /* Validation tags start with one of MLPROF_VAL_PREFIXES (comma-separated;
  * default "val/,eval/,valid/,validation/"); "train/" or no prefix is
  * training. The metric is the rest of the tag. */
-static const char *val_metric(const char *tag) {
+const char *prof__sec_model_val_metric(const char *tag) {
   const char *env = getenv("MLPROF_VAL_PREFIXES");
   const char *list = env && *env ? env : "val/,eval/,valid/,validation/";
   while (*list) {
@@ -165,7 +124,7 @@ static const char *val_metric(const char *tag) {
 }
 
 static const char *train_metric(const char *tag) {
-  if (val_metric(tag)) return NULL;
+  if (prof__sec_model_val_metric(tag)) return NULL;
   const char *env = getenv("MLPROF_TRAIN_PREFIX");
   const char *pre = env && *env ? env : "train/";
   return strncmp(tag, pre, strlen(pre)) == 0 ? tag + strlen(pre) : tag;
@@ -466,7 +425,7 @@ static void rule_overfit_pair(prof__an *an, model_st *st, const stag *v, const s
 
 static void rule_overfitting(prof__an *an, model_st *st) {
   for (size_t i = 0; i < st->ns; i++) {
-    const char *m = val_metric(prof__an_str(an, st->s[i].id));
+    const char *m = prof__sec_model_val_metric(prof__an_str(an, st->s[i].id));
     if (!m || !is_loss(m) || st->s[i].n < THR_OVERFIT_EVALS + 1) continue;
     const stag *t = train_for(an, st, m);
     if (t && t->n) rule_overfit_pair(an, st, &st->s[i], t);
@@ -594,197 +553,6 @@ static void model_finish(prof__an *an, void *vst) {
   free(skip);
 }
 
-/* ---- reports ---------------------------------------------------------------- */
-
-static const char *kind_name(int k) {
-  static const char *const n[] = {"weight", "gradient", "activation", "other"};
-  return k >= 0 && k <= 3 ? n[k] : "other";
-}
-
-static const char *split_of(const char *tag) { return val_metric(tag) ? "val" : "train"; }
-
-/* A stride so that a series of n points prints at most SERIES_MAX. */
-static size_t stride(size_t n) { return n <= SERIES_MAX ? 1 : (n + SERIES_MAX - 1) / SERIES_MAX; }
-
-static void json_scalar(prof__an *an, prof__json *j, const stag *s) {
-  double mn = INFINITY, mx = -INFINITY;
-  uint64_t bad = 0;
-  for (size_t i = 0; i < s->n; i++) {
-    if (!isfinite(s->p[i].v)) {
-      bad++;
-      continue;
-    }
-    mn = s->p[i].v < mn ? s->p[i].v : mn;
-    mx = s->p[i].v > mx ? s->p[i].v : mx;
-  }
-  const char *tag = prof__an_str(an, s->id);
-  prof__json_obj_begin(j);
-  prof__json_kstr(j, "tag", tag);
-  prof__json_kstr(j, "split", split_of(tag));
-  prof__json_kuint(j, "count", s->n);
-  prof__json_kuint(j, "non_finite", bad);
-  prof__json_knum(j, "first", s->p[0].v);
-  prof__json_knum(j, "last", s->p[s->n - 1].v);
-  prof__json_knum(j, "min", mn);
-  prof__json_knum(j, "max", mx);
-  prof__json_key(j, "points"); /* [step, value]; value null when not finite */
-  prof__json_arr_begin(j);
-  size_t k = stride(s->n);
-  for (size_t i = 0; i < s->n; i += k) {
-    prof__json_arr_begin(j);
-    prof__json_int(j, s->p[i].step1 ? (int64_t)(s->p[i].step1 - 1) : -1);
-    prof__json_num(j, s->p[i].v);
-    prof__json_arr_end(j);
-  }
-  prof__json_arr_end(j);
-  prof__json_obj_end(j);
-}
-
-static void json_summary(prof__json *j, const prof__hsum *s) {
-  prof__json_obj_begin(j);
-  prof__json_kuint(j, "count", s->count);
-  prof__json_knum(j, "min", s->min);
-  prof__json_knum(j, "max", s->max);
-  prof__json_knum(j, "mean", s->mean);
-  prof__json_knum(j, "std", s->std);
-  prof__json_knum(j, "rms", prof__hist_rms(s));
-  prof__json_kuint(j, "zeros", s->zeros);
-  prof__json_kuint(j, "nan", s->nan);
-  prof__json_kuint(j, "inf", s->inf);
-  if (s->units) { /* prof_histogram_units() */
-    prof__json_kuint(j, "units", s->units);
-    prof__json_kuint(j, "dead_units", s->dead_units);
-  }
-  prof__json_key(j, "buckets"); /* [e, count]: |x| in [2^e, 2^(e+1)) */
-  prof__json_arr_begin(j);
-  for (int i = 0; i < PROF_HIST_NB; i++) {
-    if (!s->bucket[i]) continue;
-    prof__json_arr_begin(j);
-    prof__json_int(j, i + PROF_HIST_EMIN);
-    prof__json_uint(j, s->bucket[i]);
-    prof__json_arr_end(j);
-  }
-  prof__json_arr_end(j);
-  prof__json_obj_end(j);
-}
-
-static void json_hist(prof__an *an, prof__json *j, const htag *h) {
-  prof__json_obj_begin(j);
-  prof__json_kstr(j, "tag", prof__an_str(an, h->id));
-  prof__json_kstr(j, "kind", kind_name(h->kind));
-  prof__json_kuint(j, "records", h->n);
-  prof__json_key(j, "last");
-  json_summary(j, &h->last);
-  prof__json_key(j, "series"); /* [step, rms, zero_share, min, max, mean, std, nan+inf] */
-  prof__json_arr_begin(j);
-  size_t k = stride(h->n);
-  for (size_t i = 0; i < h->n; i += k) {
-    const hrow *r = &h->r[i];
-    prof__json_arr_begin(j);
-    prof__json_int(j, r->step1 ? (int64_t)(r->step1 - 1) : -1);
-    prof__json_num(j, r->rms);
-    prof__json_num(j, r->count ? (double)r->zeros / (double)r->count : 0);
-    prof__json_num(j, r->min);
-    prof__json_num(j, r->max);
-    prof__json_num(j, r->mean);
-    prof__json_num(j, r->std);
-    prof__json_uint(j, r->nan + r->inf);
-    prof__json_arr_end(j);
-  }
-  prof__json_arr_end(j);
-  prof__json_obj_end(j);
-}
-
-static void model_json(prof__an *an, void *vst, prof__json *j) {
-  model_st *st = vst;
-  if (!st->ns && !st->nh) return;
-  prof__json_key(j, "model");
-  prof__json_obj_begin(j);
-  prof__json_key(j, "health");
-  prof__json_arr_begin(j);
-  for (size_t i = 0; i < st->nf; i++) {
-    prof__json_obj_begin(j);
-    prof__json_kstr(j, "id", st->f[i].id);
-    prof__json_kstr(j, "tag", st->f[i].tag);
-    prof__json_kstr(j, "tensor", st->f[i].tag);
-    prof__json_kuint(j, "first_step", st->f[i].step);
-    prof__json_knum(j, "value", st->f[i].value);
-    prof__json_obj_end(j);
-  }
-  prof__json_arr_end(j);
-  prof__json_key(j, "scalars");
-  prof__json_arr_begin(j);
-  for (size_t i = 0; i < st->ns; i++)
-    if (st->s[i].n) json_scalar(an, j, &st->s[i]);
-  prof__json_arr_end(j);
-  prof__json_key(j, "histograms");
-  prof__json_arr_begin(j);
-  for (size_t i = 0; i < st->nh; i++)
-    if (st->h[i].n) json_hist(an, j, &st->h[i]);
-  prof__json_arr_end(j);
-  prof__json_kuint(j, "bad_chunks", st->bad_chunks);
-  prof__json_obj_end(j);
-}
-
-/* A one-line sparkline of a series, min..max mapped to 8 levels. */
-static void sparkline(FILE *out, const double *v, size_t n) {
-  static const char *const lv[] = {"_", ".", "-", "~", "=", "+", "*", "#"};
-  double mn = INFINITY, mx = -INFINITY;
-  for (size_t i = 0; i < n; i++)
-    if (isfinite(v[i])) mn = v[i] < mn ? v[i] : mn, mx = v[i] > mx ? v[i] : mx;
-  for (size_t i = 0; i < n; i++) {
-    if (!isfinite(v[i])) {
-      fputc('!', out);
-      continue;
-    }
-    int k = mx > mn ? (int)((v[i] - mn) / (mx - mn) * 7.999) : 0;
-    fputs(lv[k], out);
-  }
-}
-
-static void text_scalar(prof__an *an, FILE *out, const stag *s) {
-  const char *tag = prof__an_str(an, s->id);
-  enum { W = 48 };
-  double v[W];
-  size_t n = s->n < W ? s->n : W;
-  for (size_t i = 0; i < n; i++) v[i] = s->p[i * s->n / n].v;
-  fprintf(out, "  %-24s %-5s %6zu  first %-10.4g last %-10.4g ", tag, split_of(tag), s->n, s->p[0].v,
-          s->p[s->n - 1].v);
-  sparkline(out, v, n);
-  fputc('\n', out);
-}
-
-static void text_hist(prof__an *an, FILE *out, const htag *h) {
-  const prof__hsum *s = &h->last;
-  fprintf(out, "  %-24s %-10s %6zu  rms %-9.3g mean %-9.3g std %-9.3g zeros %5.1f%%  nan/inf %llu\n",
-          prof__an_str(an, h->id), kind_name(h->kind), h->n, prof__hist_rms(s), s->mean, s->std,
-          s->count ? 100.0 * (double)s->zeros / (double)s->count : 0, (unsigned long long)(s->nan + s->inf));
-  if (h->kind != PROF_HIST_GRADIENT || h->n < 2) return;
-  enum { W = 48 };
-  double v[W];
-  size_t n = h->n < W ? h->n : W;
-  for (size_t i = 0; i < n; i++) {
-    double r = h->r[i * h->n / n].rms;
-    v[i] = r > 0 ? log10(r) : -INFINITY;
-  }
-  fprintf(out, "  %-24s log10 rms over the run: ", "");
-  sparkline(out, v, n);
-  fputc('\n', out);
-}
-
-static void model_text(prof__an *an, void *vst, FILE *out) {
-  model_st *st = vst;
-  if (!st->ns && !st->nh) return;
-  fprintf(out, "\nModel health (%zu metrics, %zu tensors; findings above)\n", st->ns, st->nh);
-  if (st->ns) fprintf(out, "  %-24s %-5s %6s\n", "metric", "split", "points");
-  for (size_t i = 0; i < st->ns; i++)
-    if (st->s[i].n) text_scalar(an, out, &st->s[i]);
-  if (st->nh) fprintf(out, "  %-24s %-10s %6s  (last summary)\n", "tensor", "kind", "records");
-  for (size_t i = 0; i < st->nh; i++)
-    if (st->h[i].n) text_hist(an, out, &st->h[i]);
-  if (st->bad_chunks) fprintf(out, "  %llu malformed histogram chunks skipped\n", (unsigned long long)st->bad_chunks);
-}
-
 static void model_destroy(prof__an *an, void *vst) {
   (void)an;
   model_st *st = vst;
@@ -800,8 +568,8 @@ const prof__section prof__sec_model = {
     .state_size = sizeof(model_st),
     .record = model_record,
     .finish = model_finish,
-    .text = model_text,
-    .json = model_json,
+    .text = prof__sec_model_text,
+    .json = prof__sec_model_json,
     .destroy = model_destroy,
     .event_mask = PROF_EVMASK(PROF_EV_SCALAR),
 };

@@ -1,0 +1,65 @@
+/* sec_model.h — the "model" (training health) section's state, shared by
+ * its record pass and findings (sec_model.c) and its text and JSON output
+ * (sec_model_out.c).
+ */
+#ifndef MLPROF_SEC_MODEL_H
+#define MLPROF_SEC_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mlprof.h"
+#include "analyze/analyze.h"
+#include "trace/rec_hist.h"
+
+#define SERIES_MAX 200            /* points per series in the reports */
+
+typedef struct spoint {
+  uint64_t step1;
+  double v;
+} spoint;
+
+typedef struct stag {
+  uint32_t id;
+  spoint *p;
+  size_t n, cap;
+} stag;
+
+typedef struct hrow {
+  uint64_t step1, count, zeros, nan, inf, units, dead;
+  double min, max, mean, std, rms;
+} hrow;
+
+typedef struct htag {
+  uint32_t id;
+  int kind;
+  hrow *r;
+  size_t n, cap;
+  prof__hsum last;
+} htag;
+
+typedef struct health {
+  char id[24];
+  char tag[128];
+  uint64_t step;
+  double value;
+} health;
+
+typedef struct model_st {
+  stag *s;
+  size_t ns, scap;
+  htag *h;
+  size_t nh, hcap;
+  uint64_t bad_chunks;
+  health *f;
+  size_t nf, fcap;
+} model_st;
+
+/* The metric of a validation tag (MLPROF_VAL_PREFIXES), or NULL. */
+const char *prof__sec_model_val_metric(const char *tag);
+/* The section's text and JSON output (sec_model_out.c). */
+void prof__sec_model_json(prof__an *an, void *vst, prof__json *j);
+void prof__sec_model_text(prof__an *an, void *vst, FILE *out);
+
+#endif
