@@ -28,6 +28,11 @@ int prof__out_create(const char *path, char *tmp, size_t tmp_n, int mode, char *
  * way. */
 int prof__out_commit(const char *tmp, const char *path, char *err);
 
+/* Create the directory `dir` and every missing folder above it (mode 0777
+ * less the umask), as `mkdir -p` does. 0 when it exists afterwards; -1 with
+ * a message in `err` (256 bytes) otherwise. Allocates nothing. */
+int prof__mkdirs(const char *dir, char *err);
+
 /* Is `path` a trace that a live process is writing now (it holds the file's
  * lock)? Writers lock their trace with flock(LOCK_EX) while it is open. */
 int prof__out_busy(const char *path);
