@@ -326,7 +326,7 @@ static void evaluate(model *m, const dataset *ds, double *loss, double *acc) {
 /* ---- Driver -------------------------------------------------------------- */
 
 static int parse_args(int argc, char **argv, options *o) {
-  *o = (options){.steps = 300, .batch = 64, .hidden = 64, .lr = 0.05f, .momentum = 0.9f, .seed = 42};
+  *o = (options){.steps = 1200, .batch = 64, .hidden = 128, .lr = 0.05f, .momentum = 0.9f, .seed = 42};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--slow-data")) { o->slow_data = 1; continue; }
