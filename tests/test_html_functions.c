@@ -168,6 +168,17 @@ static size_t count(const char *s, const char *needle) {
 
 /* ---- functions ------------------------------------------------------------------ */
 
+static const char *counters_trace(int papi);
+
+/* The text report says why the counters are software only, as the JSON and
+ * HTML do. */
+static void text_names_why_counters_are_software_only(void **state) {
+  (void)state;
+  char *t = text_of(counters_trace(0));
+  assert_non_null(strstr(t, "software counters only: no hardware counters in this VM"));
+  free(t);
+}
+
 static void profiler_code_is_its_own_line_never_a_hot_spot(void **state) {
   (void)state;
   char *t = text_of(own_code_trace());
@@ -321,6 +332,7 @@ int main(void) {
       cmocka_unit_test(no_samples_no_functions_panel),   cmocka_unit_test(counters_panel_software),
       cmocka_unit_test(counters_panel_papi),
       cmocka_unit_test(profiler_code_is_its_own_line_never_a_hot_spot),
+      cmocka_unit_test(text_names_why_counters_are_software_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -162,7 +162,10 @@ static void ctr_text(prof__an *an, void *st, FILE *out) {
     wall += (double)(an->steps[k].end_ns - an->steps[k].begin_ns);
   }
   double n = (double)an->nsteps;
-  fprintf(out, "\n== Counters per step (step thread; %s) ==\n", name_id(an, c, "PAPI_TOT_CYC") ? "PAPI + software" : "software");
+  int papi = name_id(an, c, "PAPI_TOT_CYC") != 0;
+  const char *why = meta(an, "counters.papi_reason");
+  fprintf(out, "\nCounters per step (step thread; %s)\n", papi ? "PAPI + software" : "software");
+  if (!papi) fprintf(out, "  software counters only: %s\n", why ? why : "PAPI was not used in this build or run");
   fprintf(out, "  mean CPU time %.2f ms (%.0f%% of wall), %.0f page faults, %.0f context switches\n", tc / n / 1e6,
           wall > 0 ? 100 * tc / wall : 0, tp / n, ts / n);
 }
