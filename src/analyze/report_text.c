@@ -38,7 +38,7 @@ static void text_header(prof__an *an, FILE *out) {
   fprintf(out, "clock: %s; %llu events, %zu threads, %llu chunks, %s traced\n", hdr(an, "clock"),
           (unsigned long long)an->events, an->nthreads, (unsigned long long)an->chunks,
           NS(d, an->last_ns - an->first_ns));
-  if (an->lost_events) fprintf(out, "lost %llu events\n", (unsigned long long)an->lost_events);
+  fprintf(out, "lost %llu events\n", (unsigned long long)an->lost_events);
   if (an->truncated)
     fprintf(out, "WARNING: the trace is truncated (%s); this report covers what was read.\n", an->trunc_msg);
   const char *sig = prof__an_footer(an, "crash.signal");
