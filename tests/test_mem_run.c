@@ -354,6 +354,21 @@ static void environment_names_the_output_and_stdout_stays_the_programs(void **st
   free(etext);
 }
 
+/* The thread that writes the memory counters has one name everywhere: the
+ * trace's thread table says what the OS (and the resources view) says. */
+static void memory_track_has_the_writer_threads_name(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  char cmd[4096];
+  const char *trace = th_tmp_path("wname", ".mlpt");
+  snprintf(cmd, sizeof cmd, "%s run -q --no-report -o %s -- %s grow 5 >/dev/null 2>&1 && %s info %s | grep -c 'mlprof-writer'",
+           CLI, trace, PROG, CLI, trace);
+  const char *out = th_tmp_path("wname", ".txt");
+  assert_int_equal(th_run(cmd, out), 0);
+  snprintf(cmd, sizeof cmd, "%s info %s | grep -q 'mlprof-memory'", CLI, trace);
+  assert_int_not_equal(th_run(cmd, NULL), 0);
+}
+
 /* MLPROF_REPORT=0 under `mlprof run`: a trace and no analysis. */
 static void report_zero_writes_no_report(void **state) {
   (void)state;
@@ -414,6 +429,7 @@ int main(void) {
       cmocka_unit_test(missing_library_is_reported),
       cmocka_unit_test(environment_names_the_output_and_stdout_stays_the_programs),
       cmocka_unit_test(report_zero_writes_no_report),
+      cmocka_unit_test(memory_track_has_the_writer_threads_name),
       cmocka_unit_test(python_runs_under_the_launcher),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
