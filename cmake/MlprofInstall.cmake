@@ -80,11 +80,45 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/docs)
     COMPONENT doc FILES_MATCHING PATTERN "*.md")
 endif()
 
-# The Python binding (pure Python over ctypes): installed where Debian's
-# python3 looks for packages under the prefix; it finds the installed
-# libmlprof relative to itself.
-set(MLPROF_PYTHON_DIR "${CMAKE_INSTALL_LIBDIR}/python3/dist-packages" CACHE STRING
-  "Install folder of the Python package, relative to the prefix")
+# The Python binding (pure Python over ctypes): installed where the system's
+# python3 looks for packages under the install prefix, as its own `site`
+# module says (Debian's python3 searches lib/python3.X/dist-packages under
+# /usr/local, not lib/python3/dist-packages); it finds the installed
+# libmlprof relative to itself. A prefix that interpreter never searches
+# gets lib/python3.X/dist-packages (or site-packages, matching that
+# interpreter's convention): PYTHONPATH must then name it.
+find_program(MLPROF_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+find_program(MLPROF_PYTHON3 NAMES python3)
+set(mlprof_py_default "${CMAKE_INSTALL_LIBDIR}/python3/dist-packages")
+if(MLPROF_PYTHON3)
+  execute_process(
+    COMMAND ${MLPROF_PYTHON3} -c "
+import os, site, sys
+prefix = os.path.normpath(sys.argv[1])
+dirs = site.getsitepackages() if hasattr(site, 'getsitepackages') else []
+for d in dirs:
+    rel = os.path.relpath(d, prefix)
+    if d.startswith(prefix + os.sep) and rel.split(os.sep)[0] in ('lib', 'lib64'):
+        print(rel); break
+else:
+    kind = 'dist-packages' if any(p.endswith('dist-packages') for p in sys.path) else 'site-packages'
+    print('lib/python%d.%d/%s' % (sys.version_info[0], sys.version_info[1], kind))
+" "${CMAKE_INSTALL_PREFIX}"
+    OUTPUT_VARIABLE mlprof_py_found OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE mlprof_py_rc ERROR_QUIET)
+  if(mlprof_py_rc EQUAL 0 AND mlprof_py_found)
+    set(mlprof_py_default "${mlprof_py_found}")
+  endif()
+endif()
+# (a build tree configured before kept the old fixed default in its cache)
+if(MLPROF_PYTHON_DIR STREQUAL "${CMAKE_INSTALL_LIBDIR}/python3/dist-packages")
+  unset(MLPROF_PYTHON_DIR CACHE)
+endif()
+set(MLPROF_PYTHON_DIR "${mlprof_py_default}" CACHE STRING
+  "Install folder of the Python package, relative to the prefix (default: from python3's site module)")
+if(TARGET test_install)
+  target_compile_definitions(test_install PRIVATE MLPROF_PYTHON_DIR="${MLPROF_PYTHON_DIR}"
+    MLPROF_PYTHON3="${MLPROF_PYTHON3}")
+endif()
 if(EXISTS ${PROJECT_SOURCE_DIR}/python/mlprof)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/mlprof DESTINATION ${MLPROF_PYTHON_DIR}
     COMPONENT python FILES_MATCHING PATTERN "*.py")

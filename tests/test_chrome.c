@@ -47,12 +47,12 @@ typedef struct exported {
   const prof__jv *events;
 } exported;
 
-/* Export the test trace with options `o` (NULL: none) and parse it. */
-static exported *export_with(const prof__chrome_opts *o) {
+/* Export the trace at `path` with options `o` (NULL: none) and parse it. */
+static exported *export_path(const char *path, const prof__chrome_opts *o) {
   exported *x = calloc(1, sizeof *x);
   prof__an *an = NULL;
   char err[256];
-  if (prof__an_run_opts(&an, chrome_trace(), 1, err)) return NULL;
+  if (prof__an_run_opts(&an, path, 1, err)) return NULL;
   size_t len = 0;
   FILE *f = open_memstream(&x->text, &len);
   int rc = prof__export_chrome_opts(an, f, o);
@@ -67,6 +67,8 @@ static exported *export_with(const prof__chrome_opts *o) {
   x->events = prof__jv_get(x->root, "traceEvents");
   return x;
 }
+
+static exported *export_with(const prof__chrome_opts *o) { return export_path(chrome_trace(), o); }
 
 static int export_setup(void **state) {
   *state = export_with(NULL);
@@ -198,6 +200,65 @@ static void tracks_are_sorted_steps_then_step_thread(void **state) {
   assert_true(sort_index(x, "thread_sort_index", nget(st, "tid")) == -1);
 }
 
+static void free_export(exported *x);
+
+/* Step 0 [1000000, 2000000) on thread 7 holds "forward" [1100000, 1400000)
+ * and "backward" [1500000, 1900000). The writer thread's per-thread counter
+ * readings are stamped when it read them (1950000, later than the ranges
+ * that follow them in the file); thread 9 has its own cycles reading. */
+static const char *late_counter_trace(void) {
+  tb t = tb_open("chrome-late");
+  tb_str(&t, 1, "forward");
+  tb_str(&t, 2, "backward");
+  tb_str(&t, 3, "cpuctr/cycles");
+  tb_sb(&t, 7, 1000000, 0);
+  tb_b(&t, 7, 1100000, 1, PROF_CAT_COMPUTE);
+  tb_counter(&t, 7, 1950000, 3, 100);
+  tb_counter(&t, 9, 1950000, 3, 300);
+  tb_e(&t, 7, 1400000, 1);
+  tb_b(&t, 7, 1500000, 2, PROF_CAT_COMPUTE);
+  tb_e(&t, 7, 1900000, 2);
+  tb_se(&t, 7, 2000000, 0);
+  tb_b(&t, 9, 1200000, 1, PROF_CAT_COMPUTE);
+  tb_e(&t, 9, 1300000, 1);
+  tb_thread_named(&t, 7, "main", 0);
+  tb_thread_named(&t, 9, "loader", 0);
+  return tb_close(&t, "0");
+}
+
+static void ranges_keep_their_duration_inside_their_step_past_late_counters(void **state) {
+  (void)state;
+  exported *x = export_path(late_counter_trace(), NULL);
+  assert_non_null(x);
+  const prof__jv *st = find(x, "X", "step 0", 0), *f = find(x, "X", "forward", 0), *b = find(x, "X", "backward", 0);
+  assert_non_null(st);
+  assert_non_null(f);
+  assert_non_null(b);
+  double s0 = nget(st, "ts"), s1 = s0 + nget(st, "dur");
+  assert_true(near(nget(f, "ts"), 100.0));
+  assert_true(near(nget(f, "dur"), 300.0));
+  assert_true(near(nget(b, "ts"), 500.0));
+  assert_true(near(nget(b, "dur"), 400.0));
+  for (const prof__jv *r = f; r; r = r == f ? b : NULL) {
+    assert_true(nget(r, "ts") >= s0);
+    assert_true(nget(r, "ts") + nget(r, "dur") <= s1);
+  }
+  free_export(x);
+}
+
+static void per_thread_counters_get_a_track_per_thread(void **state) {
+  (void)state;
+  exported *x = export_path(late_counter_trace(), NULL);
+  assert_non_null(x);
+  const prof__jv *a = find(x, "C", "cpuctr/cycles [main 7]", 0), *b = find(x, "C", "cpuctr/cycles [loader 9]", 0);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_true(nget(prof__jv_get(a, "args"), "value") == 100);
+  assert_true(nget(prof__jv_get(b, "args"), "value") == 300);
+  assert_null(find(x, "C", "cpuctr/cycles", 0));
+  free_export(x);
+}
+
 static void free_export(exported *x) {
   void *p = x;
   export_teardown(&p);
@@ -298,6 +359,8 @@ int main(void) {
     cmocka_unit_test(window_keeps_events_overlapping_it),
     cmocka_unit_test(gzip_output_decompresses_to_the_same_json),
     cmocka_unit_test(gzip_output_refuses_a_symlink),
+    cmocka_unit_test(ranges_keep_their_duration_inside_their_step_past_late_counters),
+    cmocka_unit_test(per_thread_counters_get_a_track_per_thread),
   };
   return cmocka_run_group_tests(tests, export_setup, export_teardown);
 }

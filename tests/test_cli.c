@@ -99,6 +99,56 @@ static void report_text_goes_to_stdout(void **state) {
   free(out);
 }
 
+/* The text report speaks plainly: "1 step", no raw footer or misuse dumps
+ * (those are `mlprof info`'s). */
+static void report_text_has_no_raw_dumps_and_counts_in_words(void **state) {
+  (void)state;
+  tb t = tb_open("cli-one");
+  tb_str(&t, 1, "work");
+  tb_sb(&t, 3, 1000000, 0);
+  tb_b(&t, 3, 1000000, 1, PROF_CAT_COMPUTE);
+  tb_e(&t, 3, 1500000, 1);
+  tb_se(&t, 3, 2000000, 0);
+  tb_thread_named(&t, 3, "trainer", 0);
+  char args[700], *out;
+  snprintf(args, sizeof args, "report '%s'", tb_close(&t, "0"));
+  assert_int_equal(mlprof(args, &out), 0);
+  assert_non_null(strstr(out, "1 step: mean"));
+  assert_non_null(strstr(out, "in 1 step)"));
+  assert_null(strstr(out, "1 steps"));
+  assert_null(strstr(out, "footer "));
+  assert_null(strstr(out, "misuse."));
+  assert_null(strstr(out, "== "));
+  free(out);
+}
+
+/* Without -o the Chrome export goes beside the trace as TRACE.trace.json,
+ * a name speedscope and Perfetto both load. */
+static void export_chrome_default_name_is_trace_json(void **state) {
+  (void)state;
+  char args[700], *out, json[800];
+  const char *trace = cli_trace();
+  snprintf(args, sizeof args, "export --chrome '%s'", trace);
+  assert_int_equal(mlprof(args, &out), 0);
+  free(out);
+  snprintf(json, sizeof json, "%s.trace.json", trace);
+  prof__jv *v = json_file(json);
+  assert_non_null(prof__jv_get(v, "traceEvents"));
+  prof__jv_free(v);
+}
+
+static void help_names_every_exit_status_and_export_form(void **state) {
+  (void)state;
+  char *out;
+  assert_int_equal(mlprof("--help", &out), 0);
+  assert_non_null(strstr(out, "4 'diff --fail-if-slower'"));
+  free(out);
+  assert_int_equal(mlprof("export --help", &out), 0);
+  assert_non_null(strstr(out, "mlprof export --folded|--pprof"));
+  assert_non_null(strstr(out, "mlprof export --flamegraph FILE.svg"));
+  free(out);
+}
+
 static void export_chrome_writes_valid_json(void **state) {
   (void)state;
   char args[700], *out;
@@ -198,6 +248,9 @@ int main(void) {
     cmocka_unit_test(report_json_parses_with_the_contract_keys),
     cmocka_unit_test(report_text_goes_to_stdout),
     cmocka_unit_test(export_chrome_writes_valid_json),
+    cmocka_unit_test(report_text_has_no_raw_dumps_and_counts_in_words),
+    cmocka_unit_test(export_chrome_default_name_is_trace_json),
+    cmocka_unit_test(help_names_every_exit_status_and_export_form),
     cmocka_unit_test(help_exits_zero),
     cmocka_unit_test(bad_arguments_exit_one),
     cmocka_unit_test(corrupt_or_missing_trace_exits_two),

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <dirent.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -183,6 +184,44 @@ static void schedule_overflow_does_not_kill_the_program(void **state) {
   assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* Run a short profiled session in a child with MLPROF_OUTPUT=`out`. */
+static int session_with_output(const char *out) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stderr)) _exit(99);
+    setenv("MLPROF_OUTPUT", out, 1);
+    setenv("MLPROF_MODULES", "none", 1);
+    setenv("MLPROF_REPORT", "0", 1);
+    if (prof_init(NULL) != 0) _exit(1);
+    prof_start();
+    prof_range_push("work");
+    prof_range_pop();
+    prof_stop();
+    _exit(prof_shutdown() == 0 ? 0 : 2);
+  }
+  int st = 0;
+  if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}
+
+/* MLPROF_OUTPUT naming folders that do not exist yet: they are created. */
+static void output_folders_are_created(void **state) {
+  (void)state;
+  char dir[900], file[1000];
+  snprintf(dir, sizeof dir, "%s/a/b/", th_tmp_path("env-out", ""));
+  assert_int_equal(session_with_output(dir), 0);
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int traces = 0;
+  for (struct dirent *e; (e = readdir(d));) traces += strstr(e->d_name, ".mlpt") != NULL;
+  closedir(d);
+  assert_int_equal(traces, 1);
+  snprintf(file, sizeof file, "%s/x/y/run.mlpt", th_tmp_path("env-out", ""));
+  assert_int_equal(session_with_output(file), 0);
+  assert_true(th_exists(file));
+}
+
 static void modules_and_sampler_values_are_checked(void **state) {
   (void)state;
   static const struct {
@@ -229,6 +268,7 @@ int main(void) {
       cmocka_unit_test_setup(schedule_cycle_overflow_is_refused, clean_env),
       cmocka_unit_test_setup(schedule_overflow_does_not_kill_the_program, clean_env),
       cmocka_unit_test_setup(modules_and_sampler_values_are_checked, clean_env),
+      cmocka_unit_test_setup(output_folders_are_created, clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,6 +67,61 @@ static void page_has_every_section_for_a_run_with_steps(void **state) {
   free(h);
 }
 
+/* The nav bar links every section on the page, in page order. */
+static void nav_links_every_section(void **state) {
+  (void)state;
+  char *h = html_of_len(steps_trace(), NULL);
+  const char *nav = strstr(h, "<nav>"), *nav_end = nav ? strstr(nav, "</nav>") : NULL;
+  assert_non_null(nav_end);
+  size_t n = 0;
+  for (const char *p = strstr(h, "<section class=\"sec\" id=\""); p; p = strstr(p + 1, "<section class=\"sec\" id=\"")) {
+    char id[64], link[96];
+    const char *b = p + strlen("<section class=\"sec\" id=\"");
+    size_t len = strcspn(b, "\"");
+    snprintf(id, sizeof id, "%.*s", (int)len, b);
+    snprintf(link, sizeof link, "<a href=\"#%s\">", id);
+    const char *l = strstr(nav, link);
+    if (!l || l > nav_end) fail_msg("no nav link to section '%s'", id);
+    n++;
+  }
+  assert_true(n >= 6);
+  free(h);
+}
+
+/* Step charts have an x axis labelled with step numbers. */
+static void step_chart_has_a_step_number_axis(void **state) {
+  (void)state;
+  char *h = html_of_len(steps_trace(), NULL);
+  const char *st = strstr(h, "id=\"steps\""), *end = strstr(st, "</svg>");
+  const char *ax = strstr(st, "<text class=\"tick xl\"");
+  assert_true(ax && ax < end);
+  assert_non_null(strstr(ax, ">step</text>"));
+  const char *t0 = strstr(st, "<text class=\"tick xt\""), *t2 = strstr(st, "text-anchor=\"middle\">2</text>");
+  assert_true(t0 && t0 < end && t2 && t2 < end);
+  free(h);
+}
+
+/* A long range name is ellipsized in its cell, with the full name on hover;
+ * long tables fold (the page carries the rule and the script). */
+static void long_names_ellipsize_and_long_tables_fold(void **state) {
+  (void)state;
+  static const char long_name[] = "model.encoder.layers.11.self_attention.output_projection.forward_hook";
+  tb t = tb_open("html-long");
+  tb_str(&t, 1, long_name);
+  tb_sb(&t, 1, 0, 0);
+  tb_b(&t, 1, 0, 1, PROF_CAT_COMPUTE);
+  tb_e(&t, 1, 900000, 1);
+  tb_se(&t, 1, 1000000, 0);
+  char *h = html_of_len(tb_close(&t, "0"), NULL);
+  char want[256];
+  snprintf(want, sizeof want, "<td class=\"el\" title=\"%s\">%s</td>", long_name, long_name);
+  assert_non_null(strstr(h, want));
+  assert_non_null(strstr(h, "td.el{max-width:"));
+  assert_non_null(strstr(h, "table.folded tbody tr:nth-child(n+31){display:none}"));
+  assert_non_null(strstr(h, "'Show all '+n+' rows'"));
+  free(h);
+}
+
 static void timeline_shows_the_median_step_with_both_threads(void **state) {
   (void)state;
   char *h = html_of_len(steps_trace(), NULL);
@@ -167,6 +222,9 @@ static void big_trace_gives_a_bounded_page(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(page_has_every_section_for_a_run_with_steps),
+      cmocka_unit_test(nav_links_every_section),
+      cmocka_unit_test(step_chart_has_a_step_number_axis),
+      cmocka_unit_test(long_names_ellipsize_and_long_tables_fold),
       cmocka_unit_test(timeline_shows_the_median_step_with_both_threads),
       cmocka_unit_test(step_bars_and_breakdown_layers),
       cmocka_unit_test(names_are_escaped_and_nothing_is_external),

@@ -40,6 +40,8 @@ __attribute__((noinline)) void fg_mid(void) { for (int i = 0; i < 3; i++) fg_sin
 __attribute__((noinline)) void fg_other(void) { for (int i = 0; i < 3; i++) fg_sink += i * 3; }
 __attribute__((noinline)) void fg_tiny(void) { for (int i = 0; i < 3; i++) fg_sink += i * 4; }
 __attribute__((noinline)) void fg_root(void) { for (int i = 0; i < 3; i++) fg_sink += i * 5; }
+/* Named like the profiler's own code (the prof_ API). */
+__attribute__((noinline)) void prof_test_own(void) { for (int i = 0; i < 3; i++) fg_sink += i * 6; }
 
 static uintptr_t pc_in(void (*fn)(void)) { return (uintptr_t)fn + 4; }
 
@@ -83,16 +85,18 @@ static void modules_chunk(prof__tw *w) {
   prof__buf_free(&b);
 }
 
-/* Stacks (innermost first): 1 leaf<mid<root, 2 mid<root, 3 other<root, 4 tiny<root. */
+/* Stacks (innermost first): 1 leaf<mid<root, 2 mid<root, 3 other<root,
+ * 4 tiny<root, 5 prof_test_own<root (a profiler call). */
 static void stacks_chunk(prof__tw *w) {
-  const uintptr_t st[4][3] = {{pc_in(fg_leaf), pc_in(fg_mid), pc_in(fg_root)},
+  const uintptr_t st[5][3] = {{pc_in(fg_leaf), pc_in(fg_mid), pc_in(fg_root)},
                               {pc_in(fg_mid), pc_in(fg_root), 0},
                               {pc_in(fg_other), pc_in(fg_root), 0},
-                              {pc_in(fg_tiny), pc_in(fg_root), 0}};
-  const int depth[4] = {3, 2, 2, 2};
+                              {pc_in(fg_tiny), pc_in(fg_root), 0},
+                              {pc_in(prof_test_own), pc_in(fg_root), 0}};
+  const int depth[5] = {3, 2, 2, 2, 2};
   prof__buf b = {0};
-  prof__buf_varint(&b, 4);
-  for (int i = 0; i < 4; i++) {
+  prof__buf_varint(&b, 5);
+  for (int i = 0; i < 5; i++) {
     prof__buf_varint(&b, (uint64_t)i + 1);
     prof__buf_varint(&b, (uint64_t)depth[i]);
     uintptr_t prev = 0;
@@ -128,6 +132,32 @@ static const char *functions_trace(int samples) {
   return close_trace(w, path);
 }
 
+/* One step of 50 ms; 10 samples in it: 8 inside the profiler's own code
+ * (stack 5), 2 in fg_leaf (stack 1). */
+static const char *own_code_trace(void) {
+  const char *path;
+  prof__tw *w = open_trace("own-fn", &path);
+  str(w, RANGE_FWD, "forward");
+  modules_chunk(w);
+  stacks_chunk(w);
+  put(w, 1, T0, PROF_EV_STEP_BEGIN, 0, 0, 0, 0);
+  for (int i = 0; i < 10; i++) put(w, 1, T0 + (uint64_t)(i + 1) * MS, PROF_EV_SAMPLE, i < 8 ? 5 : 1, 0, 0, W);
+  put(w, 1, T0 + 50 * MS, PROF_EV_STEP_END, 0, 0, 0, 0);
+  return close_trace(w, path);
+}
+
+static char *text_of(const char *path) {
+  prof__an *an = NULL;
+  char err[256], *text = NULL;
+  size_t len = 0;
+  assert_int_equal(prof__an_run_opts(&an, path, 1, err), 0);
+  FILE *f = open_memstream(&text, &len);
+  assert_int_equal(prof__report_write(an, "text", f), 0);
+  fclose(f);
+  prof__an_free(an);
+  return text;
+}
+
 /* ---- report ------------------------------------------------------------------ */
 
 static size_t count(const char *s, const char *needle) {
@@ -137,6 +167,29 @@ static size_t count(const char *s, const char *needle) {
 }
 
 /* ---- functions ------------------------------------------------------------------ */
+
+static const char *counters_trace(int papi);
+
+/* The text report says why the counters are software only, as the JSON and
+ * HTML do. */
+static void text_names_why_counters_are_software_only(void **state) {
+  (void)state;
+  char *t = text_of(counters_trace(0));
+  assert_non_null(strstr(t, "software counters only: no hardware counters in this VM"));
+  free(t);
+}
+
+static void profiler_code_is_its_own_line_never_a_hot_spot(void **state) {
+  (void)state;
+  char *t = text_of(own_code_trace());
+  assert_non_null(strstr(t, "profiler's own cost: 80.0% of the samples"));
+  assert_null(strstr(t, "prof_test_own"));
+  const char *self = strstr(t, "By self:");
+  assert_non_null(self);
+  assert_non_null(strstr(self, "fg_leaf"));
+  assert_non_null(strstr(t, "caveat: only 10 samples"));
+  free(t);
+}
 
 static void functions_panel_ranks_and_facts(void **state) {
   (void)state;
@@ -249,9 +302,10 @@ static void counters_panel_software(void **state) {
               "<td class=\"num\" data-v=\"40000000\">40.00 ms</td><td class=\"num\" data-v=\"10\">10.0</td></tr>");
   html_expect(sec, "<tr><td class=\"num\" data-v=\"1\">1</td><td class=\"num\" data-v=\"50000000\">50.00 ms</td>"
               "<td class=\"num\" data-v=\"10000000\">10.00 ms</td><td class=\"num\" data-v=\"20\">20.0</td></tr>");
-  /* the line chart of CPU time per step, its peak (step 0) marked */
+  /* the bar chart of CPU time per step, against the step number */
   html_expect(sec, "CPU time of the step thread per step");
-  html_expect(sec, "peak 40 ms at 0.050 s");
+  html_expect(sec, "<title>step 0: 40 ms</title>");
+  html_expect(sec, ">step</text>");
   assert_null(strstr(sec, "IPC"));
   free(sec);
   free(h);
@@ -268,7 +322,7 @@ static void counters_panel_papi(void **state) {
   html_expect(sec, "<td class=\"num\" data-v=\"2\">2.00</td><td class=\"num\" data-v=\"2\">2.00</td></tr>");
   html_expect(sec, "<td class=\"num\" data-v=\"1\">1.00</td><td class=\"num\" data-v=\"1\">1.00</td></tr>");
   html_expect(sec, "Instructions per cycle per step");
-  html_expect(sec, "peak 2 IPC at 0.050 s");
+  html_expect(sec, "<title>step 0: 2 IPC</title>");
   free(sec);
   free(h);
 }
@@ -278,6 +332,8 @@ int main(void) {
       cmocka_unit_test(functions_panel_ranks_and_facts), cmocka_unit_test(flame_graph_has_the_merged_tree),
       cmocka_unit_test(no_samples_no_functions_panel),   cmocka_unit_test(counters_panel_software),
       cmocka_unit_test(counters_panel_papi),
+      cmocka_unit_test(profiler_code_is_its_own_line_never_a_hot_spot),
+      cmocka_unit_test(text_names_why_counters_are_software_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,7 +29,8 @@ static prof__tw *open_with(const char *stem, const prof__kv *hdr, size_t n, cons
 
 /* ---- memory ---------------------------------------------------------------
  * Full mode, one step [T0, T0+10ms) on thread 1:
- *   +1 ms ALLOC A 1000 B; +2 ms ALLOC B 3000 B (heap peak 4000 B);
+ *   +1 ms ALLOC A 1000 B; +2 ms ALLOC B 3000 B (heap peak 4000 B, inside
+ *   the range "optimizer" open from +1.5 ms to +2.5 ms);
  *   +3 ms FREE A; +4 ms ALLOC C 500 B; +5 ms FREE C (temporary: the thread's
  *   latest block); B is never freed (a 3000 B leak). All from stack 0, so one
  *   site: 3 calls, 4500 B.
@@ -42,9 +43,12 @@ static const char *memory_trace(size_t nlive) {
   prof__tw *w = open_with("html-mem", hdr, 4, &path);
   str(w, 10, "mem.live_bytes");
   str(w, 11, "mem.rss_bytes");
+  str(w, 12, "optimizer");
   put(w, 1, T0, PROF_EV_STEP_BEGIN, 0, 0, 0, 0);
   put(w, 1, T0 + 1 * MS, PROF_EV_ALLOC, 0, 0, 0xA000, 1000);
+  put(w, 1, T0 + 3 * MS / 2, PROF_EV_RANGE_BEGIN, 12, 0, 0, 0);
   put(w, 1, T0 + 2 * MS, PROF_EV_ALLOC, 0, 0, 0xB000, 3000);
+  put(w, 1, T0 + 5 * MS / 2, PROF_EV_RANGE_END, 12, 0, 0, 0);
   put(w, 1, T0 + 3 * MS, PROF_EV_FREE, 0, 0, 0xA000, 0);
   put(w, 1, T0 + 4 * MS, PROF_EV_ALLOC, 0, 0, 0xC000, 500);
   put(w, 1, T0 + 5 * MS, PROF_EV_FREE, 0, 0, 0xC000, 0);
@@ -63,7 +67,7 @@ static void memory_panel_shows_exact_peak_leak_sites_and_charts(void **state) {
   char *h = html_of_len(memory_trace(4), NULL);
   char *sec = html_section(h, "memory");
   assert_non_null(sec);
-  html_expect(sec, "<th>heap peak (exact)</th><td>3.9 KiB at 0.002 s (step 0)</td>");
+  html_expect(sec, "<th>heap peak (exact)</th><td>3.9 KiB at 0.002 s (step 0), inside range optimizer</td>");
   html_expect(sec, "<th>RSS peak</th><td>3.0 MiB</td>");
   html_expect(sec, "<th>allocated</th><td>3 allocations, 4.4 KiB</td>");
   html_expect(sec, "<th>still allocated at exit</th><td>2.9 KiB in 1 block from 1 call site</td>");
@@ -82,6 +86,25 @@ static void memory_panel_shows_exact_peak_leak_sites_and_charts(void **state) {
   html_expect(sec, "peak 3 MiB at 0.002 s");
   free(sec);
   free(h);
+}
+
+/* The text and JSON reports place the peak too: step and innermost range. */
+static void memory_peak_is_placed_in_text_and_json(void **state) {
+  (void)state;
+  prof__an *an = NULL;
+  char err[256], *t = NULL;
+  size_t len = 0;
+  assert_int_equal(prof__an_run_opts(&an, memory_trace(4), 1, err), 0);
+  FILE *f = open_memstream(&t, &len);
+  assert_int_equal(prof__report_write(an, "text", f), 0);
+  assert_int_equal(prof__report_write(an, "json", f), 0);
+  fclose(f);
+  prof__an_free(an);
+  html_expect(t, "the heap peak was at 0.002 s, in step 0, inside range optimizer\n");
+  const char *top = strstr(t, "top sites by live bytes at the peak");
+  assert_non_null(top);
+  html_expect(t, "\"peak_range\": \"optimizer\"");
+  free(t);
 }
 
 static size_t polyline_points(const char *s) {
@@ -208,6 +231,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(memory_panel_shows_exact_peak_leak_sites_and_charts),
       cmocka_unit_test(long_memory_series_is_reduced_and_keeps_its_peak),
+      cmocka_unit_test(memory_peak_is_placed_in_text_and_json),
       cmocka_unit_test(resources_panel_has_charts_and_per_step_rows),
       cmocka_unit_test(comm_panel_has_calls_bytes_and_time),
       cmocka_unit_test(trace_without_section_data_has_no_panels),

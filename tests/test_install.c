@@ -124,20 +124,34 @@ static void install_puts_files_in_place(void **state) {
   }
 }
 
+/* The Python package's folder is one that python3 searches when the prefix
+ * is /usr/local (or any prefix of its own): with the default cmake prefix,
+ * `import mlprof` works without PYTHONPATH. */
+static void python_package_goes_where_python_looks(void **state) {
+  (void)state;
+  if (!MLPROF_PYTHON3[0]) skip(); /* no python3 at configure time */
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "'%s' -c 'import sys, site; d = \"/usr/local/\" + sys.argv[1]; "
+           "sys.exit(0 if d in site.getsitepackages() or d in sys.path else 1)' '%s'",
+           MLPROF_PYTHON3, MLPROF_PYTHON_DIR);
+  assert_int_equal(run_logged(cmd), 0);
+}
+
 /* The Python package is installed with the library and loads the
  * installed libmlprof (not the build tree's) without any path set. */
 static void python_package_loads_the_installed_library(void **state) {
   (void)state;
-  if (!th_exists("/usr/bin/python3")) skip();
+  if (!MLPROF_PYTHON3[0]) skip();
 #ifdef MLPROF_SANITIZED
   skip(); /* a sanitized libmlprof cannot load into an uninstrumented python */
 #endif
   char cmd[4096], out[800];
   snprintf(out, sizeof out, "%s/python.txt", inst.work);
   snprintf(cmd, sizeof cmd,
-           "cd / && env -u MLPROF_LIBRARY PYTHONPATH='%s/python3/dist-packages' /usr/bin/python3 -c "
+           "cd / && env -u MLPROF_LIBRARY PYTHONPATH='%s/%s' '%s' -c "
            "'import mlprof; print(mlprof.library_path())'",
-           inst.libdir);
+           inst.prefix, MLPROF_PYTHON_DIR, MLPROF_PYTHON3);
   assert_int_equal(th_run(cmd, out), 0);
   char *text = th_read_file(out, NULL);
   assert_non_null(text);
@@ -199,6 +213,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(install_puts_files_in_place),
     cmocka_unit_test(python_package_loads_the_installed_library),
+    cmocka_unit_test(python_package_goes_where_python_looks),
     cmocka_unit_test(cmake_package_builds_and_runs_consumers),
     cmocka_unit_test(pkgconfig_builds_and_runs_shared_consumer),
     cmocka_unit_test(pkgconfig_static_links_without_the_shared_library),

@@ -345,6 +345,64 @@ static void children_that_exec_get_their_own_trace(void **state) {
   free(text);
 }
 
+/* The documented variables hold under `mlprof run`: MLPROF_OUTPUT names the
+ * trace's folder (created when missing), stdout stays the program's, and the
+ * three report files are named on stderr. */
+static void environment_names_the_output_and_stdout_stays_the_programs(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  char dir[512], cmd[4096], path[700];
+  snprintf(dir, sizeof dir, "%s/runs/a/", th_tmp_path("runenv", ""));
+  const char *out = th_tmp_path("runenv", ".out"), *err = th_tmp_path("runenv", ".err");
+  snprintf(cmd, sizeof cmd, "MLPROF_REPORT=1 MLPROF_OUTPUT='%s' %s run -q -- /bin/echo hello >'%s' 2>'%s'", dir, CLI, out, err);
+  assert_int_equal(th_run(cmd, NULL), 0);
+  char *text = th_read_file(out, NULL), *etext = th_read_file(err, NULL);
+  assert_non_null(text);
+  assert_non_null(etext);
+  assert_string_equal(text, "hello\n");
+  const char *named = strstr(etext, "mlprof: reports ");
+  assert_non_null(named);
+  assert_non_null(strstr(named, ".report.html"));
+  assert_non_null(strstr(etext, dir)); /* the trace is in MLPROF_OUTPUT's folder */
+  snprintf(cmd, sizeof cmd, "ls '%s' | grep -c '^echo\\.[0-9]*\\.mlpt\\.report\\.html$'", dir);
+  snprintf(path, sizeof path, "%s", th_tmp_path("runenv", ".n"));
+  assert_int_equal(th_run(cmd, path), 0);
+  free(text);
+  text = th_read_file(path, NULL);
+  assert_non_null(text);
+  assert_int_equal(atoi(text), 1);
+  free(text);
+  free(etext);
+}
+
+/* The thread that writes the memory counters has one name everywhere: the
+ * trace's thread table says what the OS (and the resources view) says. */
+static void memory_track_has_the_writer_threads_name(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  char cmd[4096];
+  const char *trace = th_tmp_path("wname", ".mlpt");
+  snprintf(cmd, sizeof cmd, "%s run -q --no-report -o %s -- %s grow 5 >/dev/null 2>&1 && %s info %s | grep -c 'mlprof-writer'",
+           CLI, trace, PROG, CLI, trace);
+  const char *out = th_tmp_path("wname", ".txt");
+  assert_int_equal(th_run(cmd, out), 0);
+  snprintf(cmd, sizeof cmd, "%s info %s | grep -q 'mlprof-memory'", CLI, trace);
+  assert_int_not_equal(th_run(cmd, NULL), 0);
+}
+
+/* MLPROF_REPORT=0 under `mlprof run`: a trace and no analysis. */
+static void report_zero_writes_no_report(void **state) {
+  (void)state;
+  if (sanitized()) skip();
+  char dir[512], cmd[4096];
+  snprintf(dir, sizeof dir, "%s", th_tmp_path("runrep", ""));
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p '%s' && MLPROF_REPORT=0 %s run -q -o '%s/t.mlpt' -- /bin/echo hi >/dev/null 2>&1 && "
+           "test -s '%s/t.mlpt' && ! ls '%s' | grep -q report",
+           dir, CLI, dir, dir, dir);
+  assert_int_equal(th_run(cmd, NULL), 0);
+}
+
 static void missing_library_is_reported(void **state) {
   (void)state;
   const char *out = th_tmp_path("nolib", ".txt");
@@ -391,6 +449,9 @@ int main(void) {
       cmocka_unit_test(linked_program_pools_steps_and_growth),
       cmocka_unit_test(children_that_exec_get_their_own_trace),
       cmocka_unit_test(missing_library_is_reported),
+      cmocka_unit_test(environment_names_the_output_and_stdout_stays_the_programs),
+      cmocka_unit_test(report_zero_writes_no_report),
+      cmocka_unit_test(memory_track_has_the_writer_threads_name),
       cmocka_unit_test(python_runs_under_the_launcher),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -225,7 +225,11 @@ static void ev_b(tb *t, uint32_t tid, uint64_t ts, int type, uint32_t name, uint
 /* Three steps on thread 1: step k spans [k*10ms, k*10ms + (4+k) ms), with a
  * data range of 1 ms and a compute range of 2 ms in each. mem.rss_bytes
  * reaches 1000+k*100 then falls back; the user counter "lr" is set twice
- * per step, last to 0.1*(k+1). prof_scalar "loss" = 2.5 - k at step k. */
+ * per step, last to 0.1*(k+1). prof_scalar "loss" = 2.5 - k in step k (the
+ * event carries prof_step_count(), k + 1, as the producer writes it). The
+ * cumulative per-thread counter cpuctr/cpu_ns of thread 1 reads 2 * ts
+ * every 5 ms (stamped by the writer); thread 2's much larger readings must
+ * not mix in. */
 static const char *tb_trace(void) {
   tb t = tb_open("tbx");
   tb_str(&t, 1, "load");
@@ -234,6 +238,7 @@ static const char *tb_trace(void) {
   tb_str(&t, 4, "lr");
   tb_str(&t, 5, "loss");
   tb_str(&t, 6, "fc1.weight");
+  tb_str(&t, 7, "cpuctr/cpu_ns");
   for (uint64_t k = 0; k < 3; k++) {
     uint64_t b = k * 10000000;
     tb_sb(&t, 1, b, k);
@@ -245,10 +250,15 @@ static const char *tb_trace(void) {
     tb_counter(&t, 1, b + 1700000, 4, 99.0);
     tb_counter(&t, 1, b + 1800000, 4, 0.1 * (double)(k + 1));
     tb_e(&t, 1, b + 3000000, 2);
-    ev_b(&t, 1, b + 3100000, PROF_EV_SCALAR, 5, prof__f64_bits(2.5 - (double)k), k);
+    ev_b(&t, 1, b + 3100000, PROF_EV_SCALAR, 5, prof__f64_bits(2.5 - (double)k), k + 1);
     tb_se(&t, 1, b + (4 + k) * 1000000, k);
   }
+  for (uint64_t ts = 0; ts <= 30000000; ts += 5000000) {
+    tb_counter(&t, 1, ts, 7, 2.0 * (double)ts);
+    tb_counter(&t, 2, ts, 7, 1e12 + 7.0 * (double)ts);
+  }
   tb_thread_named(&t, 1, "main", 0);
+  tb_thread_named(&t, 2, "other", 0);
   tb_flush(&t);
 #if HAVE_HIST
   /* values {0, 0, 1.5, -3, 0.25}: zeros 2; |x| buckets 2^0, 2^1, 2^-2 */
@@ -332,6 +342,26 @@ static void memory_peaks_counters_and_metrics(void **state) {
     assert_float_equal(must(&x->f, "counters/lr", k)->simple, 0.1f * (float)(k + 1), 1e-6);
     assert_float_equal(must(&x->f, "metrics/loss", k)->simple, 2.5f - (float)k, 1e-6);
   }
+  assert_null(find(&x->f, "metrics/loss", 3));
+}
+
+static void cumulative_counters_become_per_step_values(void **state) {
+  fixture *x = *state;
+  read_tb(x->path, &x->f);
+  for (int k = 0; k < 3; k++) /* 2 ns of CPU per ns of the (4 + k) ms step */
+    assert_float_equal(must(&x->f, "counters/cpuctr/cpu_ns", k)->simple, 2e6f * (4.0f + (float)k), 1.0);
+}
+
+static void missing_parent_folders_are_created(void **state) {
+  (void)state;
+  prof__an *an = NULL;
+  char err[256], path[1024], dir[900];
+  assert_int_equal(prof__an_run_opts(&an, tb_trace(), 1, err), 0);
+  snprintf(dir, sizeof dir, "%s/runs/exp1", th_tmp_path("tbparent", ""));
+  assert_int_equal(prof__export_tensorboard(an, dir, path, sizeof path, err), 0);
+  assert_true(th_exists(path));
+  assert_int_equal(strncmp(path, dir, strlen(dir)), 0);
+  prof__an_free(an);
 }
 
 static void wall_time_is_realtime_seconds(void **state) {
@@ -371,8 +401,14 @@ static void unwritable_directory_fails_with_a_message(void **state) {
   prof__an *an = NULL;
   char err[256], path[256];
   assert_int_equal(prof__an_run_opts(&an, tb_trace(), 1, err), 0);
-  assert_int_equal(prof__export_tensorboard(an, "/nonexistent/dir/x", path, sizeof path, err), PROF_EIO);
-  assert_non_null(strstr(err, "/nonexistent/dir/x"));
+  const char *file = th_tmp_path("tbfile", ".txt"); /* a file where a folder should be */
+  FILE *f = fopen(file, "w");
+  assert_non_null(f);
+  fclose(f);
+  char dir[900];
+  snprintf(dir, sizeof dir, "%s/dir/x", file);
+  assert_int_equal(prof__export_tensorboard(an, dir, path, sizeof path, err), PROF_EIO);
+  assert_non_null(strstr(err, file));
   prof__an_free(an);
 }
 
@@ -400,6 +436,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(wall_time_is_realtime_seconds, setup, teardown),
       cmocka_unit_test_setup_teardown(histogram_of_magnitudes, setup, teardown),
       cmocka_unit_test(unwritable_directory_fails_with_a_message),
+      cmocka_unit_test_setup_teardown(cumulative_counters_become_per_step_values, setup, teardown),
+      cmocka_unit_test(missing_parent_folders_are_created),
       cmocka_unit_test_setup_teardown(tensorboard_python_reader_agrees_when_available, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

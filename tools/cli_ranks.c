@@ -39,7 +39,7 @@ int cli_ranks_report(const char *cmd, const char *const *pos, int npos, const ch
 }
 
 int cli_ranks_export(const char *cmd, const char *const *pos, int npos, const char *out_path, int quiet) {
-  if (!out_path) out_path = "merged.chrome.json";
+  if (!out_path) out_path = "merged.trace.json";
   prof__ranks *rs;
   int rc = load(cmd, pos, npos, &rs);
   if (rc) return rc;

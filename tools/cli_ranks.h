@@ -13,7 +13,7 @@ int cli_ranks_wanted(const char *const *pos, int npos);
 /* `mlprof report` of several traces: format "text" or "json"; out_path NULL or "-" for stdout. */
 int cli_ranks_report(const char *cmd, const char *const *pos, int npos, const char *format, const char *out_path);
 
-/* `mlprof export --chrome` of several traces; out_path NULL: "merged.chrome.json" in the working directory. */
+/* `mlprof export --chrome` of several traces; out_path NULL: "merged.trace.json" in the working directory. */
 int cli_ranks_export(const char *cmd, const char *const *pos, int npos, const char *out_path, int quiet);
 
 #endif

@@ -142,7 +142,7 @@ static int run(int argc, char **argv) {
     size_t n = strlen(a.trace) + 16;
     def = malloc(n);
     if (!def) return CLI_OUTPUT;
-    snprintf(def, n, "%s.chrome.json", a.trace);
+    snprintf(def, n, "%s.trace.json", a.trace);
     a.out_path = def;
   }
   prof__an *an = NULL;
@@ -154,16 +154,18 @@ static int run(int argc, char **argv) {
 }
 
 const mlprof_cmd mlprof_cmd_export = {
-    "export", "convert a trace: --chrome (Perfetto), --tensorboard DIR, --dot (model graph)",
+    "export", "convert a trace: --chrome, --tensorboard DIR, --folded, --pprof, --flamegraph F, --dot",
     "usage: mlprof export --chrome [-o FILE] [--max-events N] [--window A:B] [--quiet] TRACE...|DIR\n"
     "       mlprof export --tensorboard DIR [--quiet] TRACE\n"
+    "       mlprof export --folded|--pprof [-o FILE] [--quiet] TRACE\n"
+    "       mlprof export --flamegraph FILE.svg [--quiet] TRACE\n"
     "       mlprof export --dot [-o FILE.dot] [--quiet] TRACE\n\n"
     "Write TRACE as Chrome Trace Event JSON, which ui.perfetto.dev and\n"
     "chrome://tracing open: ranges as complete events per thread, marks as\n"
     "instant events, counters as counter tracks, steps on a track of their own.\n"
     "Timestamps are microseconds since the first event. Several traces, or a\n"
     "directory, give one process per rank on a common time axis (default\n"
-    "output: merged.chrome.json).\n\n"
+    "output: merged.trace.json).\n\n"
     "An output name ending in .gz is written gzip-compressed (Perfetto opens it\n"
     "as is). Report sections add their tracks (GPU streams, flow arrows from\n"
     "launches to kernels).\n\n"
@@ -179,7 +181,7 @@ const mlprof_cmd mlprof_cmd_export = {
     "  --flamegraph F   SVG flame graph of the sampled call stacks in file F\n"
     "  --tensorboard D  TensorBoard event file in directory D (created if missing)\n"
     "  --dot            the model graph as Graphviz DOT (default output TRACE.dot)\n"
-    "  -o, --output F   output file (default: TRACE.chrome.json; '-' for standard output)\n"
+    "  -o, --output F   output file (default: TRACE.trace.json; '-' for standard output)\n"
     "  --max-events N   keep at most N timed events, so a big trace stays loadable\n"
     "  --window A:B     keep events overlapping seconds A to B since the trace start\n"
     "                   (either side may be empty: '10:' or ':2.5')\n"

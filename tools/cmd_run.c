@@ -1,6 +1,7 @@
 /* cmd_run.c — `mlprof run [options] -- PROGRAM ARGS...`: run any program
  * with libmlprof.so preloaded (no code change, no rebuild), then analyze
- * its trace, write the report files beside it and print the report.
+ * its trace, write the report files beside it and name them on stderr
+ * (stdout stays the program's; -f prints a report there on request).
  *
  * The whole run is one recording window: the preloaded library starts the
  * profiler from a constructor (MLPROF_PRELOAD=1) and stops it at exit.
@@ -17,12 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "mlprof.h"
 #include "cli.h"
+#include "trace/outfile.h"
 
 typedef struct run_opts {
   const char *output, *mem, *library, *format;
@@ -147,33 +150,70 @@ static void child_env(const run_opts *o, const char *lib, const char *trace) {
   if (o->no_children) setenv("MLPROF_RUN_CHILDREN", "0", 1);
 }
 
-/* The main trace's path (a folder given with -o gets the default name). */
+/* Where the trace goes: -o, else MLPROF_OUTPUT as the library reads it (a
+ * file, or a folder: existing or ending in '/'), else the working
+ * directory. */
+static const char *output_of(const run_opts *o) {
+  const char *env = getenv("MLPROF_OUTPUT");
+  return o->output ? o->output : env && *env ? env : NULL;
+}
+
+/* The main trace's path (a folder gets the default name; missing folders
+ * are created, as the library does). */
 static void trace_path(const run_opts *o, const char *prog, pid_t pid, char *out, size_t n) {
   const char *base = strrchr(prog, '/');
   base = base ? base + 1 : prog;
+  const char *output = output_of(o);
   struct stat st;
-  if (o->output && stat(o->output, &st) == 0 && S_ISDIR(st.st_mode))
-    snprintf(out, n, "%s/%s.%d.mlpt", o->output, base, (int)pid);
-  else if (o->output) snprintf(out, n, "%s", o->output);
+  size_t len = output ? strlen(output) : 0;
+  char err[256];
+  if (len && output[len - 1] == '/' && prof__mkdirs(output, err) != 0) cli_error("run", "%s", err);
+  if (output && stat(output, &st) == 0 && S_ISDIR(st.st_mode))
+    snprintf(out, n, "%s%s%s.%d.mlpt", output, output[len - 1] == '/' ? "" : "/", base, (int)pid);
+  else if (output) snprintf(out, n, "%s", output);
   else snprintf(out, n, "%s.%d.mlpt", base, (int)pid);
 }
 
-static int report(const run_opts *o, const char *trace) {
+/* MLPROF_REPORT as the library reads it: off for 0, false, no, off. */
+static int reports_wanted(void) {
+  const char *v = getenv("MLPROF_REPORT");
+  static const char *const off[] = {"0", "false", "no", "off"};
+  for (size_t i = 0; v && i < sizeof off / sizeof off[0]; i++)
+    if (strcasecmp(v, off[i]) == 0) return 0;
+  return 1;
+}
+
+/* Write the report files beside the trace. Standard output stays the
+ * program's: the files are named on standard error, and a report is printed
+ * on standard output only when -f asks for one. */
+static int report(const run_opts *o, const char *trace, int wanted) {
   if (!readable(trace)) {
     cli_error("run", "the program wrote no trace '%s' (did it exit before the library loaded?)", trace);
     return CLI_BADTRACE;
   }
+  if (!wanted && !o->format) { /* MLPROF_REPORT=0: no analysis */
+    if (!o->quiet) fprintf(stderr, "mlprof: trace %s (no report: MLPROF_REPORT=0)\n", trace);
+    return CLI_OK;
+  }
   char err[256] = "";
-  if (prof__report_files(trace, err) != 0)
-    cli_error("run", "could not write the report files: %s", err);
-  if (o->no_report) return CLI_OK;
-  prof__an *an;
-  int rc = cli_analyze("run", trace, o->quiet, &an);
-  if (rc) return rc;
-  rc = prof__report_write(an, o->format ? o->format : "text", stdout);
-  prof__an_free(an);
-  fprintf(stderr, "mlprof: trace %s; reports %s.report.txt, %s.report.json\n", trace, trace, trace);
-  return rc ? CLI_OUTPUT : CLI_OK;
+  int files = wanted ? prof__report_files(trace, err) : -1;
+  if (wanted && files != 0) cli_error("run", "could not write the report files: %s", err);
+  int rc = CLI_OK;
+  if (o->format && !o->no_report) {
+    prof__an *an;
+    rc = cli_analyze("run", trace, o->quiet, &an);
+    if (rc) return rc;
+    rc = prof__report_write(an, o->format, stdout) ? CLI_OUTPUT : CLI_OK;
+    prof__an_free(an);
+  }
+  if (files == 0)
+    fprintf(stderr,
+            "mlprof: trace %s\n"
+            "mlprof: reports %s.report.txt, %s.report.json, %s.report.html\n"
+            "mlprof: read it with 'mlprof report %s' or open the .html in a browser\n",
+            trace, trace, trace, trace, trace);
+  else fprintf(stderr, "mlprof: trace %s\n", trace);
+  return rc;
 }
 
 static int wait_child(pid_t pid) {
@@ -207,7 +247,7 @@ static int run_mpi(const run_opts *o, const char *lib, char **prog) {
   char folder[PATH_MAX];
   snprintf(folder, sizeof folder, "%s/", dir);
   child_env(o, lib, folder);
-  setenv("MLPROF_REPORT", "1", 1); /* each rank writes its own report files */
+  if (reports_wanted()) setenv("MLPROF_REPORT", "1", 1); /* each rank writes its own report files */
   fflush(NULL);
   execvp(prog[0], prog);
   fprintf(stderr, "mlprof run: cannot run '%s': %s\n", prog[0], strerror(errno));
@@ -247,7 +287,7 @@ static int run(int argc, char **argv) {
   int status = wait_child(pid);
   trace_path(&o, argv[prog], pid, trace, sizeof trace);
   if (status == 127 && !readable(trace)) return status;
-  int rc = report(&o, trace);
+  int rc = report(&o, trace, reports_wanted());
   return status ? status : rc;
 }
 
@@ -257,14 +297,19 @@ const mlprof_cmd mlprof_cmd_run = {
     "Run PROGRAM with libmlprof.so preloaded: no code change or rebuild. The\n"
     "whole run is one recording window (programs that call the mlprof API keep\n"
     "their own steps and ranges). Memory is profiled by interposing malloc\n"
-    "(docs/memory.md). When the program ends, the trace is analyzed, the report\n"
-    "files <trace>.report.txt and .report.json are written and the report is\n"
-    "printed. The exit status is the program's (or the report's when the\n"
-    "program succeeded).\n\n"
+    "(docs/memory.md). When the program ends, the trace is analyzed and the\n"
+    "report files <trace>.report.txt, .report.json and .report.html are written\n"
+    "and named on standard error; standard output stays the program's. The exit\n"
+    "status is the program's (or the report's when the program succeeded).\n\n"
+    "The documented variables hold as for any profiled program: MLPROF_OUTPUT\n"
+    "names the trace (a file, or a folder: existing or ending in '/'; missing\n"
+    "folders are created) when -o is not given, and MLPROF_REPORT=0 means no\n"
+    "analysis and no report files.\n\n"
     "Children that exec inherit the preload and each write their own trace,\n"
     "<program>.<pid>.mlpt in the folder of the main trace; forked children that\n"
     "do not exec record nothing. Only the main trace is reported.\n\n"
-    "  -o, --output F   trace path (default <program>.<pid>.mlpt here)\n"
+    "  -o, --output F   trace path or folder (default: MLPROF_OUTPUT, else\n"
+    "                   <program>.<pid>.mlpt here)\n"
     "      --mem MODE   memory profiling: off, counts, sampled (default), full\n"
     "      --no-children  do not profile child processes\n"
     "      --mpi        one rank of an MPI job: `mpirun -np N mlprof run --mpi -o DIR\n"
@@ -272,7 +317,7 @@ const mlprof_cmd mlprof_cmd_run = {
     "                   rank's trace into DIR; `mlprof report DIR` merges them\n"
     "      --library P  the profiler library (default: next to this command or\n"
     "                   in its install prefix; also MLPROF_LIBRARY)\n"
-    "  -f, --format F   printed report: text (default) or json\n"
-    "      --no-report  write the report files but print nothing\n"
+    "  -f, --format F   also print the report on standard output: text or json\n"
+    "      --no-report  write the report files but print no report\n"
     "  -q, --quiet      no progress display\n",
     run};

@@ -38,7 +38,8 @@ static void usage(FILE *out) {
   for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
   fputs("\nexit status: 0 success, 1 usage error, 2 the trace cannot be read (missing,\n"
         "not a trace, corrupt, unsupported version, past MLPROF_READ_MAX_MB), 3 the\n"
-        "output cannot be written.\n",
+        "output cannot be written, 4 'diff --fail-if-slower' found the new run slower.\n"
+        "'mlprof run' exits with the program's own status.\n",
         out);
 }
 

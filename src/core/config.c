@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "rank.h"
+#include "trace/outfile.h"
 
 const char *prof__env(const char *name) {
   char key[64];
@@ -118,12 +119,19 @@ static void make_path(char *out, size_t n, const char *output) {
     return;
   }
   size_t len = strlen(output);
-  if (len && output[len - 1] == '/' && !is_dir(output)) {
-    /* A trailing slash asks for a directory: create it (one level). */
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", output);
-    dir[len - 1] = 0;
-    mkdir(dir, 0755);
+  char dir[PATH_MAX], err[256];
+  snprintf(dir, sizeof dir, "%s", output);
+  if (len && output[len - 1] == '/') {
+    /* A trailing slash asks for a directory: create it and every missing
+     * folder above it, as TensorBoard's writers do. */
+    if (!is_dir(output) && prof__mkdirs(dir, err) != 0) fprintf(stderr, "mlprof: %s\n", err);
+  } else {
+    /* A file name: create the folders it goes in. */
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+      *slash = 0;
+      if (!is_dir(dir) && prof__mkdirs(dir, err) != 0) fprintf(stderr, "mlprof: %s\n", err);
+    }
   }
   if (is_dir(output))
     snprintf(out, n, "%s%s%s", output, output[len - 1] == '/' ? "" : "/", name);

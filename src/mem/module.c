@@ -3,7 +3,8 @@
  * samples the process's memory as counter tracks.
  *
  * Every writer cycle (MLPROF_FLUSH_MS, 10 ms by default) the hook writes
- * COUNTER events on a track of its own ("mlprof-memory"): mem.rss_bytes,
+ * COUNTER events on the writer thread's own track, named "mlprof-writer"
+ * as the OS names that thread (one name in every report): mem.rss_bytes,
  * and, when malloc is interposed, mem.live_bytes (usable bytes of live heap
  * blocks, summed over the per-thread counters), mem.alloc_calls and
  * mem.alloc_bytes (cumulative). Each step end also leaves the live bytes
@@ -93,7 +94,7 @@ static void hook_setup(prof__tw *tw) {
   M.id_rss = prof__intern("mem.rss_bytes");
   M.id_calls = prof__intern("mem.alloc_calls");
   M.id_bytes = prof__intern("mem.alloc_bytes");
-  prof__tw_thread(tw, M.tid, "mlprof-memory", 0, 0);
+  prof__tw_thread(tw, M.tid, "mlprof-writer", 0, 0);
 }
 
 void prof__mem_step_boundary(uint64_t ticks) {

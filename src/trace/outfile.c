@@ -130,3 +130,34 @@ void prof__xfsz_restore(prof__xfsz_guard *g) {
   }
   pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
+
+int prof__mkdirs(const char *dir, char *err) {
+  char p[4096];
+  size_t n = strlen(dir);
+  if (n == 0 || n >= sizeof p) {
+    snprintf(err, 256, "cannot create directory '%.200s': bad length", dir);
+    return -1;
+  }
+  memcpy(p, dir, n + 1);
+  /* Each prefix ending before a '/', then the whole path. */
+  for (size_t i = 1; i <= n; i++) {
+    if (i < n && p[i] != '/') continue;
+    char c = p[i];
+    p[i] = 0;
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+      snprintf(err, 256, "cannot create directory '%.200s': %s", p, strerror(errno));
+      return -1;
+    }
+    p[i] = c;
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0) {
+    snprintf(err, 256, "cannot create directory '%.200s': %s", dir, strerror(errno));
+    return -1;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    snprintf(err, 256, "cannot create directory '%.200s': a file of that name exists", dir);
+    return -1;
+  }
+  return 0;
+}

@@ -48,6 +48,11 @@ int prof__out_fopen(prof__outf *o, const char *path, int mode, char *err);
  * failed; `err` is left alone when !ok). */
 int prof__out_fclose(prof__outf *o, int ok, char *err);
 
+/* Create the directory `dir` and every missing folder above it (mode 0777
+ * less the umask), as `mkdir -p` does. 0 when it exists afterwards; -1 with
+ * a message in `err` (256 bytes) otherwise. Allocates nothing. */
+int prof__mkdirs(const char *dir, char *err);
+
 /* Is `path` a trace that a live process is writing now (it holds the file's
  * lock)? Writers lock their trace with flock(LOCK_EX) while it is open. */
 int prof__out_busy(const char *path);

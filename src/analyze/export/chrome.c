@@ -212,11 +212,28 @@ static void instant(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
   prof__json_obj_end(&c->j);
 }
 
+/* Chrome and Perfetto keep one counter track per process and name, whatever
+ * the tid. Per-thread counters ("cpuctr/...", one cumulative series per
+ * thread) would merge into one sawtooth: their track is named per thread,
+ * "cpuctr/cycles [main 7]". */
+static void counter_name(cx *c, uint32_t tid, const char *name, char *buf, size_t len) {
+  if (strncmp(name, "cpuctr/", 7) != 0) {
+    snprintf(buf, len, "%s", name);
+    return;
+  }
+  uint32_t ti = prof__map32_get(&an_priv_of(c->an)->tid_map, tid);
+  const char *tn = ti != AN_NONE ? c->an->threads[ti].name : NULL;
+  if (tn && *tn) snprintf(buf, len, "%s [%s %u]", name, tn, tid);
+  else snprintf(buf, len, "%s [thread %u]", name, tid);
+}
+
 static void counter(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
   double v = prof__bits_f64(ev->a);
   if (v != v || v - v != 0) return; /* viewers reject NaN and infinities */
   if (!keep(c, ts, ts)) return;
-  ev_head(c, prof__an_str(c->an, ev->name), "C", tid);
+  char name[512];
+  counter_name(c, tid, prof__an_str(c->an, ev->name), name, sizeof name);
+  ev_head(c, name, "C", tid);
   put_us(c, "ts", ts - c->base);
   prof__json_key(&c->j, "args");
   prof__json_obj_begin(&c->j);
@@ -229,9 +246,17 @@ static void on_event(cx *c, uint32_t tid, const prof__event *ev) {
   uint32_t ti = prof__map32_get(&an_priv_of(c->an)->tid_map, tid);
   if (ti == AN_NONE) return;
   cx_thread *t = &c->th[ti];
-  uint64_t ts = ev->ts < t->last_ts ? t->last_ts : ev->ts;
+  uint64_t ts = ev->ts;
+  /* Ring events come in time order per thread: never let them run
+   * backwards. Counters and samples may be stamped later by the writer
+   * thread and stored ahead of ring events that precede them in time; they
+   * keep their own time and do not move the thread's clock (as in model.c),
+   * or the ranges around them would be stretched or shrunk. */
+  if (ev->type != PROF_EV_COUNTER && ev->type != PROF_EV_SAMPLE) {
+    if (ts < t->last_ts) ts = t->last_ts;
+    t->last_ts = ts;
+  }
   if (ts < c->base) ts = c->base;
-  t->last_ts = ts;
   switch (ev->type) {
   case PROF_EV_RANGE_BEGIN: range_begin(t, ev, ts); break;
   case PROF_EV_RANGE_END: range_end(c, t, tid, ev->name, ts); break;

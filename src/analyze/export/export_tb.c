@@ -41,10 +41,18 @@
  * reference. */
 extern const gpu_summary *prof__sec_gpu_summary(prof__an *an) __attribute__((weak));
 
+typedef struct tb_reading {
+  uint64_t ts;
+  double v;
+} tb_reading;
+
 typedef struct tb_counter {
   uint32_t name;
   int peak;      /* memory counters: the step's maximum; others: last value */
+  int cum;       /* per-thread cumulative ("cpuctr/..."): the step's increase */
   double *v;     /* per step, NaN: no value */
+  tb_reading *r; /* cum: the readings of the thread that ran the steps */
+  size_t nr, capr;
 } tb_counter;
 
 typedef struct tbw {
@@ -175,24 +183,67 @@ static tb_counter *counter_of(tbw *w, uint32_t name) {
   for (size_t i = 0; i < w->an->nsteps; i++) c->v[i] = NAN;
   c->name = name;
   c->peak = strncmp(prof__an_str(w->an, name), "mem.", 4) == 0;
+  c->cum = strncmp(prof__an_str(w->an, name), "cpuctr/", 7) == 0;
+  c->r = NULL;
+  c->nr = c->capr = 0;
   w->nc++;
   return c;
 }
 
-static void on_counter(tbw *w, const prof__event *ev) {
-  long s = prof__an_step_at(w->an, ev->ts);
+static void add_reading(tbw *w, tb_counter *c, uint64_t ts, double v) {
+  if (c->nr == c->capr) {
+    size_t cap = c->capr ? c->capr * 2 : 64;
+    tb_reading *p = realloc(c->r, cap * sizeof *p);
+    if (!p) {
+      w->oom = 1;
+      return;
+    }
+    c->r = p;
+    c->capr = cap;
+  }
+  c->r[c->nr++] = (tb_reading){ts, v};
+}
+
+/* A cumulative counter at time t, interpolated between the readings around
+ * it (readings are in time order); NaN with no reading. */
+static double cum_at(const tb_counter *c, uint64_t t) {
+  if (!c->nr) return NAN;
+  if (t <= c->r[0].ts) return c->r[0].v;
+  for (size_t i = 1; i < c->nr; i++) {
+    if (c->r[i].ts < t) continue;
+    const tb_reading *a = &c->r[i - 1], *b = &c->r[i];
+    double f = b->ts > a->ts ? (double)(t - a->ts) / (double)(b->ts - a->ts) : 1;
+    return a->v + f * (b->v - a->v);
+  }
+  return c->r[c->nr - 1].v;
+}
+
+static void on_counter(tbw *w, uint32_t tid, const prof__event *ev) {
   double v = prof__bits_f64(ev->a);
-  if (s < 0 || !isfinite(v)) return;
+  if (!isfinite(v) || !w->an->nsteps) return;
+  if (strncmp(prof__an_str(w->an, ev->name), "cpuctr/", 7) == 0) {
+    /* Per-thread cumulative: keep the step thread's readings; the value of
+     * a step is the increase across it (step_events). */
+    if (tid != w->an->steps[0].tid) return;
+    tb_counter *c = counter_of(w, ev->name);
+    if (c) add_reading(w, c, ev->ts, v);
+    return;
+  }
+  long s = prof__an_step_at(w->an, ev->ts);
+  if (s < 0) return;
   tb_counter *c = counter_of(w, ev->name);
   if (!c) return;
   if (!c->peak || isnan(c->v[s]) || v > c->v[s]) c->v[s] = v;
 }
 
+/* prof_scalar stores prof_step_count(), the number of steps begun: a value
+ * logged in step n (or after it, before step n+1) carries n+1. TensorBoard
+ * gets step n, the number every other tag uses for that training step. */
 static int on_scalar(tbw *w, const prof__event *ev) {
   char tag[160];
   snprintf(tag, sizeof tag, "metrics/%s", prof__an_str(w->an, ev->name));
   add_scalar(w, tag, prof__bits_f64(ev->a));
-  return w->sum.len ? flush_event(w, ev->ts, (int64_t)ev->b) : 0;
+  return w->sum.len ? flush_event(w, ev->ts, ev->b ? (int64_t)ev->b - 1 : 0) : 0;
 }
 
 #if TB_HAVE_HIST
@@ -224,7 +275,7 @@ static int stream(tbw *w) {
   int rc = prof__reader_rewind(w->an->reader), n;
   if (rc) return rc;
   while (rc == 0 && (n = prof__reader_next(w->an->reader, &rec)) == 1) {
-    if (rec.kind == PROF_REC_EVENT && rec.ev.type == PROF_EV_COUNTER) on_counter(w, &rec.ev);
+    if (rec.kind == PROF_REC_EVENT && rec.ev.type == PROF_EV_COUNTER) on_counter(w, rec.tid, &rec.ev);
     else if (rec.kind == PROF_REC_EVENT && rec.ev.type == PROF_EV_SCALAR) rc = on_scalar(w, &rec.ev);
     else if (rec.kind == PROF_REC_CHUNK && rec.chunk_type == PROF_CHUNK_HIST) rc = on_hist(w, &rec);
   }
@@ -239,7 +290,12 @@ static void counter_scalars(tbw *w, size_t i) {
     const char *name = prof__an_str(w->an, w->c[k].name);
     if (w->c[k].peak) snprintf(tag, sizeof tag, "memory/%s_peak", name + 4);
     else snprintf(tag, sizeof tag, "counters/%s", name);
-    add_scalar(w, tag, w->c[k].v[i]);
+    double v = w->c[k].v[i];
+    if (w->c[k].cum) {
+      const prof__step *s = &w->an->steps[i];
+      v = s->tid == w->an->steps[0].tid ? cum_at(&w->c[k], s->end_ns) - cum_at(&w->c[k], s->begin_ns) : NAN;
+    }
+    add_scalar(w, tag, v);
   }
 }
 
@@ -292,10 +348,7 @@ static const char *name_part(char *buf, size_t n, const char *v, const char *dfl
 }
 
 static int create_file(prof__an *an, const char *dir, char *path, size_t n, prof__outf *o, char *err) {
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    snprintf(err, 256, "cannot create directory '%.180s': %s", dir, strerror(errno));
-    return -1;
-  }
+  if (prof__mkdirs(dir, err) != 0) return -1; /* and any missing folder above it */
   char host[64], pid[24];
   name_part(host, sizeof host, prof__an_header(an, "hostname"), "localhost");
   name_part(pid, sizeof pid, prof__an_header(an, "pid"), "0");
@@ -326,7 +379,10 @@ int prof__export_tensorboard(prof__an *an, const char *dir, char *path, size_t p
   if (rc == 0) rc = step_events(&w);
   if (prof__out_fclose(&o, rc == 0, err) != 0 && rc == 0) rc = PROF_EIO;
   if (rc && !err[0]) snprintf(err, 256, "cannot write '%.180s': %s", path, prof_strerror(rc));
-  for (size_t i = 0; i < w.nc; i++) free(w.c[i].v);
+  for (size_t i = 0; i < w.nc; i++) {
+    free(w.c[i].v);
+    free(w.c[i].r);
+  }
   prof__buf_free(&w.ev);
   prof__buf_free(&w.sum);
   prof__buf_free(&w.val);

@@ -35,7 +35,34 @@ void prof__html_esc(FILE *out, const char *s) {
   }
 }
 
+/* Sections begun since prof__html_nav_reset, for the nav bar (the analyzer
+ * is single threaded). */
+#define NAV_MAX 48
+static struct {
+  char id[40], title[80];
+} nav_list[NAV_MAX];
+static size_t nav_n;
+
+void prof__html_nav_reset(void) { nav_n = 0; }
+
+void prof__html_nav(FILE *out) {
+  fputs("<nav>", out);
+  for (size_t i = 0; i < nav_n; i++) {
+    fputs("<a href=\"#", out);
+    prof__html_esc(out, nav_list[i].id);
+    fputs("\">", out);
+    prof__html_esc(out, nav_list[i].title);
+    fputs("</a>", out);
+  }
+  fputs("</nav>\n", out);
+}
+
 void prof__html_section_begin(FILE *out, const char *id, const char *title) {
+  if (nav_n < NAV_MAX) {
+    snprintf(nav_list[nav_n].id, sizeof nav_list[nav_n].id, "%s", id);
+    snprintf(nav_list[nav_n].title, sizeof nav_list[nav_n].title, "%s", title);
+    nav_n++;
+  }
   fputs("<section class=\"sec\" id=\"", out);
   prof__html_esc(out, id);
   fputs("\">\n<h2>", out);
@@ -58,7 +85,13 @@ void prof__html_table_begin(FILE *out, const char *const *headers, size_t n) {
 void prof__html_table_end(FILE *out) { fputs("</tbody></table></div>\n", out); }
 
 void prof__html_td(FILE *out, const char *text) {
-  fputs("<td>", out);
+  if (text && strlen(text) > PROF_HTML_LONG_NAME) { /* ellipsized by the CSS; the full text on hover */
+    fputs("<td class=\"el\" title=\"", out);
+    prof__html_esc(out, text);
+    fputs("\">", out);
+  } else {
+    fputs("<td>", out);
+  }
   prof__html_esc(out, text);
   fputs("</td>", out);
 }
@@ -161,6 +194,22 @@ static void bar_title(FILE *out, const prof__chart *c, size_t g, size_t k, const
   fputs("</title>", out);
 }
 
+/* The x axis of a bar chart: up to 6 ticks labelled with the bars' ids
+ * (step numbers) or indexes, and the axis name ("step" when the ids are
+ * step numbers). */
+static void x_axis_ids(FILE *out, const prof__chart *c, size_t ng, size_t k, double slot) {
+  size_t nt = ng < 6 ? ng : 6;
+  for (size_t t = 0; t < nt; t++) {
+    size_t g = nt > 1 ? t * (ng - 1) / (nt - 1) : 0, i = g * k;
+    unsigned long long id = c->ids ? (unsigned long long)c->ids[i] : (unsigned long long)i;
+    fprintf(out, "<text class=\"tick xt\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%llu</text>",
+            CH_L + slot * ((double)g + 0.4), CH_H - CH_B + 15, id);
+  }
+  int steps = c->id_fmt && strstr(c->id_fmt, "step") != NULL;
+  fprintf(out, "<text class=\"tick xl\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", CH_L - 4, CH_H - CH_B + 15,
+          steps ? "step" : "#");
+}
+
 void prof__svg_bars(FILE *out, const prof__chart *c) {
   if (!c || !c->n || !c->v || !c->nseries || c->nseries > 64) return;
   size_t k = (c->n + MAX_BARS - 1) / MAX_BARS, ng = (c->n + k - 1) / k;
@@ -190,6 +239,7 @@ void prof__svg_bars(FILE *out, const prof__chart *c) {
     }
     fputs("</g>\n", out);
   }
+  x_axis_ids(out, c, ng, k, slot);
   fputs("</svg>", out);
   legend(out, c);
   if (k > 1) fprintf(out, " <span class=\"note\">each bar is the mean of %zu consecutive points</span>", k);

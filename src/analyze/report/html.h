@@ -25,12 +25,19 @@ void prof__html_fact(FILE *out, const char *key, const char *value);
 
 /* <section class="sec" id="ID"><h2>TITLE</h2> ... </section> */
 void prof__html_section_begin(FILE *out, const char *id, const char *title);
+/* The nav bar: a link to every section begun since prof__html_nav_reset(),
+ * in order. */
+void prof__html_nav_reset(void);
+void prof__html_nav(FILE *out);
 void prof__html_section_end(FILE *out);
 
 /* A sortable table (click a heading): headers[0..n). Numeric columns are
  * those whose cells use prof__html_td_num. */
 void prof__html_table_begin(FILE *out, const char *const *headers, size_t n);
 void prof__html_table_end(FILE *out);
+/* A text cell; text longer than PROF_HTML_LONG_NAME characters is shown
+ * ellipsized, with the full text on hover (title). */
+#define PROF_HTML_LONG_NAME 48
 void prof__html_td(FILE *out, const char *text);
 /* A right-aligned cell showing `text`, sorted by `v`. */
 void prof__html_td_num(FILE *out, double v, const char *text);

@@ -74,14 +74,6 @@ static void html_head(prof__an *an, FILE *out) {
   fputs("</p></header>\n", out);
 }
 
-static void nav(prof__an *an, FILE *out) {
-  fputs("<nav><a href=\"#summary\">Summary</a>", out);
-  if (an->nsteps)
-    fputs("<a href=\"#steps\">Steps</a><a href=\"#breakdown\">Breakdown</a><a href=\"#timeline\">Timeline</a>", out);
-  if (an->nranges) fputs("<a href=\"#ranges\">Ranges</a>", out);
-  if (prof__graph_of(an)) fputs("<a href=\"#graph\">Graph</a>", out);
-  fputs("<a href=\"#health\">Trace health</a></nav>\n<main>\n", out);
-}
 
 
 static void facts(prof__an *an, FILE *out) {
@@ -261,10 +253,15 @@ static void health(prof__an *an, FILE *out) {
 /* The timeline (report_html_tl.c). */
 int prof__html_timeline(prof__an *an, FILE *out, long step);
 
-int prof__report_html(prof__an *an, FILE *out) {
+/* The sections are written to a buffer first, so the nav bar above them
+ * links every section that was written. */
+int prof__report_html(prof__an *an, FILE *page) {
   int rc = 0;
-  html_head(an, out);
-  nav(an, out);
+  char *body = NULL;
+  size_t body_len = 0;
+  FILE *out = open_memstream(&body, &body_len);
+  if (!out) return PROF_ENOMEM;
+  prof__html_nav_reset();
   summary(an, out);
   if (an->nsteps) {
     rc = steps_section(an, out);
@@ -274,7 +271,15 @@ int prof__report_html(prof__an *an, FILE *out) {
   for (size_t i = 0; rc == 0 && i < prof__nsections; i++)
     if (prof__sections[i]->html) prof__sections[i]->html(an, an->section_state[i], out);
   if (rc == 0) health(an, out);
-  fprintf(out, "</main>\n<div id=\"tip\" hidden></div>\n<script>%s</script>\n</body></html>\n", prof__html_js);
-  if (rc == 0 && ferror(out)) rc = PROF_EIO;
+  if (fclose(out) != 0 && rc == 0) rc = PROF_ENOMEM;
+  if (rc == 0) {
+    html_head(an, page);
+    prof__html_nav(page);
+    fputs("<main>\n", page);
+    fwrite(body, 1, body_len, page);
+    fprintf(page, "</main>\n<div id=\"tip\" hidden></div>\n<script>%s</script>\n</body></html>\n", prof__html_js);
+    if (ferror(page)) rc = PROF_EIO;
+  }
+  free(body);
   return rc;
 }

@@ -20,6 +20,8 @@ const char prof__html_css[] =
     ".num{text-align:right;font-variant-numeric:tabular-nums}"
     "table.sortable th{cursor:pointer;user-select:none}table.sortable th.asc:after{content:' \\25B2'}"
     "table.sortable th.desc:after{content:' \\25BC'}.tw{overflow-x:auto}"
+    "td.el{max-width:28em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}"
+    "table.folded tbody tr:nth-child(n+31){display:none}button.fold{margin:4px 0;font:inherit;cursor:pointer}"
     ".finding{border-left:5px solid #999;background:#fafafa;padding:6px 12px;margin:8px 0}"
     ".finding p{margin:3px 0}.finding code{color:var(--mute);font-size:12px}"
     ".sev{text-transform:uppercase;font-size:11px;font-weight:bold;padding:1px 6px;border-radius:3px;"
@@ -58,6 +60,12 @@ const char prof__html_js[] =
     "th.classList.add(asc?'asc':'desc');"
     "rows.sort(function(x,y){var a=key(x.cells[i]),c=key(y.cells[i]);var r=a<c?-1:a>c?1:0;return asc?r:-r;});"
     "rows.forEach(function(r){b.appendChild(r);});});});});"
+    /* long tables fold after 30 rows, with a button to show them all */
+    "document.querySelectorAll('table.sortable').forEach(function(t){var n=t.tBodies[0]?t.tBodies[0].rows.length:0;"
+    "if(n<=30)return;t.classList.add('folded');var bt=document.createElement('button');bt.className='fold';"
+    "bt.type='button';var more='Show all '+n+' rows',less='Show the first 30 rows';bt.textContent=more;"
+    "bt.addEventListener('click',function(){var f=t.classList.toggle('folded');bt.textContent=f?more:less;});"
+    "(t.parentNode.classList.contains('tw')?t.parentNode:t).insertAdjacentElement('afterend',bt);});"
     /* hover box: the <title> of the shape under the pointer */
     "var tip=document.getElementById('tip');"
     "document.querySelectorAll('svg').forEach(function(s){"

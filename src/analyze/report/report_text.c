@@ -1,6 +1,7 @@
 /* report_text.c — the report for people: header facts, findings first,
  * then steps, the step-time breakdown, ranges by self time and the
- * sections' own parts, with a footer of counts.
+ * sections' own parts, with a line of trace-health counts (the writer's
+ * raw footer is `mlprof info`'s).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,9 @@
 #define TEXT_MAX_STEPS 20
 
 #define NS(buf, v) prof__an_fmt_ns(buf, sizeof buf, v)
+
+/* "1 step", "2 steps". */
+static const char *steps_word(unsigned long long n) { return n == 1 ? "step" : "steps"; }
 
 static const char *hdr(const prof__an *an, const char *k) {
   const char *v = prof__an_header(an, k);
@@ -59,8 +63,8 @@ static void text_findings(prof__an *an, FILE *out) {
 
 static void text_stats(FILE *out, const char *label, const prof__step_stats *st) {
   char a[32], b[32], c[32], d[32], e[32];
-  fprintf(out, "  %-8s %zu steps: mean %s, median %s, p95 %s, min %s, max %s\n", label, st->count,
-          NS(a, st->mean_ns), NS(b, st->median_ns), NS(c, st->p95_ns), NS(d, st->min_ns), NS(e, st->max_ns));
+  fprintf(out, "  %-8s %zu %s: mean %s, median %s, p95 %s, min %s, max %s\n", label, st->count,
+          steps_word(st->count), NS(a, st->mean_ns), NS(b, st->median_ns), NS(c, st->p95_ns), NS(d, st->min_ns), NS(e, st->max_ns));
 }
 
 static void text_step_line(prof__an *an, FILE *out, const prof__step *s) {
@@ -118,7 +122,8 @@ static void text_steps(prof__an *an, FILE *out) {
     text_stats(out, "steady", &an->steady_stats);
   }
   if (an->unfinished_steps)
-    fprintf(out, "  %llu unfinished steps not counted\n", (unsigned long long)an->unfinished_steps);
+    fprintf(out, "  %llu unfinished %s not counted\n", (unsigned long long)an->unfinished_steps,
+            steps_word(an->unfinished_steps));
   text_step_list(an, out);
   fputc('\n', out);
 }
@@ -128,8 +133,8 @@ static void text_breakdown(prof__an *an, FILE *out) {
   char d[32];
   prof__an_bd_total(an, bd);
   if (!an->nsteps) return;
-  fprintf(out, "Step-time breakdown (thread running the steps, %s in %zu steps)\n", NS(d, an->step_stats.total_ns),
-          an->nsteps);
+  fprintf(out, "Step-time breakdown (thread running the steps, %s in %zu %s)\n", NS(d, an->step_stats.total_ns),
+          an->nsteps, steps_word(an->nsteps));
   if (prof__an_step_lost(an)) {
     char note[512];
     fprintf(out, "  LOSSY: %s\n", prof__an_step_loss_note(an, note, sizeof note));
@@ -167,8 +172,10 @@ static void text_footer(prof__an *an, FILE *out) {
           (unsigned long long)an->lost_events, (unsigned long long)an->misuse,
           (unsigned long long)an->unmatched_range_ends, (unsigned long long)an->unclosed_ranges,
           (unsigned long long)an->unfinished_steps, an->truncated ? ", TRUNCATED" : "");
-  for (size_t i = 0; i < an->footer_count; i++)
-    fprintf(out, "  footer %s = %s\n", an->footer[i].key, an->footer[i].value);
+  /* The writer's raw counters (footer keys, misuse by kind) are for
+   * `mlprof info`; the report points there only when something is off. */
+  if (an->misuse || an->lost_events)
+    fprintf(out, "  details by kind: mlprof info %s\n", an->path);
 }
 
 int prof__report_text(prof__an *an, FILE *out) {

@@ -162,7 +162,10 @@ static void ctr_text(prof__an *an, void *st, FILE *out) {
     wall += (double)(an->steps[k].end_ns - an->steps[k].begin_ns);
   }
   double n = (double)an->nsteps;
-  fprintf(out, "\n== Counters per step (step thread; %s) ==\n", name_id(an, c, "PAPI_TOT_CYC") ? "PAPI + software" : "software");
+  int papi = name_id(an, c, "PAPI_TOT_CYC") != 0;
+  const char *why = meta(an, "counters.papi_reason");
+  fprintf(out, "\nCounters per step (step thread; %s)\n", papi ? "PAPI + software" : "software");
+  if (!papi) fprintf(out, "  software counters only: %s\n", why ? why : "PAPI was not used in this build or run");
   fprintf(out, "  mean CPU time %.2f ms (%.0f%% of wall), %.0f page faults, %.0f context switches\n", tc / n / 1e6,
           wall > 0 ? 100 * tc / wall : 0, tp / n, ts / n);
 }
@@ -242,27 +245,29 @@ static void html_table(prof__an *an, const ctr_st *c, FILE *out, int papi) {
     fprintf(out, "<p class=\"note\">The first %d of %zu steps; all are in the JSON report.</p>\n", MAX_ROWS, an->nsteps);
 }
 
-/* IPC per step when PAPI counted cycles and instructions, else CPU time. */
+/* IPC per step when PAPI counted cycles and instructions, else CPU time:
+ * one bar per step, the step number on the x axis. */
 static void html_chart(prof__an *an, const ctr_st *c, FILE *out, int papi) {
   uint32_t cpu = name_id(an, c, "cpu_ns");
   if (!papi && !cpu) return;
   double *v = malloc(an->nsteps * sizeof *v);
-  uint64_t *t = malloc(an->nsteps * sizeof *t);
+  uint64_t *ids = malloc(an->nsteps * sizeof *ids);
   size_t n = 0;
-  for (size_t k = 0; v && t && k < an->nsteps; k++) {
+  for (size_t k = 0; v && ids && k < an->nsteps; k++) {
     double ipc = 0, mpki;
     if (papi) derived_vals(an, c, k, &ipc, &mpki);
     v[n] = papi ? (ipc > 0 ? ipc : 0) : step_delta(an, c, k, cpu) / 1e6;
-    t[n++] = an->steps[k].end_ns;
+    ids[n++] = an->steps[k].number;
   }
-  if (v && t && n) {
+  if (v && ids && n) {
     const char *title = papi ? "Instructions per cycle per step" : "CPU time of the step thread per step";
     fprintf(out, "<h3>%s</h3>\n", title);
-    prof__html_series_chart(out, title, papi ? "IPC" : "ms", 1, t, v, n, an->first_ns);
-    fputs("<p class=\"note\">One point per step, at its end.</p>\n", out);
+    prof__chart ch = {.title = title, .unit = papi ? "IPC" : "ms", .n = n, .nseries = 1, .v = v, .ids = ids,
+                      .id_fmt = "step %llu", .peak = -1};
+    prof__svg_bars(out, &ch);
   }
   free(v);
-  free(t);
+  free(ids);
 }
 
 static void ctr_html(prof__an *an, void *st, FILE *out) {

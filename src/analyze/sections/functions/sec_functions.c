@@ -51,6 +51,8 @@ static uint64_t hash_str(const char *a, const char *b) {
   return h & 0x7fffffffffffffffull;
 }
 
+#define FEW_SAMPLES 100 /* below this, shares get a caveat */
+
 static int streq(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
 
 /* Index of the function of frame f (by name and module), created on first sight. */
@@ -105,9 +107,22 @@ static void add_python(prof__fn_st *s, const prof__frame *const *fr, const long 
   prof__u64map_add(&s->pylib, (uint64_t)fi[p] << 40 | line << 12 | m, w);
 }
 
+/* Code of the profiler itself (the prof_ API and its internals, or the
+ * libmlprof library) as opposed to the sampler's unwinding frames. */
+static int own_code(const prof__frame *f) {
+  return f && f->func && (strncmp(f->func, "prof_", 5) == 0 || (f->module && strncmp(f->module, "libmlprof", 9) == 0));
+}
+
 static void add_stack(prof__an *an, prof__fn_st *s, uint32_t stack, uint32_t range, uint64_t w, uint64_t stamp) {
   const prof__frame *fr[PROF_STACK_MAX];
   int d = prof__an_stack_frames(an, stack, fr, PROF_STACK_MAX, 1);
+  /* A sample inside a profiler call (a tensor summary, a range push) is the
+   * profiler's cost: counted on its own line, never as a user hot spot. */
+  for (int i = 0; i < d; i++)
+    if (own_code(fr[i])) {
+      s->own_w += w;
+      return;
+    }
   long fi[PROF_STACK_MAX];
   int n = 0;
   for (int i = 0; i < d; i++) {
@@ -437,6 +452,8 @@ static void fn_json(prof__an *an, void *st, prof__json *j) {
   prof__json_kuint(j, "weight", s->total_w);
   prof__json_kuint(j, "samples_without_stack", s->no_stack[s->mode]);
   prof__json_knum(j, "sampled_ms", (double)s->total_w * s->period_ns / 1e6);
+  prof__json_kuint(j, "profiler_weight", s->own_w);
+  prof__json_knum(j, "profiler_pct", 100.0 * (double)s->own_w / (double)s->total_w);
   json_ranked(j, s, "top_self", 0);
   json_ranked(j, s, "top_total", 1);
   json_tree(j, s);
@@ -457,8 +474,15 @@ static void text_steps(prof__an *an, const prof__fn_st *s, FILE *out) {
     cpu += c;
     wall += w;
   }
-  fprintf(out, "  Steps: CPU time of the step thread is %.0f%% of wall time (%zu compute-bound, %zu mixed, %zu waiting)\n",
+  fprintf(out,
+          "  Steps: CPU time of the step thread is %.0f%% of wall time (%zu compute-bound, %zu mixed, %zu off-CPU)\n",
           wall > 0 ? 100 * cpu / wall : 0, kinds[2], kinds[1], kinds[0]);
+  fputs("    (off-CPU: the thread was not running for most of the step: waiting on I/O, a lock or another\n"
+        "    thread, or runnable but starved of a core; 'Resources' shows whether the machine was busy)\n",
+        out);
+  if (s->samples[s->mode] < FEW_SAMPLES)
+    fprintf(out, "    caveat: from %llu samples only; per-step CPU shares are rough below ~%d samples.\n",
+            (unsigned long long)s->samples[s->mode], FEW_SAMPLES);
 }
 
 const char *prof__fn_display(const prof__fn_func *f, char *buf, size_t n) {
@@ -581,8 +605,15 @@ static void json_python(prof__json *j, const prof__fn_st *s) {
 static void fn_text(prof__an *an, void *st, FILE *out) {
   prof__fn_st *s = st;
   if (!s->total_w) return;
-  fprintf(out, "\n== Hot functions (%s samples: %llu, %.0f Hz, ~%.1f ms sampled) ==\n", s->mode ? "wall-clock" : "CPU",
+  fprintf(out, "\nHot functions (%s samples: %llu, %.0f Hz, ~%.1f ms sampled)\n", s->mode ? "wall-clock" : "CPU",
           (unsigned long long)s->samples[s->mode], 1e9 / s->period_ns, (double)s->total_w * s->period_ns / 1e6);
+  if (s->samples[s->mode] < FEW_SAMPLES)
+    fprintf(out, "  caveat: only %llu samples; shares below are rough (a run with ~%d or more samples is needed to "
+                 "trust them)\n",
+            (unsigned long long)s->samples[s->mode], FEW_SAMPLES);
+  if (s->own_w)
+    fprintf(out, "  profiler's own cost: %.1f%% of the samples (~%.1f ms in mlprof calls), left out of the lists below\n",
+            100.0 * (double)s->own_w / (double)s->total_w, (double)s->own_w * s->period_ns / 1e6);
   for (int total = 0; total < 2; total++) {
     size_t *idx = prof__fn_ranked(s, total);
     fprintf(out, "  By %s:\n", total ? "total (inclusive)" : "self");

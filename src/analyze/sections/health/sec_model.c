@@ -20,6 +20,7 @@
 #include "analyze/util/array.h"
 #include "trace/rec_hist.h"
 #include "analyze/sections/health/sec_model.h"
+#include "analyze/sections/health/sec_model_html.h"
 
 /* Finding thresholds (docs/model-health.md). */
 #define THR_VANISH_RMS 1e-7       /* vanishing: median gradient RMS of the last quarter below this */
@@ -553,6 +554,48 @@ static void model_finish(prof__an *an, void *vst) {
   free(skip);
 }
 
+/* The HTML panel (sec_model_html.c) from plain arrays: steps are the
+ * training step of each value (step1 - 1, as in the TensorBoard export). */
+static void model_html(prof__an *an, void *vst, FILE *out) {
+  model_st *st = vst;
+  if (!st->ns && !st->nh) return;
+  size_t pts = 0, rows = 0;
+  for (size_t i = 0; i < st->ns; i++) pts += st->s[i].n;
+  for (size_t i = 0; i < st->nh; i++) rows += st->h[i].n;
+  prof__mh_metric *m = calloc(st->ns + 1, sizeof *m);
+  prof__mh_tensor *t = calloc(st->nh + 1, sizeof *t);
+  uint64_t *steps = malloc((pts + rows + 1) * sizeof *steps);
+  double *vals = malloc((pts + 5 * rows + 1) * sizeof *vals);
+  if (m && t && steps && vals) {
+    uint64_t *sp = steps;
+    double *vp = vals;
+    for (size_t i = 0; i < st->ns; i++) {
+      const stag *g = &st->s[i];
+      const char *tag = prof__an_str(an, g->id), *val = prof__sec_model_val_metric(tag);
+      m[i] = (prof__mh_metric){tag, val ? val : train_metric(tag), val != NULL, sp, vp, g->n};
+      for (size_t k = 0; k < g->n; k++) *sp++ = g->p[k].step1 ? g->p[k].step1 - 1 : 0, *vp++ = g->p[k].v;
+    }
+    for (size_t i = 0; i < st->nh; i++) {
+      const htag *h = &st->h[i];
+      size_t n = h->n;
+      t[i] = (prof__mh_tensor){prof__an_str(an, h->id), prof__sec_model_kind_name(h->kind), sp, vp, vp + n, vp + 2 * n, vp + 3 * n,
+                               vp + 4 * n, n};
+      for (size_t k = 0; k < n; k++) {
+        sp[k] = h->r[k].step1 ? h->r[k].step1 - 1 : 0;
+        vp[k] = h->r[k].rms, vp[n + k] = h->r[k].mean, vp[2 * n + k] = h->r[k].std;
+        vp[3 * n + k] = h->r[k].min, vp[4 * n + k] = h->r[k].max;
+      }
+      sp += n;
+      vp += 5 * n;
+    }
+    prof__model_html(out, m, st->ns, t, st->nh);
+  }
+  free(m);
+  free(t);
+  free(steps);
+  free(vals);
+}
+
 static void model_destroy(prof__an *an, void *vst) {
   (void)an;
   model_st *st = vst;
@@ -570,6 +613,7 @@ const prof__section prof__sec_model = {
     .finish = model_finish,
     .text = prof__sec_model_text,
     .json = prof__sec_model_json,
+    .html = model_html,
     .destroy = model_destroy,
     .event_mask = PROF_EVMASK(PROF_EV_SCALAR),
 };

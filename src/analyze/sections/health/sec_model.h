@@ -58,6 +58,8 @@ typedef struct model_st {
 
 /* The metric of a validation tag (MLPROF_VAL_PREFIXES), or NULL. */
 const char *prof__sec_model_val_metric(const char *tag);
+/* "weight", "gradient", "activation" or "other". */
+const char *prof__sec_model_kind_name(int k);
 /* The section's text and JSON output (sec_model_out.c). */
 void prof__sec_model_json(prof__an *an, void *vst, prof__json *j);
 void prof__sec_model_text(prof__an *an, void *vst, FILE *out);

@@ -10,7 +10,7 @@
 
 /* ---- reports ---------------------------------------------------------------- */
 
-static const char *kind_name(int k) {
+const char *prof__sec_model_kind_name(int k) {
   static const char *const n[] = {"weight", "gradient", "activation", "other"};
   return k >= 0 && k <= 3 ? n[k] : "other";
 }
@@ -85,7 +85,7 @@ static void json_summary(prof__json *j, const prof__hsum *s) {
 static void json_hist(prof__an *an, prof__json *j, const htag *h) {
   prof__json_obj_begin(j);
   prof__json_kstr(j, "tag", prof__an_str(an, h->id));
-  prof__json_kstr(j, "kind", kind_name(h->kind));
+  prof__json_kstr(j, "kind", prof__sec_model_kind_name(h->kind));
   prof__json_kuint(j, "records", h->n);
   prof__json_key(j, "last");
   json_summary(j, &h->last);
@@ -171,7 +171,7 @@ static void text_scalar(prof__an *an, FILE *out, const stag *s) {
 static void text_hist(prof__an *an, FILE *out, const htag *h) {
   const prof__hsum *s = &h->last;
   fprintf(out, "  %-24s %-10s %6zu  rms %-9.3g mean %-9.3g std %-9.3g zeros %5.1f%%  nan/inf %llu\n",
-          prof__an_str(an, h->id), kind_name(h->kind), h->n, prof__hist_rms(s), s->mean, s->std,
+          prof__an_str(an, h->id), prof__sec_model_kind_name(h->kind), h->n, prof__hist_rms(s), s->mean, s->std,
           s->count ? 100.0 * (double)s->zeros / (double)s->count : 0, (unsigned long long)(s->nan + s->inf));
   if (h->kind != PROF_HIST_GRADIENT || h->n < 2) return;
   enum { W = 48 };

@@ -184,6 +184,8 @@ static void heap_change(mem_state *s, double delta, uint64_t ts) {
     s->heap_peak = s->heap_live;
     s->heap_peak_ts = ts;
     s->peak_pending = 1;
+    const mem_thr *t = s->cur_thr;
+    s->heap_peak_range = t && t->depth && t->depth <= 64 ? t->ranges[t->depth - 1] + 1 : 0;
   }
 }
 
@@ -375,6 +377,11 @@ static void on_counter(prof__an *an, mem_state *s, const prof__event *ev) {
   }
   ser->ts[ser->n] = ev->ts;
   ser->v[ser->n++] = prof__bits_f64(ev->a);
+  if (k == MS_LIVE && (ser->n == 1 || prof__bits_f64(ev->a) > s->live_peak_seen)) {
+    s->live_peak_seen = prof__bits_f64(ev->a);
+    const mem_thr *t = s->range_tid ? thread_of(s, s->range_tid) : NULL;
+    s->live_peak_range = t && t->depth && t->depth <= 64 ? t->ranges[t->depth - 1] + 1 : 0;
+  }
   s->any = 1;
 }
 
@@ -399,8 +406,10 @@ static void mem_record(prof__an *an, void *stp, const prof__rec *rec) {
     mem_thr *t = thread_of(s, rec->tid);
     if (!t) return;
     s->any = 1;
+    s->cur_thr = t;
     if (ev->type == PROF_EV_ALLOC) on_alloc(s, t, ev);
     else on_free(s, t, ev);
+    s->cur_thr = NULL;
     if ((++s->events_seen & 0xffff) == 0 && s->orphans.n) purge_orphans(s, ev->ts);
     break;
   }
@@ -411,6 +420,7 @@ static void mem_record(prof__an *an, void *stp, const prof__rec *rec) {
   case PROF_EV_RANGE_END: {
     mem_thr *t = thread_of(s, rec->tid);
     if (t) on_range(s, t, ev);
+    s->range_tid = rec->tid;
     break;
   }
   default: break;

@@ -93,6 +93,13 @@ typedef struct mem_state {
   mem_pool pools[256];
   double heap_live, heap_peak, snap_value;
   uint64_t heap_peak_ts;
+  /* where the peak happened: the innermost open range (string id + 1; 0:
+   * none) of the thread that allocated (events), or of the thread that last
+   * entered or left a range (live-bytes counter); -1 live max not seen */
+  uint32_t heap_peak_range, live_peak_range;
+  double live_peak_seen;
+  mem_thr *cur_thr;            /* the thread of the event being read */
+  uint32_t range_tid;          /* thread of the latest range event */
   int peak_pending, snapped;
   double allocs, bytes, frees;
   uint32_t counter_id[MS_COUNT];
@@ -145,5 +152,7 @@ double prof__sec_mem_series_max(const mem_series *s);
  * sampled or full mode with ALLOC events (per-site figures from events). */
 int prof__sec_mem_exact(const mem_state *s);
 int prof__sec_mem_from_events(const mem_state *s);
+/* The innermost range open where the heap peak happened, or NULL. */
+const char *prof__sec_mem_peak_range(prof__an *an, const mem_state *s);
 
 #endif

@@ -52,7 +52,10 @@ static void facts(prof__an *an, const mem_state *s, FILE *out) {
     long step = prof__an_step_at(an, ts);
     int k = snprintf(b, sizeof b, "%s at %.3f s", prof__fmt_bytes(x, sizeof x, peak),
                      ts > an->first_ns ? (double)(ts - an->first_ns) / 1e9 : 0.0);
-    if (step >= 0) snprintf(b + k, sizeof b - (size_t)k, " (step %llu)", (unsigned long long)an->steps[step].number);
+    if (step >= 0)
+      k += snprintf(b + k, sizeof b - (size_t)k, " (step %llu)", (unsigned long long)an->steps[step].number);
+    const char *range = prof__sec_mem_peak_range(an, s);
+    if (range && k > 0 && (size_t)k < sizeof b) snprintf(b + k, sizeof b - (size_t)k, ", inside range %.60s", range);
     prof__html_fact(out, prof__sec_mem_exact(s) ? "heap peak (exact)" : "heap peak (sampled counter)", b);
   }
   double rss = prof__sec_mem_series_max(&s->series[MS_RSS]);

@@ -437,10 +437,34 @@ static void json_peak(prof__an *an, const mem_state *s, prof__json *j) {
   prof__json_key(j, "peak_step");
   if (step >= 0) prof__json_uint(j, an->steps[step].number);
   else prof__json_null(j);
+  const char *range = peak >= 0 ? prof__sec_mem_peak_range(an, s) : NULL;
+  prof__json_key(j, "peak_range");
+  if (range) prof__json_str(j, range);
+  else prof__json_null(j);
   double rss = series_max(&s->series[MS_RSS]);
   prof__json_key(j, "rss_peak_bytes");
   if (rss >= 0) prof__json_num(j, rss);
   else prof__json_null(j);
+}
+
+/* Where the heap peak happened: time, step and innermost open range. */
+static void text_peak_place(prof__an *an, const mem_state *s, FILE *out) {
+  uint64_t ts = s->heap_peak_ts;
+  double peak = s->heap_peak;
+  if (!exact_events(s)) {
+    const mem_series *l = &s->series[MS_LIVE];
+    peak = -1;
+    for (size_t i = 0; i < l->n; i++)
+      if (l->v[i] > peak) peak = l->v[i], ts = l->ts[i];
+  }
+  if (peak <= 0) return;
+  long step = prof__an_step_at(an, ts);
+  const char *range = prof__sec_mem_peak_range(an, s);
+  fprintf(out, "  the heap peak was at %.3f s", ts > an->first_ns ? (double)(ts - an->first_ns) / 1e9 : 0.0);
+  if (step >= 0) fprintf(out, ", in step %llu", (unsigned long long)an->steps[step].number);
+  else fputs(", outside steps", out);
+  if (range) fprintf(out, ", inside range %s", range);
+  fputs(exact_events(s) ? "\n" : " (from the live-bytes counter, read once per writer period)\n", out);
 }
 
 void prof__sec_mem_json(prof__an *an, void *stp, prof__json *j) {
@@ -550,6 +574,7 @@ void prof__sec_mem_text(prof__an *an, void *stp, FILE *out) {
   if (peak >= 0) fprintf(out, "  heap peak %s", prof__fmt_bytes(a, sizeof a, peak));
   if (rss >= 0) fprintf(out, "%sRSS peak %s", peak >= 0 ? ", " : "  ", prof__fmt_bytes(b, sizeof b, rss));
   fputc('\n', out);
+  text_peak_place(an, s, out);
   if (use_events(s))
     fprintf(out, "  %s%.0f allocations, %s allocated\n", s->lost ? "at least " : "", s->allocs,
             prof__fmt_bytes(a, sizeof a, s->bytes));
@@ -584,3 +609,8 @@ size_t prof__sec_mem_top_sites(const mem_state *s, int how, uint32_t *out, size_
 double prof__sec_mem_series_max(const mem_series *s) { return series_max(s); }
 int prof__sec_mem_exact(const mem_state *s) { return exact_events(s); }
 int prof__sec_mem_from_events(const mem_state *s) { return use_events(s); }
+
+const char *prof__sec_mem_peak_range(prof__an *an, const mem_state *s) {
+  uint32_t r = exact_events(s) ? s->heap_peak_range : s->live_peak_range;
+  return r ? prof__an_str(an, r - 1) : NULL;
+}

@@ -543,9 +543,10 @@ static void res_text(prof__an *an, void *vst, FILE *out) {
   const racc *r = st->rate;
   const char *gpu = prof__an_header(an, "res.gpu");
   fprintf(out, "\nResources (sampled every %.0f ms; %.2f usable cores)\n", st->period_ms, st->cpus);
-  fprintf(out, "  %-22s %10.2f cores mean, %.2f peak (system %.2f); during steps %.2f mean, %.2f peak\n",
-          "process CPU", rate_mean(&r[PROF_RES_CPU]), r[PROF_RES_CPU].peak, rate_mean(&r[PROF_RES_CPU_SYS]),
-          mean_cores(&st->in_steps), st->in_steps.cpu_peak);
+  fprintf(out, "  %-22s %10.2f cores mean, %.2f peak (system %.2f)", "process CPU", rate_mean(&r[PROF_RES_CPU]),
+          r[PROF_RES_CPU].peak, rate_mean(&r[PROF_RES_CPU_SYS]));
+  if (an->nsteps) fprintf(out, "; during steps %.2f mean, %.2f peak\n", mean_cores(&st->in_steps), st->in_steps.cpu_peak);
+  else fputs("; no steps recorded\n", out);
   fprintf(out, "  %-22s %10.2f mean, %.2f peak\n", "machine load (1 min)", gauge_mean(&st->gauge[PROF_RES_LOAD1]),
           st->gauge[PROF_RES_LOAD1].peak);
   fprintf(out, "  %-22s %10.1f MiB peak; %.0f minor, %.0f major faults; %.0f voluntary, %.0f involuntary switches\n",

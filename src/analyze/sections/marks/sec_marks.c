@@ -1,0 +1,249 @@
+/* sec_marks.c — the "annotations" section: what the program recorded with
+ * prof_mark and prof_counter, which otherwise appear only in the exports.
+ *
+ * Per mark name: how many, the first and the last (time and step). Per user
+ * counter: how many values, the first and last value, minimum and maximum,
+ * and the last value of each step (JSON, HTML). The profiler's own counters
+ * ("cpuctr/..." from the CPU module, "mem.*" from the memory module, and the
+ * "gpu/" and "res." families) belong to their sections and are left out.
+ * Values are kept in file order per name and placed into steps once the
+ * step table is complete (the per-step pass).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "analyze/report/html.h"
+
+#define MAX_NAMES 256    /* distinct marks + counters tracked */
+#define TEXT_ROWS 12     /* names listed in the text report */
+
+typedef struct ann_pt {
+  uint64_t ts;
+  double v;
+} ann_pt;
+
+typedef struct ann_entry {
+  uint32_t name;
+  int counter;         /* 1: prof_counter, 0: prof_mark */
+  ann_pt *p;
+  size_t n, cap;
+  double min, max;
+} ann_entry;
+
+typedef struct ann_st {
+  ann_entry e[MAX_NAMES];
+  size_t ne;
+  uint64_t skipped;    /* events of names past MAX_NAMES */
+} ann_st;
+
+static int profilers_own(const char *name) {
+  static const char *const pre[] = {"cpuctr/", "mem.", "gpu/", "gpu.", "res.", "mlprof."};
+  for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+    if (strncmp(name, pre[i], strlen(pre[i])) == 0) return 1;
+  return 0;
+}
+
+static ann_entry *entry_of(ann_st *s, uint32_t name, int counter) {
+  for (size_t i = 0; i < s->ne; i++)
+    if (s->e[i].name == name && s->e[i].counter == counter) return &s->e[i];
+  if (s->ne == MAX_NAMES) return NULL;
+  ann_entry *e = &s->e[s->ne++];
+  *e = (ann_entry){.name = name, .counter = counter, .min = INFINITY, .max = -INFINITY};
+  return e;
+}
+
+static void ann_record(prof__an *an, void *st, const prof__rec *rec) {
+  if (rec->kind != PROF_REC_EVENT) return;
+  int counter = rec->ev.type == PROF_EV_COUNTER;
+  if (!counter && rec->ev.type != PROF_EV_MARK) return;
+  if (counter && profilers_own(prof__an_str(an, rec->ev.name))) return;
+  ann_st *s = st;
+  double v = counter ? prof__bits_f64(rec->ev.a) : 1;
+  if (counter && !isfinite(v)) return;
+  ann_entry *e = entry_of(s, rec->ev.name, counter);
+  if (!e) {
+    s->skipped++;
+    return;
+  }
+  if (e->n == e->cap) {
+    size_t cap = e->cap ? e->cap * 2 : 32;
+    ann_pt *p = realloc(e->p, cap * sizeof *p);
+    if (!p) return;
+    e->p = p;
+    e->cap = cap;
+  }
+  e->p[e->n++] = (ann_pt){rec->ev.ts, v};
+  if (v < e->min) e->min = v;
+  if (v > e->max) e->max = v;
+}
+
+/* The step number at time ts, or -1 outside every step. */
+static long long step_no(prof__an *an, uint64_t ts) {
+  long k = prof__an_step_at(an, ts);
+  return k < 0 ? -1 : (long long)an->steps[k].number;
+}
+
+static double secs(const prof__an *an, uint64_t ts) { return ts > an->first_ns ? (double)(ts - an->first_ns) / 1e9 : 0; }
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static void json_when(prof__an *an, prof__json *j, const char *k_s, const char *k_step, uint64_t ts) {
+  prof__json_knum(j, k_s, secs(an, ts));
+  long long st = step_no(an, ts);
+  if (st >= 0) prof__json_kuint(j, k_step, (uint64_t)st);
+}
+
+/* Per step: marks count, counters the last value in the step. Points are in
+ * file order, which is time order per thread. */
+static void json_per_step(prof__an *an, prof__json *j, const ann_entry *e) {
+  prof__json_key(j, "per_step");
+  prof__json_arr_begin(j);
+  long long cur = -1;
+  double acc = 0;
+  for (size_t i = 0; i <= e->n; i++) {
+    long long st = i < e->n ? step_no(an, e->p[i].ts) : -2;
+    if (st != cur && cur >= 0) {
+      prof__json_obj_begin(j);
+      prof__json_kuint(j, "step", (uint64_t)cur);
+      prof__json_knum(j, e->counter ? "last" : "count", acc);
+      prof__json_obj_end(j);
+    }
+    if (i == e->n) break;
+    if (st != cur) acc = 0;
+    cur = st;
+    acc = e->counter ? e->p[i].v : acc + 1;
+  }
+  prof__json_arr_end(j);
+}
+
+static void ann_json(prof__an *an, void *st, prof__json *j) {
+  ann_st *s = st;
+  if (!s->ne) return;
+  prof__json_key(j, "annotations");
+  prof__json_obj_begin(j);
+  for (int counter = 0; counter < 2; counter++) {
+    prof__json_key(j, counter ? "counters" : "marks");
+    prof__json_arr_begin(j);
+    for (size_t i = 0; i < s->ne; i++) {
+      const ann_entry *e = &s->e[i];
+      if (e->counter != counter || !e->n) continue;
+      prof__json_obj_begin(j);
+      prof__json_kstr(j, "name", prof__an_str(an, e->name));
+      prof__json_kuint(j, "count", e->n);
+      json_when(an, j, "first_s", "first_step", e->p[0].ts);
+      json_when(an, j, "last_s", "last_step", e->p[e->n - 1].ts);
+      if (counter) {
+        prof__json_knum(j, "first", e->p[0].v);
+        prof__json_knum(j, "last", e->p[e->n - 1].v);
+        prof__json_knum(j, "min", e->min);
+        prof__json_knum(j, "max", e->max);
+      }
+      json_per_step(an, j, e);
+      prof__json_obj_end(j);
+    }
+    prof__json_arr_end(j);
+  }
+  if (s->skipped) prof__json_kuint(j, "events_of_names_not_tracked", s->skipped);
+  prof__json_obj_end(j);
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+static void text_when(prof__an *an, FILE *out, uint64_t ts) {
+  long long st = step_no(an, ts);
+  if (st >= 0) fprintf(out, "step %lld (%.3f s)", st, secs(an, ts));
+  else fprintf(out, "%.3f s, outside steps", secs(an, ts));
+}
+
+static void ann_text(prof__an *an, void *st, FILE *out) {
+  ann_st *s = st;
+  if (!s->ne) return;
+  fputs("\nMarks and counters (prof_mark, prof_counter; per step in the JSON and HTML reports)\n", out);
+  size_t shown = 0;
+  for (int counter = 0; counter < 2; counter++)
+    for (size_t i = 0; i < s->ne && shown < TEXT_ROWS; i++) {
+      const ann_entry *e = &s->e[i];
+      if (e->counter != counter || !e->n) continue;
+      shown++;
+      fprintf(out, "  %-7s %-28.28s %6zu %s; first ", counter ? "counter" : "mark", prof__an_str(an, e->name), e->n,
+              counter ? (e->n == 1 ? "value " : "values") : (e->n == 1 ? "time  " : "times "));
+      text_when(an, out, e->p[0].ts);
+      if (counter) fprintf(out, " = %.6g", e->p[0].v);
+      if (e->n > 1) {
+        fputs(", last ", out);
+        text_when(an, out, e->p[e->n - 1].ts);
+        if (counter) fprintf(out, " = %.6g; range %.6g .. %.6g", e->p[e->n - 1].v, e->min, e->max);
+      }
+      fputc('\n', out);
+    }
+  if (shown < s->ne) fprintf(out, "  ... %zu more in the JSON report\n", s->ne - shown);
+}
+
+/* ---- HTML ------------------------------------------------------------------ */
+
+static void td_when(prof__an *an, FILE *out, uint64_t ts) {
+  char b[64];
+  long long st = step_no(an, ts);
+  if (st >= 0) snprintf(b, sizeof b, "step %lld (%.3f s)", st, secs(an, ts));
+  else snprintf(b, sizeof b, "%.3f s", secs(an, ts));
+  prof__html_td_num(out, secs(an, ts), b);
+}
+
+static void td_val(FILE *out, double v) {
+  char b[32];
+  snprintf(b, sizeof b, "%.6g", v);
+  prof__html_td_num(out, v, b);
+}
+
+static void ann_html(prof__an *an, void *st, FILE *out) {
+  ann_st *s = st;
+  if (!s->ne) return;
+  prof__html_section_begin(out, "annotations", "Marks and counters");
+  fputs("<p class=\"note\">What the program recorded with <code>prof_mark</code> and <code>prof_counter</code>; "
+        "the per-step values are in the JSON report.</p>\n",
+        out);
+  static const char *const h[] = {"kind", "name", "count", "first", "last", "first value", "last value", "min", "max"};
+  prof__html_table_begin(out, h, 9);
+  for (size_t i = 0; i < s->ne; i++) {
+    const ann_entry *e = &s->e[i];
+    if (!e->n) continue;
+    char b[32];
+    fputs("<tr>", out);
+    prof__html_td(out, e->counter ? "counter" : "mark");
+    prof__html_td(out, prof__an_str(an, e->name));
+    snprintf(b, sizeof b, "%zu", e->n);
+    prof__html_td_num(out, (double)e->n, b);
+    td_when(an, out, e->p[0].ts);
+    td_when(an, out, e->p[e->n - 1].ts);
+    if (e->counter) {
+      td_val(out, e->p[0].v);
+      td_val(out, e->p[e->n - 1].v);
+      td_val(out, e->min);
+      td_val(out, e->max);
+    } else {
+      for (int k = 0; k < 4; k++) prof__html_td(out, "");
+    }
+    fputs("</tr>\n", out);
+  }
+  prof__html_table_end(out);
+  prof__html_section_end(out);
+}
+
+static void ann_destroy(prof__an *an, void *st) {
+  (void)an;
+  ann_st *s = st;
+  for (size_t i = 0; i < s->ne; i++) free(s->e[i].p);
+}
+
+const prof__section prof__sec_marks = {
+    .name = "annotations",
+    .state_size = sizeof(ann_st),
+    .record = ann_record,
+    .text = ann_text,
+    .json = ann_json,
+    .html = ann_html,
+    .destroy = ann_destroy,
+    .event_mask = PROF_EVMASK(PROF_EV_MARK) | PROF_EVMASK(PROF_EV_COUNTER),
+};
