@@ -374,7 +374,7 @@ static void html_panel_carries_the_graph_safely(void **state) {
   prof__an *an = analyze(module_trace());
   char *html = report(an, "html");
   assert_non_null(strstr(html, "<section class=\"sec\" id=\"graph\">"));
-  assert_non_null(strstr(html, "<a href=\"#graph\">Graph</a>"));
+  assert_non_null(strstr(html, "<a href=\"#graph\">Model graph</a>"));
   assert_non_null(strstr(html, "id=\"graph-data\""));
   assert_non_null(strstr(html, "data-range=\"fc_a\""));
   /* a node name cannot close the script element that holds the data */

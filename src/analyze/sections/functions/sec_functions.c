@@ -116,21 +116,30 @@ static int own_code(const prof__frame *f) {
 static void add_stack(prof__an *an, prof__fn_st *s, uint32_t stack, uint32_t range, uint64_t w, uint64_t stamp) {
   const prof__frame *fr[PROF_STACK_MAX];
   int d = prof__an_stack_frames(an, stack, fr, PROF_STACK_MAX, 1);
-  /* A sample inside a profiler call (a tensor summary, a range push) is the
-   * profiler's cost: counted on its own line, never as a user hot spot. */
-  for (int i = 0; i < d; i++)
-    if (own_code(fr[i])) {
-      s->own_w += w;
-      return;
-    }
+  /* A sample inside a profiler call (a tensor summary, a range push: the
+   * "[mlprof]" leaf of the folded and pprof exports) is the profiler's cost:
+   * counted on its own line and in its callers' totals, as in those
+   * exports, never as a function's self time or a user hot spot. */
+  int own = 0;
+  for (int i = 0; i < d && !own; i++) own = own_code(fr[i]);
   long fi[PROF_STACK_MAX];
   int n = 0;
   for (int i = 0; i < d; i++) {
+    if (own_code(fr[i])) continue;
     long f = func_of(s, fr[i]);
     if (f >= 0) {
       fr[n] = fr[i];
       fi[n++] = f;
     }
+  }
+  if (own) {
+    s->own_w += w;
+    for (int i = 0; i < n; i++) {
+      if (s->f[fi[i]].stamp == stamp) continue;
+      s->f[fi[i]].stamp = stamp;
+      s->f[fi[i]].total += w;
+    }
+    return;
   }
   if (!n) return;
   s->f[fi[0]].self += w;
