@@ -82,8 +82,11 @@ int live_own_job(int pid, const prof__live_page *p, int stopped) {
     uint64_t born = proc_start_ns(pid), page_born = p->start_mono_ns + (uint64_t)(off > 0 ? off : 0);
     return born == 0 || born <= page_born + 1000000000ull;
   }
+  /* Without a page only a job that pauses itself qualifies: one started
+   * with a break point, or one that has libmlprof loaded. Any MLPROF_
+   * variable is not enough (children of a profiled shell inherit them). */
   snprintf(path, sizeof path, "/proc/%d/environ", pid);
-  if (file_has(path, "MLPROF_")) return 1;
+  if (file_has(path, "MLPROF_BREAK_AT=")) return 1;
   snprintf(path, sizeof path, "/proc/%d/maps", pid);
   return file_has(path, "libmlprof");
 }
