@@ -48,7 +48,7 @@ static int write_trace(const char *path, uint64_t n, int gpu) {
                            .launch = s - 500, .name = 2, .range = 1, .tid = 1, .stream = 7,
                            .corr = (uint32_t)done + 1};
         r.grid[0] = r.block[0] = 128, r.grid[1] = r.grid[2] = r.block[1] = r.block[2] = 1;
-        prof__gpu_encode(&b, &r, &prev);
+        prof__rec_gpu_encode(&b, &r, &prev);
       } else {
         ev(w, s, PROF_EV_RANGE_BEGIN, 3, 0);
         ev(w, s + 2000, PROF_EV_RANGE_END, 3, 0);

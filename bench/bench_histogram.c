@@ -39,7 +39,7 @@ static double time_summary(const float *v, size_t n, int reps) {
   static prof__hsum s;
   for (int r = 0; r < reps; r++) {
     uint64_t a = bench_now_ns();
-    prof__hist_summarise(v, n, &s);
+    prof__rec_hist_summarise(v, n, &s);
     t[r] = (double)(bench_now_ns() - a) / (double)n;
     sink = s.mean;
   }

@@ -53,7 +53,7 @@ static void ev(gtb *t, uint32_t tid, uint64_t ts, int type, uint32_t name, int c
 
 static void str(gtb *t, uint32_t id, const char *s) { assert_int_equal(prof__tw_string(t->w, id, s, strlen(s)), 0); }
 
-static void rec(gtb *t, prof__gpu_rec r) { prof__gpu_encode(&t->b, &r, &t->prev); }
+static void rec(gtb *t, prof__gpu_rec r) { prof__rec_gpu_encode(&t->b, &r, &t->prev); }
 
 /* Close the current GPU payload as one chunk. */
 static void chunk(gtb *t) {
@@ -718,22 +718,22 @@ static void codec_round_trips_every_kind(void **state) {
   in[8].bytes = 12345;
   prof__buf b = {0};
   prof__gpu_rec prev = {0}, out;
-  for (int i = 0; i < 9; i++) prof__gpu_encode(&b, &in[i], &prev);
+  for (int i = 0; i < 9; i++) prof__rec_gpu_encode(&b, &in[i], &prev);
   prof__gpu_dec d;
-  assert_int_equal(prof__gpu_dec_init(&d, b.p, b.len), 0);
+  assert_int_equal(prof__rec_gpu_dec_init(&d, b.p, b.len), 0);
   for (int i = 0; i < 9; i++) {
-    assert_int_equal(prof__gpu_dec_next(&d, &out), 1);
+    assert_int_equal(prof__rec_gpu_dec_next(&d, &out), 1);
     assert_memory_equal(&out, &in[i], sizeof out);
   }
-  assert_int_equal(prof__gpu_dec_next(&d, &out), 0);
+  assert_int_equal(prof__rec_gpu_dec_next(&d, &out), 0);
   /* every truncation and a flipped byte decode without crashing */
   for (size_t cut = 0; cut < b.len; cut++) {
-    int rc = prof__gpu_dec_init(&d, b.p, cut), n = 0;
-    while (rc == 0 && (rc = prof__gpu_dec_next(&d, &out)) == 1) rc = 0 * ++n;
+    int rc = prof__rec_gpu_dec_init(&d, b.p, cut), n = 0;
+    while (rc == 0 && (rc = prof__rec_gpu_dec_next(&d, &out)) == 1) rc = 0 * ++n;
     assert_true(n < 9);
   }
   b.p[0] = 99;
-  assert_int_equal(prof__gpu_dec_init(&d, b.p, b.len), PROF_EVERSION);
+  assert_int_equal(prof__rec_gpu_dec_init(&d, b.p, b.len), PROF_EVERSION);
   prof__buf_free(&b);
 }
 

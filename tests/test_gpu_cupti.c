@@ -440,17 +440,17 @@ static void completed_buffer_becomes_one_gpu_payload(void **state) {
   assert_int_equal(prof__gpu_queue_pop(&b), 1);
   prof__gpu_dec d;
   prof__gpu_rec r;
-  assert_int_equal(prof__gpu_dec_init(&d, b.p, b.len), 0);
-  assert_int_equal(prof__gpu_dec_next(&d, &r), 1);
+  assert_int_equal(prof__rec_gpu_dec_init(&d, b.p, b.len), 0);
+  assert_int_equal(prof__rec_gpu_dec_next(&d, &r), 1);
   assert_int_equal(r.kind, PROF_GPU_KERNEL);
   assert_int_equal(r.start, 5000);
   assert_int_equal(r.end, 9000);
   assert_int_equal(r.name, prof__intern("buffered_kernel"));
-  assert_int_equal(prof__gpu_dec_next(&d, &r), 1);
+  assert_int_equal(prof__rec_gpu_dec_next(&d, &r), 1);
   assert_int_equal(r.kind, PROF_GPU_MEMCPY);
   assert_int_equal(r.sub, PROF_GPU_COPY_D2H);
   assert_int_equal(r.bytes, 4096);
-  assert_int_equal(prof__gpu_dec_next(&d, &r), 0);
+  assert_int_equal(prof__rec_gpu_dec_next(&d, &r), 0);
   prof__buf_free(&b);
 }
 
@@ -841,12 +841,12 @@ static void incomplete_records_are_counted_and_skipped(void **state) {
   assert_int_equal(prof__gpu_queue_pop(&b), 1);
   prof__gpu_dec d;
   prof__gpu_rec r;
-  assert_int_equal(prof__gpu_dec_init(&d, b.p, b.len), 0);
-  assert_int_equal(prof__gpu_dec_next(&d, &r), 1);
+  assert_int_equal(prof__rec_gpu_dec_init(&d, b.p, b.len), 0);
+  assert_int_equal(prof__rec_gpu_dec_next(&d, &r), 1);
   assert_int_equal(r.name, prof__intern("first"));
-  assert_int_equal(prof__gpu_dec_next(&d, &r), 1);
+  assert_int_equal(prof__rec_gpu_dec_next(&d, &r), 1);
   assert_int_equal(r.name, prof__intern("last"));
-  assert_int_equal(prof__gpu_dec_next(&d, &r), 0);
+  assert_int_equal(prof__rec_gpu_dec_next(&d, &r), 0);
   prof__buf_free(&b);
   prof__gpu_stop_for_test();
 }

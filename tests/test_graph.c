@@ -301,7 +301,7 @@ static const char *module_trace(void) {
   h.tag = M_ACT;
   h.kind = PROF_HIST_ACTIVATION;
   h.sum.count = 64;
-  prof__hist_encode(&b, &h);
+  prof__rec_hist_encode(&b, &h);
   assert_int_equal(prof__tw_chunk(t.w, PROF_CHUNK_HIST, b.p, b.len), 0);
   prof__buf_free(&b);
   return tb_close(&t, "0");

@@ -40,8 +40,8 @@ static const char *model_trace(void) {
     r.tag = 3;
     r.kind = PROF_HIST_GRADIENT;
     const float vals[] = {(float)(k + 1), -(float)(k + 1) / 2};
-    prof__hist_summarise(vals, 2, &r.sum);
-    prof__hist_encode(&b, &r);
+    prof__rec_hist_summarise(vals, 2, &r.sum);
+    prof__rec_hist_encode(&b, &r);
     tb_se(&t, 1, ts + 900000, k);
   }
   tb_thread_named(&t, 1, "main", 0);

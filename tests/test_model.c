@@ -79,7 +79,7 @@ static void assert_close(double got, double want, double rel, double abs_tol) {
 
 static void check_against_naive(const float *v, size_t n) {
   prof__hsum a, b;
-  prof__hist_summarise(v, n, &a);
+  prof__rec_hist_summarise(v, n, &a);
   naive(v, n, &b);
   assert_int_equal(a.count, b.count);
   assert_int_equal(a.zeros, b.zeros);
@@ -111,7 +111,7 @@ static void summary_of_known_values(void **state) {
   (void)state;
   const float v[] = {0.0f, 1.0f, -2.0f, 3.0f, 0.5f, -0.0f, 4.0f, 1.5f};
   prof__hsum s;
-  prof__hist_summarise(v, 8, &s);
+  prof__rec_hist_summarise(v, 8, &s);
   assert_int_equal(s.count, 8);
   assert_int_equal(s.zeros, 2);
   assert_true(s.min == -2.0 && s.max == 4.0);
@@ -123,14 +123,14 @@ static void summary_of_known_values(void **state) {
   assert_int_equal(s.bucket[2 - PROF_HIST_EMIN], 1);
   double var = (0 + 1 + 4 + 9 + 0.25 + 0 + 16 + 2.25) / 8.0 - 1.0;
   assert_close(s.std, sqrt(var), 1e-12, 0);
-  assert_close(prof__hist_rms(&s), sqrt(32.5 / 8.0), 1e-12, 0);
+  assert_close(prof__rec_hist_rms(&s), sqrt(32.5 / 8.0), 1e-12, 0);
 }
 
 static void nonfinite_values_are_counted_and_excluded(void **state) {
   (void)state;
   float v[10] = {1, 2, NAN, 3, INFINITY, -INFINITY, 4, NAN, -INFINITY, 0};
   prof__hsum s;
-  prof__hist_summarise(v, 10, &s);
+  prof__rec_hist_summarise(v, 10, &s);
   assert_int_equal(s.nan, 2);
   assert_int_equal(s.inf, 3);
   assert_int_equal(s.zeros, 1);
@@ -138,10 +138,10 @@ static void nonfinite_values_are_counted_and_excluded(void **state) {
   assert_close(s.mean, 2.0, 1e-15, 0);
   check_against_naive(v, 10);
   float allnan[3] = {NAN, NAN, NAN};
-  prof__hist_summarise(allnan, 3, &s);
+  prof__rec_hist_summarise(allnan, 3, &s);
   assert_int_equal(s.nan, 3);
   assert_true(s.mean == 0 && s.min == 0 && s.max == 0);
-  prof__hist_summarise(NULL, 0, &s);
+  prof__rec_hist_summarise(NULL, 0, &s);
   assert_int_equal(s.count, 0);
 }
 
@@ -152,14 +152,14 @@ static void codec_round_trips_and_rejects_garbage(void **state) {
   float v[300];
   fill_mixed(v, 300);
   prof__hrec r = {.ts_ns = 123456789, .step1 = 8, .tid = 77, .tag = 5, .kind = PROF_HIST_GRADIENT};
-  prof__hist_summarise(v, 300, &r.sum);
+  prof__rec_hist_summarise(v, 300, &r.sum);
   prof__buf b = {0};
-  prof__hist_encode(&b, &r);
-  prof__hist_encode(&b, &r);
+  prof__rec_hist_encode(&b, &r);
+  prof__rec_hist_encode(&b, &r);
   prof__cur c = {b.p, b.p + b.len, 0};
   prof__hrec d;
   for (int k = 0; k < 2; k++) {
-    assert_int_equal(prof__hist_decode(&c, &d), 1);
+    assert_int_equal(prof__rec_hist_decode(&c, &d), 1);
     assert_memory_equal(&d.sum, &r.sum, sizeof r.sum);
     assert_int_equal(d.ts_ns, r.ts_ns);
     assert_int_equal(d.step1, 8);
@@ -167,15 +167,15 @@ static void codec_round_trips_and_rejects_garbage(void **state) {
     assert_int_equal(d.tag, 5);
     assert_int_equal(d.kind, PROF_HIST_GRADIENT);
   }
-  assert_int_equal(prof__hist_decode(&c, &d), 0);
+  assert_int_equal(prof__rec_hist_decode(&c, &d), 0);
   size_t one = b.len / 2;
   for (size_t cut = 1; cut < one; cut++) { /* every truncation fails cleanly */
     prof__cur t = {b.p, b.p + cut, 0};
-    assert_int_equal(prof__hist_decode(&t, &d), -1);
+    assert_int_equal(prof__rec_hist_decode(&t, &d), -1);
   }
   uint8_t bad[64] = {1, 1, 1, 1, 9 /* kind */};
   prof__cur t = {bad, bad + sizeof bad, 0};
-  assert_int_equal(prof__hist_decode(&t, &d), -1);
+  assert_int_equal(prof__rec_hist_decode(&t, &d), -1);
   prof__buf_free(&b);
 }
 
@@ -256,7 +256,7 @@ static void tb_hist(tb *t, const char *tag, int kind, uint64_t step, double rms,
   r.sum.bucket[0 - PROF_HIST_EMIN] = r.sum.count - r.sum.zeros - nan;
   prof__buf b = {0};
   prof__buf_u8(&b, PROF_HIST_FORMAT);
-  prof__hist_encode(&b, &r);
+  prof__rec_hist_encode(&b, &r);
   assert_int_equal(prof__tw_chunk(t->w, PROF_CHUNK_HIST, b.p, b.len), 0);
   prof__buf_free(&b);
 }
@@ -277,7 +277,7 @@ static void tb_hist_units(tb *t, const char *tag, uint64_t step, uint64_t units,
   r.sum.dead_units = dead;
   prof__buf b = {0};
   prof__buf_u8(&b, PROF_HIST_FORMAT);
-  prof__hist_encode(&b, &r);
+  prof__rec_hist_encode(&b, &r);
   assert_int_equal(prof__tw_chunk(t->w, PROF_CHUNK_HIST, b.p, b.len), 0);
   prof__buf_free(&b);
 }
@@ -505,28 +505,28 @@ static void dead_units_of_a_tensor_are_counted_per_unit(void **state) {
   float v[ROWS * UNITS];
   for (int i = 0; i < ROWS; i++)
     for (int j = 0; j < UNITS; j++) v[i * UNITS + j] = j < 6 ? (j % 2 ? -0.0f : 0.0f) : (i % 3 ? 0.0f : 1.5f);
-  assert_int_equal(prof__hist_dead_units(v, ROWS * UNITS, UNITS), 6);
-  assert_int_equal(prof__hist_dead_units(v, ROWS * UNITS, 7), 0); /* does not divide */
-  assert_int_equal(prof__hist_dead_units(v, ROWS * UNITS, 0), 0);
+  assert_int_equal(prof__rec_hist_dead_units(v, ROWS * UNITS, UNITS), 6);
+  assert_int_equal(prof__rec_hist_dead_units(v, ROWS * UNITS, 7), 0); /* does not divide */
+  assert_int_equal(prof__rec_hist_dead_units(v, ROWS * UNITS, 0), 0);
   /* the unit count survives the codec; records without it decode as before */
   prof__hrec r, d;
   memset(&r, 0, sizeof r);
   r.step1 = 3, r.tag = 9, r.kind = PROF_HIST_ACTIVATION;
-  prof__hist_summarise(v, ROWS * UNITS, &r.sum);
+  prof__rec_hist_summarise(v, ROWS * UNITS, &r.sum);
   r.sum.units = UNITS, r.sum.dead_units = 6;
   prof__buf b = {0};
-  prof__hist_encode(&b, &r);
+  prof__rec_hist_encode(&b, &r);
   r.sum.units = 0, r.sum.dead_units = 0;
-  prof__hist_encode(&b, &r);
+  prof__rec_hist_encode(&b, &r);
   prof__cur c = {b.p, b.p + b.len, 0};
-  assert_int_equal(prof__hist_decode(&c, &d), 1);
+  assert_int_equal(prof__rec_hist_decode(&c, &d), 1);
   assert_int_equal(d.kind, PROF_HIST_ACTIVATION);
   assert_int_equal(d.sum.units, UNITS);
   assert_int_equal(d.sum.dead_units, 6);
-  assert_int_equal(prof__hist_decode(&c, &d), 1);
+  assert_int_equal(prof__rec_hist_decode(&c, &d), 1);
   assert_int_equal(d.kind, PROF_HIST_ACTIVATION);
   assert_int_equal(d.sum.units, 0);
-  assert_int_equal(prof__hist_decode(&c, &d), 0);
+  assert_int_equal(prof__rec_hist_decode(&c, &d), 0);
   prof__buf_free(&b);
 }
 
@@ -702,7 +702,7 @@ static void api_records_scalars_and_summaries(void **state) {
       prof__cur c = {rec.data, rec.data + rec.len, 0};
       assert_int_equal(prof__cur_u8(&c), PROF_HIST_FORMAT);
       prof__hrec h;
-      while (prof__hist_decode(&c, &h) == 1) {
+      while (prof__rec_hist_decode(&c, &h) == 1) {
         if (h.sum.count == 0) {
           assert_int_equal(h.kind, PROF_HIST_OTHER);
           nempty++;
@@ -712,7 +712,7 @@ static void api_records_scalars_and_summaries(void **state) {
         assert_int_equal(h.step1, nhist + 1);
         w[0] = (float)nhist;
         prof__hsum want;
-        prof__hist_summarise(w, 4096, &want);
+        prof__rec_hist_summarise(w, 4096, &want);
         assert_memory_equal(&h.sum, &want, sizeof want);
         assert_true(h.ts_ns > 0);
         nhist++;

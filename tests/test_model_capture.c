@@ -201,7 +201,7 @@ static int scenario_slow_job(const char *path) {
 
 static prof__live_page *wait_page(pid_t pid) {
   for (int i = 0; i < 500; i++) {
-    prof__live_page *p = prof__live_open(pid, NULL, 0);
+    prof__live_page *p = prof__livepage_open(pid, NULL, 0);
     if (p) return p;
     usleep(10000);
   }
@@ -217,7 +217,7 @@ static void top_once_and_trigger_on_a_running_job(void **state) {
   prof__live_page *p = wait_page(pid), v;
   assert_non_null(p);
   for (int i = 0; i < 300; i++) { /* until the top ranges are published (about 1 s) */
-    if (prof__live_read(p, &v) == 0 && v.bg.nranges > 0 && v.step.steps >= 3) break;
+    if (prof__livepage_read(p, &v) == 0 && v.bg.nranges > 0 && v.step.steps >= 3) break;
     usleep(10000);
   }
   assert_true(v.bg.nranges > 0);
@@ -256,7 +256,7 @@ static void top_once_and_trigger_on_a_running_job(void **state) {
   char rep[700];
   snprintf(rep, sizeof rep, "%s.report.txt", seg);
   assert_true(th_exists(rep));
-  prof__live_close(p);
+  prof__livepage_close(p);
   kill(pid, SIGKILL);
   wait_child(pid);
   snprintf(cmd, sizeof cmd, CLI " top %d --once", (int)pid); /* killed: the page stays, the process is gone */
@@ -266,7 +266,7 @@ static void top_once_and_trigger_on_a_running_job(void **state) {
   assert_non_null(strstr(txt, "process ended"));
   free(txt);
   char page[600];
-  prof__live_path((int)pid, page, sizeof page);
+  prof__livepage_path((int)pid, page, sizeof page);
   unlink(page);
 }
 
@@ -300,13 +300,13 @@ static void break_at_step_pauses_until_resume(void **state) {
   assert_non_null(p);
   int paused = 0;
   for (int i = 0; i < 1000 && !paused; i++) {
-    paused = prof__live_read(p, &v) == 0 && v.ctl.paused_step == 4;
+    paused = prof__livepage_read(p, &v) == 0 && v.ctl.paused_step == 4;
     if (!paused) usleep(10000);
   }
   assert_true(paused);
   usleep(100000);
   assert_int_equal(waitpid(pid, NULL, WNOHANG), 0); /* still waiting */
-  prof__live_read(p, &v);
+  prof__livepage_read(p, &v);
   assert_int_equal(v.step.steps, 3);                /* steps 0..2 done, 3 not begun */
   char snap[600];
   snprintf(snap, sizeof snap, "%s.snapshot.txt", path);
@@ -321,7 +321,7 @@ static void break_at_step_pauses_until_resume(void **state) {
   char cmd[256];
   snprintf(cmd, sizeof cmd, CLI " resume %d", (int)pid);
   assert_int_equal(th_run(cmd, th_tmp_path("resume", ".txt")), 0);
-  prof__live_close(p);
+  prof__livepage_close(p);
   assert_int_equal(wait_child(pid), 0);
   trace_facts f;
   assert_int_equal(read_facts(path, &f), 0);

@@ -144,11 +144,11 @@ static void thread_chunk_round_trips_and_rejects_cuts(void **state) {
   prof__res_thread t[2] = {{.tid = 77, .comm = "loader", .cpu_ns = 900000000, .total_ns = 5000000000ull},
                            {.tid = 78, .comm = "main", .cpu_ns = 100, .total_ns = 200}};
   prof__buf b = {0};
-  prof__res_chunk_encode(&b, 123456789, 1000000000, 9, t, 2);
+  prof__rec_res_chunk_encode(&b, 123456789, 1000000000, 9, t, 2);
   prof__res_thread out[2];
   uint64_t ts, w;
   uint32_t nt;
-  assert_int_equal(prof__res_chunk_decode(b.p, b.len, &ts, &w, &nt, out, 2), 2);
+  assert_int_equal(prof__rec_res_chunk_decode(b.p, b.len, &ts, &w, &nt, out, 2), 2);
   assert_int_equal(ts, 123456789);
   assert_int_equal(w, 1000000000);
   assert_int_equal(nt, 9);
@@ -156,7 +156,7 @@ static void thread_chunk_round_trips_and_rejects_cuts(void **state) {
   assert_string_equal(out[0].comm, "loader");
   assert_int_equal(out[0].cpu_ns, 900000000);
   assert_int_equal(out[1].total_ns, 200);
-  for (size_t n = 0; n < b.len; n++) assert_int_equal(prof__res_chunk_decode(b.p, n, &ts, &w, &nt, out, 2), -1);
+  for (size_t n = 0; n < b.len; n++) assert_int_equal(prof__rec_res_chunk_decode(b.p, n, &ts, &w, &nt, out, 2), -1);
   prof__buf_free(&b);
 }
 
@@ -192,7 +192,7 @@ static void sampler_rates_are_deltas_over_time(void **state) {
     if (ev[i].aux == PROF_RES_CPU) seen |= 1, assert_true(v > 1.4999 && v < 1.5001);
     if (ev[i].aux == PROF_RES_IO_WRITE) seen |= 2, assert_true(v > 2 * MIB - 1 && v < 2 * MIB + 1);
     if (ev[i].aux == PROF_RES_NET_RX) seen |= 4, assert_true(v > 1999 && v < 2001);
-    if (prof__res_metric_is_rate(ev[i].aux)) {
+    if (prof__rec_res_metric_is_rate(ev[i].aux)) {
       assert_int_equal(ev[i].ts, 1000000000ull);
       assert_int_equal(ev[i].b, 500000000ull);
     }

@@ -269,10 +269,10 @@ static const char *tb_trace(void) {
   r.tid = 1;
   r.tag = 6;
   const float vals[] = {0, 0, 1.5f, -3, 0.25f};
-  prof__hist_summarise(vals, 5, &r.sum);
+  prof__rec_hist_summarise(vals, 5, &r.sum);
   prof__buf b = {0};
   prof__buf_u8(&b, PROF_HIST_FORMAT);
-  prof__hist_encode(&b, &r);
+  prof__rec_hist_encode(&b, &r);
   if (prof__tw_chunk(t.w, PROF_CHUNK_HIST, b.p, b.len)) abort();
   prof__buf_free(&b);
 #endif

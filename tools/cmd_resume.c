@@ -13,10 +13,10 @@ static int run(int argc, char **argv) {
   if (cli_parse("resume", argc, argv, opts, &pid_s, 1, &npos)) return CLI_USAGE;
   int pid = live_pid_arg("resume", npos == 1 ? pid_s : NULL);
   if (pid < 0) return CLI_USAGE;
-  prof__live_page *p = prof__live_open(pid, NULL, 0);
+  prof__live_page *p = prof__livepage_open(pid, NULL, 0);
   if (p && !live_own_job(pid, p, 0)) {
     cli_error("resume", "pid %d is not a running mlprof job of this user", pid);
-    prof__live_close(p);
+    prof__livepage_close(p);
     return CLI_BADTRACE;
   }
   if (!p) { /* no page: the job stopped itself with SIGSTOP */
@@ -38,7 +38,7 @@ static int run(int argc, char **argv) {
   for (int i = 0; paused && i < 250 && __atomic_load_n(&p->ctl.paused_step, __ATOMIC_ACQUIRE); i++)
     nanosleep(&ts, NULL);
   if (paused) printf("pid %d resumed at step %llu\n", pid, (unsigned long long)(paused - 1));
-  prof__live_close(p);
+  prof__livepage_close(p);
   return CLI_OK;
 }
 

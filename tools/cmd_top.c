@@ -93,7 +93,7 @@ int live_own_job(int pid, const prof__live_page *p, int stopped) {
 
 prof__live_page *live_attach(const char *cmd, int pid) {
   char path[512];
-  prof__live_page *p = prof__live_open(pid, path, sizeof path);
+  prof__live_page *p = prof__livepage_open(pid, path, sizeof path);
   if (!p)
     cli_error(cmd, "no live page for pid %d at %s (%s): is it running with mlprof, with MLPROF_LIVE not 0?", pid,
               path, errno == EPROTO ? "not an mlprof page of this version"
@@ -105,7 +105,7 @@ prof__live_page *live_attach_own(const char *cmd, int pid) {
   prof__live_page *p = live_attach(cmd, pid);
   if (p && !live_own_job(pid, p, 0)) {
     cli_error(cmd, "pid %d is not a running mlprof job of this user", pid);
-    prof__live_close(p);
+    prof__livepage_close(p);
     return NULL;
   }
   return p;
@@ -173,7 +173,7 @@ static int run(int argc, char **argv) {
   prof__live_page v;
   for (;;) {
     int alive = live_alive(pid);
-    if (prof__live_read(p, &v) != 0) printf("(the page was changing too fast to read; retrying)\n");
+    if (prof__livepage_read(p, &v) != 0) printf("(the page was changing too fast to read; retrying)\n");
     if (tty && !once) printf("\033[H\033[2J");
     print_frame(&v, alive);
     fflush(stdout);
@@ -182,7 +182,7 @@ static int run(int argc, char **argv) {
     nanosleep(&ts, NULL);
     if (!tty) printf("\n");
   }
-  prof__live_close(p);
+  prof__livepage_close(p);
   return ferror(stdout) ? CLI_OUTPUT : CLI_OK;
 }
 

@@ -14,7 +14,7 @@ static int wait_capture(prof__live_page *p, int pid, const char *before, double 
   struct timespec ts = {0, 50 * 1000 * 1000};
   for (double waited = 0; timeout <= 0 || waited < timeout; waited += 0.05) {
     int alive = live_alive(pid);
-    if (prof__live_read(p, &v) == 0 && v.bg.last_capture[0] && strcmp(v.bg.last_capture, before) != 0) {
+    if (prof__livepage_read(p, &v) == 0 && v.bg.last_capture[0] && strcmp(v.bg.last_capture, before) != 0) {
       printf("captured: %s\nreport: %s.report.txt\n", v.bg.last_capture, v.bg.last_capture);
       return CLI_OK;
     }
@@ -53,7 +53,7 @@ static int run(int argc, char **argv) {
   printf("pid %d will record its next %ld steps\n", pid, steps);
   fflush(stdout);
   int rc = no_wait ? CLI_OK : wait_capture(p, pid, before, timeout_s ? atof(timeout_s) : 0);
-  prof__live_close(p);
+  prof__livepage_close(p);
   return rc;
 }
 

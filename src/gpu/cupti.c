@@ -370,7 +370,7 @@ static void consume(uint8_t *buffer, size_t valid) {
     if (rc != CUPTI_SUCCESS) break;
     if (prof__cupti_translate(rec, &r) != 1) continue;
     if (r.kind == PROF_GPU_DEVICE) device_meta(&r, (const cu_device *)rec);
-    prof__gpu_encode(&b, &r, &prev);
+    prof__rec_gpu_encode(&b, &r, &prev);
     if (b.len >= PAYLOAD_MAX) {
       prof__gpu_queue_push(&b);
       memset(&prev, 0, sizeof prev);

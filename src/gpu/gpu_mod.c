@@ -187,7 +187,7 @@ static void report_dropped(prof__tw *tw) {
   r.end = r.start;
   prof__gpu_rec prev = {0};
   prof__buf b = {0};
-  prof__gpu_encode(&b, &r, &prev);
+  prof__rec_gpu_encode(&b, &r, &prev);
   if (!b.oom) prof__tw_chunk(tw, PROF_CHUNK_GPU, b.p, b.len);
   prof__buf_free(&b);
   prof__tw_thread(tw, PROF_GPU_PSEUDO_TID, "mlprof-cupti", d, 0);

@@ -56,7 +56,7 @@ int prof__live_create(void) {
   const char *off = prof__env("LIVE");
   if (prof__live_self() || (off && strcmp(off, "0") == 0)) return 0;
   char dir[400];
-  if (prof__live_dir(dir, sizeof dir, 1) != 0) {
+  if (prof__livepage_dir(dir, sizeof dir, 1) != 0) {
     fprintf(stderr, "mlprof: no live page: folder %s is unsafe or cannot be created (%s); "
             "set MLPROF_LIVE_DIR\n", dir, strerror(errno));
     return PROF_EIO;

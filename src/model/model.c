@@ -89,15 +89,15 @@ PROF_API void prof_histogram_units(const char *tag, int kind, const float *value
   r.tid = t->tid;
   r.tag = id;
   r.kind = (unsigned)kind <= PROF_HIST_OTHER ? kind : PROF_HIST_OTHER;
-  prof__hist_summarise(values, n, &r.sum);
+  prof__rec_hist_summarise(values, n, &r.sum);
   if (units && n % units == 0) {
     r.sum.units = units;
-    r.sum.dead_units = prof__hist_dead_units(values, n, units);
+    r.sum.dead_units = prof__rec_hist_dead_units(values, n, units);
   }
   uint64_t ticks = prof__ticks();
   uint8_t tmp[REC_MAX];
   prof__buf b = {tmp, 0, sizeof tmp, 0};
-  prof__hist_encode(&b, &r);
+  prof__rec_hist_encode(&b, &r);
   if (!b.oom && b.p == tmp) stage_put(ticks, tmp + 1, (uint32_t)(b.len - 1)); /* drop the ts byte */
 }
 

@@ -121,7 +121,7 @@ static void scan_threads(prof__tw *tw, uint64_t now) {
   R.last_scan_ns = now;
   if (n <= 0) return;
   prof__buf b = {0};
-  prof__res_chunk_encode(&b, now, window, nthreads, top, n);
+  prof__rec_res_chunk_encode(&b, now, window, nthreads, top, n);
   if (!b.oom) prof__tw_chunk(tw, PROF_CHUNK_RES, b.p, b.len);
   prof__buf_free(&b);
 }
@@ -199,10 +199,10 @@ static size_t res_header(prof__kv *kv, size_t max) {
 
 static void intern_names(void) {
   char buf[48];
-  for (int c = 1; c < PROF_RES_NPROC; c++) R.name_proc[c] = prof__intern(prof__res_metric_name(c, 0, buf, sizeof buf));
+  for (int c = 1; c < PROF_RES_NPROC; c++) R.name_proc[c] = prof__intern(prof__rec_res_metric_name(c, 0, buf, sizeof buf));
   for (int i = 0; i < R.ngpus; i++)
     for (int k = 0; k < PROF_RES_GPU_END - PROF_RES_GPU_UTIL; k++)
-      R.name_gpu[i][k] = prof__intern(prof__res_metric_name(PROF_RES_GPU_UTIL + k, i, buf, sizeof buf));
+      R.name_gpu[i][k] = prof__intern(prof__rec_res_metric_name(PROF_RES_GPU_UTIL + k, i, buf, sizeof buf));
 }
 
 static int res_start(void) {

@@ -14,7 +14,7 @@
 
 #include "live_page.h"
 
-int prof__live_dir(char *out, size_t n, int create) {
+int prof__livepage_dir(char *out, size_t n, int create) {
   const char *dir = getenv("MLPROF_LIVE_DIR");
   if (dir && *dir) {
     snprintf(out, n, "%s", dir);
@@ -33,15 +33,15 @@ int prof__live_dir(char *out, size_t n, int create) {
   return 0;
 }
 
-void prof__live_path(int pid, char *out, size_t n) {
+void prof__livepage_path(int pid, char *out, size_t n) {
   char dir[400];
-  prof__live_dir(dir, sizeof dir, 0);
+  prof__livepage_dir(dir, sizeof dir, 0);
   snprintf(out, n, "%s/mlprof.%d", dir, pid);
 }
 
-prof__live_page *prof__live_open(int pid, char *path_out, size_t n) {
+prof__live_page *prof__livepage_open(int pid, char *path_out, size_t n) {
   char path[512];
-  prof__live_path(pid, path, sizeof path);
+  prof__livepage_path(pid, path, sizeof path);
   if (path_out) snprintf(path_out, n, "%s", path);
   int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return NULL;
@@ -69,7 +69,7 @@ prof__live_page *prof__live_open(int pid, char *path_out, size_t n) {
   return lp;
 }
 
-void prof__live_close(prof__live_page *p) {
+void prof__livepage_close(prof__live_page *p) {
   if (p) munmap(p, sizeof *p);
 }
 
@@ -85,7 +85,7 @@ static int read_part(const uint64_t *seq, const void *src, void *dst, size_t n) 
   return -1;
 }
 
-int prof__live_read(const prof__live_page *p, prof__live_page *out) {
+int prof__livepage_read(const prof__live_page *p, prof__live_page *out) {
   memcpy(out, p, offsetof(prof__live_page, step));
   int rc = read_part(&p->step.seq, &p->step, &out->step, sizeof out->step);
   if (read_part(&p->bg.seq, &p->bg, &out->bg, sizeof out->bg)) rc = -1;

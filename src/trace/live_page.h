@@ -62,16 +62,16 @@ typedef struct prof__live_page {
 /* The folder of the pages (MLPROF_LIVE_DIR, else /dev/shm/mlprof-<uid>,
  * made 0700 when `create`) into out; 0, or -1 when the default folder is
  * unsafe (a symlink, not a folder, someone else's). */
-int prof__live_dir(char *out, size_t n, int create);
+int prof__livepage_dir(char *out, size_t n, int create);
 
 /* Reader side (tools, tests): map the page of `pid` read-write. Returns the
- * page or NULL (errno set); unmap with prof__live_close. */
-prof__live_page *prof__live_open(int pid, char *path_out, size_t n);
-void prof__live_close(prof__live_page *p);
+ * page or NULL (errno set); unmap with prof__livepage_close. */
+prof__live_page *prof__livepage_open(int pid, char *path_out, size_t n);
+void prof__livepage_close(prof__live_page *p);
 /* Copy a consistent view of the page into `out`; returns 0 or -1 after
  * many torn reads. */
-int prof__live_read(const prof__live_page *p, prof__live_page *out);
+int prof__livepage_read(const prof__live_page *p, prof__live_page *out);
 /* Path of the page of `pid`. */
-void prof__live_path(int pid, char *out, size_t n);
+void prof__livepage_path(int pid, char *out, size_t n);
 
 #endif /* PROF_LIVE_PAGE_H */

@@ -76,7 +76,7 @@ static void put_body(prof__buf *b, const prof__gpu_rec *r) {
   }
 }
 
-void prof__gpu_encode(prof__buf *b, const prof__gpu_rec *r, prof__gpu_rec *prev) {
+void prof__rec_gpu_encode(prof__buf *b, const prof__gpu_rec *r, prof__gpu_rec *prev) {
   if (!b || !r || !prev || r->kind < 1 || r->kind > PROF_GPU_KIND_MAX) return;
   if (b->len == 0) prof__buf_u8(b, PROF_GPU_FORMAT);
   uint64_t end = r->end < r->start ? r->start : r->end;
@@ -89,7 +89,7 @@ void prof__gpu_encode(prof__buf *b, const prof__gpu_rec *r, prof__gpu_rec *prev)
   prev->start = r->start;
 }
 
-int prof__gpu_dec_init(prof__gpu_dec *d, const void *data, size_t len) {
+int prof__rec_gpu_dec_init(prof__gpu_dec *d, const void *data, size_t len) {
   memset(d, 0, sizeof *d);
   if (!data || len == 0) {
     d->bad = 1;
@@ -179,7 +179,7 @@ static void get_body(prof__cur *c, prof__gpu_rec *r) {
   }
 }
 
-int prof__gpu_dec_next(prof__gpu_dec *d, prof__gpu_rec *r) {
+int prof__rec_gpu_dec_next(prof__gpu_dec *d, prof__gpu_rec *r) {
   if (d->bad) return PROF_EFORMAT;
   if (d->cur.p >= d->cur.end) return 0;
   prof__cur *c = &d->cur;
@@ -200,18 +200,18 @@ int prof__gpu_dec_next(prof__gpu_dec *d, prof__gpu_rec *r) {
   return 1;
 }
 
-const char *prof__gpu_kind_name(int kind) {
+const char *prof__rec_gpu_kind_name(int kind) {
   static const char *const n[] = {"?", "kernel", "memcpy", "memset", "memory", "sync", "api", "overhead",
                                   "device", "dropped"};
   return kind >= 1 && kind <= PROF_GPU_KIND_MAX ? n[kind] : "?";
 }
 
-const char *prof__gpu_copy_name(int dir) {
+const char *prof__rec_gpu_copy_name(int dir) {
   static const char *const n[] = {"other", "h2d", "d2h", "d2d", "h2h", "p2p"};
   return dir >= 0 && dir < PROF_GPU_COPY_COUNT ? n[dir] : "other";
 }
 
-const char *prof__gpu_mem_name(int mem) {
+const char *prof__rec_gpu_mem_name(int mem) {
   static const char *const n[] = {"unknown", "pageable", "pinned", "device", "array", "managed"};
   return mem >= 0 && mem <= PROF_GPU_MEM_MANAGED ? n[mem] : "unknown";
 }

@@ -2,7 +2,7 @@
  *
  * The CUPTI module (src/gpu/cupti.c, the only file that sees cupti.h)
  * translates CUPTI's activity structs into prof__gpu_rec and packs them into
- * PROF_CHUNK_GPU payloads with prof__gpu_encode(); the analyzer unpacks them
+ * PROF_CHUNK_GPU payloads with prof__rec_gpu_encode(); the analyzer unpacks them
  * with prof__gpu_decode(). docs/trace-format-gpu.md is the byte-level
  * specification of the payload; keep the two in step.
  */
@@ -92,7 +92,7 @@ typedef struct prof__gpu_rec {
 /* Append one record to a payload being built. An empty buffer gets the
  * format byte first. Records are delta-encoded against the previous one of
  * the same payload (`prev`, zeroed by the caller at the payload's start). */
-void prof__gpu_encode(prof__buf *b, const prof__gpu_rec *r, prof__gpu_rec *prev);
+void prof__rec_gpu_encode(prof__buf *b, const prof__gpu_rec *r, prof__gpu_rec *prev);
 
 /* A decoder over one payload. */
 typedef struct prof__gpu_dec {
@@ -103,14 +103,14 @@ typedef struct prof__gpu_dec {
 
 /* Start decoding `data[0..len)`. Returns 0, or PROF_EVERSION for an unknown
  * format byte, PROF_EFORMAT for an empty payload. */
-int prof__gpu_dec_init(prof__gpu_dec *d, const void *data, size_t len);
+int prof__rec_gpu_dec_init(prof__gpu_dec *d, const void *data, size_t len);
 /* Next record: 1 with *r filled, 0 at the end, PROF_EFORMAT on a malformed
  * payload (records before it were delivered). */
-int prof__gpu_dec_next(prof__gpu_dec *d, prof__gpu_rec *r);
+int prof__rec_gpu_dec_next(prof__gpu_dec *d, prof__gpu_rec *r);
 
 /* Names for reports and exporters ("h2d", "kernel", "pinned", ...). */
-const char *prof__gpu_kind_name(int kind);
-const char *prof__gpu_copy_name(int dir);
-const char *prof__gpu_mem_name(int mem);
+const char *prof__rec_gpu_kind_name(int kind);
+const char *prof__rec_gpu_copy_name(int dir);
+const char *prof__rec_gpu_mem_name(int mem);
 
 #endif /* PROF_REC_GPU_H */

@@ -94,7 +94,7 @@ static void fold_exponents(prof__hsum *o, uint64_t *exp_count) {
   for (int e = 1; e < 255; e++) o->bucket[e] = exp_count[e]; /* bucket index e is 2^(e-127) */
 }
 
-void prof__hist_summarise(const float *v, size_t n, prof__hsum *o) {
+void prof__rec_hist_summarise(const float *v, size_t n, prof__hsum *o) {
   memset(o, 0, sizeof *o);
   o->count = n;
   if (!v || !n) return;
@@ -132,7 +132,7 @@ void prof__hist_summarise(const float *v, size_t n, prof__hsum *o) {
   o->max = mx;
 }
 
-uint64_t prof__hist_dead_units(const float *v, size_t n, size_t units) {
+uint64_t prof__rec_hist_dead_units(const float *v, size_t n, size_t units) {
   if (!v || !units || n % units) return 0;
   size_t rows = n / units;
   uint64_t dead = 0;
@@ -144,7 +144,7 @@ uint64_t prof__hist_dead_units(const float *v, size_t n, size_t units) {
   return dead;
 }
 
-double prof__hist_rms(const prof__hsum *s) {
+double prof__rec_hist_rms(const prof__hsum *s) {
   return sqrt(s->mean * s->mean + s->std * s->std);
 }
 
@@ -166,7 +166,7 @@ static double cur_f64(prof__cur *c) {
   return v;
 }
 
-void prof__hist_encode(prof__buf *b, const prof__hrec *r) {
+void prof__rec_hist_encode(prof__buf *b, const prof__hrec *r) {
   const prof__hsum *s = &r->sum;
   prof__buf_varint(b, r->ts_ns);
   prof__buf_varint(b, r->step1);
@@ -197,7 +197,7 @@ void prof__hist_encode(prof__buf *b, const prof__hrec *r) {
   }
 }
 
-int prof__hist_decode(prof__cur *c, prof__hrec *r) {
+int prof__rec_hist_decode(prof__cur *c, prof__hrec *r) {
   if (c->p >= c->end) return 0;
   memset(r, 0, sizeof *r);
   prof__hsum *s = &r->sum;

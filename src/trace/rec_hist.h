@@ -35,16 +35,16 @@ typedef struct prof__hsum {
 
 /* Summarise values[0..n) in one pass. Never allocates. values may be NULL
  * only when n == 0. */
-void prof__hist_summarise(const float *values, size_t n, prof__hsum *out);
+void prof__rec_hist_summarise(const float *values, size_t n, prof__hsum *out);
 
 /* Units of values[0..n) laid out as rows of `units` values (the unit is the
  * last, fastest dimension) that hold an exact zero in every row. Stops at
  * the first non-zero of each unit, so live units cost one read. Never
  * allocates. Returns 0 when units is 0 or does not divide n. */
-uint64_t prof__hist_dead_units(const float *values, size_t n, size_t units);
+uint64_t prof__rec_hist_dead_units(const float *values, size_t n, size_t units);
 
 /* Root mean square of the finite values, from mean and std. */
-double prof__hist_rms(const prof__hsum *s);
+double prof__rec_hist_rms(const prof__hsum *s);
 
 /* One decoded record of a HIST chunk. */
 typedef struct prof__hrec {
@@ -59,9 +59,9 @@ typedef struct prof__hrec {
 /* Append one record (producer staging or chunk building). A record with
  * units sets bit 7 of its kind byte and carries units and dead_units as two
  * varints after the buckets (docs/model-health.md). */
-void prof__hist_encode(prof__buf *b, const prof__hrec *r);
+void prof__rec_hist_encode(prof__buf *b, const prof__hrec *r);
 /* Decode the next record; returns 1, 0 at the end, -1 on a malformed
  * payload (the rest of the chunk is ignored). */
-int prof__hist_decode(prof__cur *c, prof__hrec *r);
+int prof__rec_hist_decode(prof__cur *c, prof__hrec *r);
 
 #endif

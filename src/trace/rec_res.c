@@ -28,18 +28,18 @@ static const char *const gpu_names[PROF_RES_GPU_END - PROF_RES_GPU_UTIL] = {
     "util_pct", "mem_util_pct", "mem_used_bytes", "power_w", "sm_clock_mhz", "temp_c",
 };
 
-const char *prof__res_metric_name(int code, int gpu, char *buf, size_t n) {
+const char *prof__rec_res_metric_name(int code, int gpu, char *buf, size_t n) {
   if (code > 0 && code < PROF_RES_NPROC) return proc_names[code];
   if (code < PROF_RES_GPU_UTIL || code >= PROF_RES_GPU_END || gpu < 0 || gpu >= PROF_RES_MAX_GPUS) return NULL;
   snprintf(buf, n, "res.gpu%d.%s", gpu, gpu_names[code - PROF_RES_GPU_UTIL]);
   return buf;
 }
 
-int prof__res_metric_is_rate(int code) {
+int prof__rec_res_metric_is_rate(int code) {
   return code > 0 && code < PROF_RES_NPROC && code != PROF_RES_LOAD1 && code != PROF_RES_RSS;
 }
 
-void prof__res_chunk_encode(prof__buf *b, uint64_t ts_ns, uint64_t window_ns, uint32_t nthreads,
+void prof__rec_res_chunk_encode(prof__buf *b, uint64_t ts_ns, uint64_t window_ns, uint32_t nthreads,
                             const prof__res_thread *t, int n) {
   prof__buf_u8(b, PROF_RES_CHUNK_VERSION);
   prof__buf_varint(b, ts_ns);
@@ -54,7 +54,7 @@ void prof__res_chunk_encode(prof__buf *b, uint64_t ts_ns, uint64_t window_ns, ui
   }
 }
 
-int prof__res_chunk_decode(const uint8_t *p, size_t len, uint64_t *ts_ns, uint64_t *window_ns,
+int prof__rec_res_chunk_decode(const uint8_t *p, size_t len, uint64_t *ts_ns, uint64_t *window_ns,
                            uint32_t *nthreads, prof__res_thread *t, int max) {
   prof__cur c = {p, p + len, 0};
   if (!p || prof__cur_u8(&c) != PROF_RES_CHUNK_VERSION) return -1;

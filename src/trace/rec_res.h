@@ -54,9 +54,9 @@ enum {
 
 /* Counter name of a metric ("res.cpu_cores", "res.gpu1.util_pct") into buf;
  * NULL for an unknown code. */
-const char *prof__res_metric_name(int code, int gpu, char *buf, size_t n);
+const char *prof__rec_res_metric_name(int code, int gpu, char *buf, size_t n);
 /* 1 for rate metrics, 0 for gauges. */
-int prof__res_metric_is_rate(int code);
+int prof__rec_res_metric_is_rate(int code);
 
 /* One thread of a PROF_CHUNK_RES payload. */
 typedef struct prof__res_thread {
@@ -68,9 +68,9 @@ typedef struct prof__res_thread {
 
 /* Encode / decode a PROF_CHUNK_RES payload (docs/resources.md). decode
  * returns the records kept (<= max) or -1 on a malformed payload. */
-void prof__res_chunk_encode(prof__buf *b, uint64_t ts_ns, uint64_t window_ns, uint32_t nthreads,
+void prof__rec_res_chunk_encode(prof__buf *b, uint64_t ts_ns, uint64_t window_ns, uint32_t nthreads,
                             const prof__res_thread *t, int n);
-int prof__res_chunk_decode(const uint8_t *p, size_t len, uint64_t *ts_ns, uint64_t *window_ns,
+int prof__rec_res_chunk_decode(const uint8_t *p, size_t len, uint64_t *ts_ns, uint64_t *window_ns,
                            uint32_t *nthreads, prof__res_thread *t, int max);
 
 #endif /* PROF_REC_RES_H */

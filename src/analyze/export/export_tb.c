@@ -253,7 +253,7 @@ static int on_hist(tbw *w, const prof__rec *rec) {
   prof__hrec *r = malloc(sizeof *r);
   if (!r) return PROF_ENOMEM;
   int rc = 0;
-  while (rc == 0 && prof__hist_decode(&c, r) == 1 && !c.bad) {
+  while (rc == 0 && prof__rec_hist_decode(&c, r) == 1 && !c.bad) {
     char tag[160];
     snprintf(tag, sizeof tag, "histograms/%s", prof__an_str(w->an, r->tag));
     add_histogram(w, tag, &r->sum);

@@ -97,8 +97,8 @@ static uint32_t gpu_lane(tl *t, const prof__gpu_rec *r) {
 static void on_gpu(tl *t, const prof__rec *rec) {
   prof__gpu_dec d;
   prof__gpu_rec r;
-  if (prof__gpu_dec_init(&d, rec->data, rec->len)) return;
-  while (prof__gpu_dec_next(&d, &r) == 1) {
+  if (prof__rec_gpu_dec_init(&d, rec->data, rec->len)) return;
+  while (prof__rec_gpu_dec_next(&d, &r) == 1) {
     int cls = r.kind == PROF_GPU_KERNEL ? TLC_GPU_KERNEL : r.kind == PROF_GPU_MEMCPY ? TLC_GPU_COPY
             : r.kind == PROF_GPU_MEMSET ? TLC_GPU_SET : -1;
     if (cls < 0 || r.end < r.start || r.end < t->sb || r.start > t->se) continue;

@@ -161,8 +161,8 @@ static void on_gpu_rec(gpu_state *g, const prof__gpu_rec *r) {
 static void on_chunk(gpu_state *g, const prof__rec *rec) {
   prof__gpu_dec d;
   prof__gpu_rec r;
-  int rc = prof__gpu_dec_init(&d, rec->data, rec->len);
-  while (rc == 0 && (rc = prof__gpu_dec_next(&d, &r)) == 1) {
+  int rc = prof__rec_gpu_dec_init(&d, rec->data, rec->len);
+  while (rc == 0 && (rc = prof__rec_gpu_dec_next(&d, &r)) == 1) {
     on_gpu_rec(g, &r);
     rc = 0;
   }

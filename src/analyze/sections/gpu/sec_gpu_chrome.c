@@ -118,10 +118,10 @@ static void gpu_op(gx *x, const prof__gpu_rec *r) {
   char name[96];
   const char *cat = r->kind == PROF_GPU_KERNEL ? "kernel" : r->kind == PROF_GPU_MEMCPY ? "gpu_memcpy" : "gpu_memset";
   if (r->kind == PROF_GPU_MEMCPY)
-    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", prof__gpu_copy_name(r->sub), prof__gpu_mem_name(r->src_mem),
-             prof__gpu_mem_name(r->dst_mem));
+    snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", prof__rec_gpu_copy_name(r->sub), prof__rec_gpu_mem_name(r->src_mem),
+             prof__rec_gpu_mem_name(r->dst_mem));
   else if (r->kind == PROF_GPU_MEMSET)
-    snprintf(name, sizeof name, "Memset (%s)", prof__gpu_mem_name(r->src_mem));
+    snprintf(name, sizeof name, "Memset (%s)", prof__rec_gpu_mem_name(r->src_mem));
   if (!prof__chrome_keep(x->an, r->start, r->end)) return;
   see_track(x, r->device, r->stream);
   head(x, r->kind == PROF_GPU_KERNEL ? prof__an_str(x->an, r->name) : name, "X", cat, GPU_PID_BASE + r->device,
@@ -203,8 +203,8 @@ int prof__sec_gpu_chrome(prof__an *an, prof__json *j, uint64_t base_ns, long lon
     if (rec.kind != PROF_REC_CHUNK || rec.chunk_type != PROF_CHUNK_GPU) continue;
     prof__gpu_dec d;
     prof__gpu_rec r;
-    if (prof__gpu_dec_init(&d, rec.data, rec.len)) continue;
-    while (prof__gpu_dec_next(&d, &r) == 1) one(&x, &r);
+    if (prof__rec_gpu_dec_init(&d, rec.data, rec.len)) continue;
+    while (prof__rec_gpu_dec_next(&d, &r) == 1) one(&x, &r);
   }
   free(x.tracks);
   return rc == PROF_ETRUNC ? 0 : rc;

@@ -148,7 +148,7 @@ static void copies(const gpu_summary *s, FILE *out) {
     char b[32];
     snprintf(b, sizeof b, "%.2f GB/s", gbps);
     fputs("<tr>", out);
-    prof__html_td(out, prof__gpu_copy_name(d));
+    prof__html_td(out, prof__rec_gpu_copy_name(d));
     prof__html_td_count(out, (double)c->count);
     prof__html_td_bytes(out, (double)c->bytes);
     prof__html_td_ns(out, c->ns);

@@ -95,7 +95,7 @@ static void text_copies(const gpu_summary *s, FILE *out) {
     const gpu_copy *c = &s->copy[d];
     if (!c->count) continue;
     fprintf(out, "    %-5s %8llu copies %12llu bytes %10s %7.2f GB/s (pageable %llu, pinned %llu)\n",
-            prof__gpu_copy_name(d), (unsigned long long)c->count, (unsigned long long)c->bytes, NS(t, c->ns),
+            prof__rec_gpu_copy_name(d), (unsigned long long)c->count, (unsigned long long)c->bytes, NS(t, c->ns),
             gbps(c), (unsigned long long)c->pageable, (unsigned long long)c->pinned);
   }
 }
@@ -206,7 +206,7 @@ static void json_copies(const gpu_summary *s, prof__json *j) {
   prof__json_obj_begin(j);
   for (int d = 0; d < PROF_GPU_COPY_COUNT; d++) {
     const gpu_copy *c = &s->copy[d];
-    prof__json_key(j, prof__gpu_copy_name(d));
+    prof__json_key(j, prof__rec_gpu_copy_name(d));
     prof__json_obj_begin(j);
     prof__json_kuint(j, "count", c->count);
     prof__json_kuint(j, "bytes", c->bytes);

@@ -220,7 +220,7 @@ static void hist_chunk(gr_st *s, const prof__rec *rec) {
   prof__cur c = {rec->data, rec->data + rec->len, 0};
   if (rec->len < 1 || prof__cur_u8(&c) != PROF_HIST_FORMAT) return;
   prof__hrec r;
-  while (prof__hist_decode(&c, &r) == 1)
+  while (prof__rec_hist_decode(&c, &r) == 1)
     if (r.kind == PROF_HIST_ACTIVATION && r.sum.count > prof__u64map_get(&s->act, r.tag))
       map_set(s, &s->act, r.tag, r.sum.count);
 }

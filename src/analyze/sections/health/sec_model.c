@@ -86,7 +86,7 @@ static void add_hist(model_st *st, const prof__hrec *r) {
   h->r = row;
   const prof__hsum *s = &r->sum;
   row[h->n++] = (hrow){r->step1, s->count, s->zeros, s->nan, s->inf, s->units, s->dead_units, s->min, s->max,
-                       s->mean, s->std, prof__hist_rms(s)};
+                       s->mean, s->std, prof__rec_hist_rms(s)};
   h->last = *s;
 }
 
@@ -103,7 +103,7 @@ static void model_record(prof__an *an, void *vst, const prof__rec *rec) {
     }
     prof__hrec r;
     int rc;
-    while ((rc = prof__hist_decode(&c, &r)) == 1) add_hist(st, &r);
+    while ((rc = prof__rec_hist_decode(&c, &r)) == 1) add_hist(st, &r);
     if (rc < 0) st->bad_chunks++;
   }
 }
@@ -588,7 +588,7 @@ static void model_html(prof__an *an, void *vst, FILE *out) {
       sp += n;
       vp += 5 * n;
     }
-    prof__model_html(out, m, st->ns, t, st->nh);
+    prof__sec_model_html(out, m, st->ns, t, st->nh);
   }
   free(m);
   free(t);

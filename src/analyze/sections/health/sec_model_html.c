@@ -198,7 +198,7 @@ static void dist_chart(FILE *out, const prof__mh_tensor *t) {
   svg_end(out, names, colors, 3, NULL);
 }
 
-void prof__model_html(FILE *out, const prof__mh_metric *m, size_t nm, const prof__mh_tensor *t, size_t nt) {
+void prof__sec_model_html(FILE *out, const prof__mh_metric *m, size_t nm, const prof__mh_tensor *t, size_t nt) {
   if (!nm && !nt) return;
   prof__html_section_begin(out, "model", "Model health");
   if (nm) {

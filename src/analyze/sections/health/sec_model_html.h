@@ -27,6 +27,6 @@ typedef struct prof__mh_tensor {
 } prof__mh_tensor;
 
 /* The panel (section id "model"); writes nothing without data. */
-void prof__model_html(FILE *out, const prof__mh_metric *m, size_t nm, const prof__mh_tensor *t, size_t nt);
+void prof__sec_model_html(FILE *out, const prof__mh_metric *m, size_t nm, const prof__mh_tensor *t, size_t nt);
 
 #endif

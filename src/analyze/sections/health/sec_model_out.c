@@ -61,7 +61,7 @@ static void json_summary(prof__json *j, const prof__hsum *s) {
   prof__json_knum(j, "max", s->max);
   prof__json_knum(j, "mean", s->mean);
   prof__json_knum(j, "std", s->std);
-  prof__json_knum(j, "rms", prof__hist_rms(s));
+  prof__json_knum(j, "rms", prof__rec_hist_rms(s));
   prof__json_kuint(j, "zeros", s->zeros);
   prof__json_kuint(j, "nan", s->nan);
   prof__json_kuint(j, "inf", s->inf);
@@ -171,7 +171,7 @@ static void text_scalar(prof__an *an, FILE *out, const stag *s) {
 static void text_hist(prof__an *an, FILE *out, const htag *h) {
   const prof__hsum *s = &h->last;
   fprintf(out, "  %-24s %-10s %6zu  rms %-9.3g mean %-9.3g std %-9.3g zeros %5.1f%%  nan/inf %llu\n",
-          prof__an_str(an, h->id), prof__sec_model_kind_name(h->kind), h->n, prof__hist_rms(s), s->mean, s->std,
+          prof__an_str(an, h->id), prof__sec_model_kind_name(h->kind), h->n, prof__rec_hist_rms(s), s->mean, s->std,
           s->count ? 100.0 * (double)s->zeros / (double)s->count : 0, (unsigned long long)(s->nan + s->inf));
   if (h->kind != PROF_HIST_GRADIENT || h->n < 2) return;
   enum { W = 48 };

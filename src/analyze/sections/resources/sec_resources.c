@@ -128,7 +128,7 @@ static void on_event(res_st *st, const prof__event *ev) {
   int code = ev->aux & 0xff, gpu = ev->aux >> 8;
   double v = prof__bits_f64(ev->a);
   if (!isfinite(v)) return;
-  if (prof__res_metric_is_rate(code)) {
+  if (prof__rec_res_metric_is_rate(code)) {
     if (gpu || ev->b == 0 || ev->b > UINT64_MAX - ev->ts) return;
     on_rate(st, code, v, ev->ts, ev->b);
   } else if (code == PROF_RES_LOAD1 || code == PROF_RES_RSS) {
@@ -155,7 +155,7 @@ static void on_chunk(res_st *st, const prof__rec *rec) {
   prof__res_thread t[PROF_RES_TOP_THREADS];
   uint64_t ts, window;
   uint32_t nthreads;
-  int n = prof__res_chunk_decode(rec->data, rec->len, &ts, &window, &nthreads, t, PROF_RES_TOP_THREADS);
+  int n = prof__rec_res_chunk_decode(rec->data, rec->len, &ts, &window, &nthreads, t, PROF_RES_TOP_THREADS);
   if (n < 0 || window == 0) {
     st->bad_chunks++;
     return;
