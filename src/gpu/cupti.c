@@ -501,7 +501,7 @@ static int check_driver(int asked) {
   if (!cuda_lib) cuda_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!cuda_lib) {
     const char *e = dlerror();
-    snprintf(cause, sizeof cause, "no NVIDIA driver (libcuda.so.1: %s)", e ? e : "not found");
+    snprintf(cause, sizeof cause, "no NVIDIA driver (%s)", e ? e : "libcuda.so.1 not found");
     prof__gpu_fail(PROF_GPU_ST_NO_DRIVER, cause, "install the NVIDIA driver to profile the GPU");
     return PROF_EUNSUPPORTED;
   }

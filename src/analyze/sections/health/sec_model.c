@@ -461,12 +461,13 @@ static void rule_plateau_tag(prof__an *an, model_st *st, const stag *t) {
            "after that brought no such improvement",
            PLATEAU_EMA, THR_PLATEAU_REL * 100, (unsigned long long)last_improve, best, (unsigned long long)flat,
            (unsigned long long)span);
+  char saved[32];
+  prof__an_fmt_ns(saved, sizeof saved, (uint64_t)(ms * 1e6 * (double)(flat > THR_PLATEAU_MIN ? flat - THR_PLATEAU_MIN : 0)));
   snprintf(rec, sizeof rec,
-           "Early stopping (patience of ~%d steps) would have saved about %llu steps (%.0f%% of the run%s%.1f s "
+           "Early stopping (patience of ~%d steps) would have saved about %llu steps (%.0f%% of the run, about %s "
            "at %.2f ms/step); or lower the learning rate on plateau (a schedule such as reduce-on-plateau).",
            THR_PLATEAU_MIN, (unsigned long long)(flat > THR_PLATEAU_MIN ? flat - THR_PLATEAU_MIN : 0),
-           span ? 100.0 * (double)flat / (double)span : 0, ", about ",
-           ms * (double)(flat > THR_PLATEAU_MIN ? flat - THR_PLATEAU_MIN : 0) / 1e3, ms);
+           span ? 100.0 * (double)flat / (double)span : 0, saved, ms);
   note(an, st, "plateau", "low", tag, last_improve, (double)flat, title, measured, rec);
 }
 
