@@ -22,7 +22,8 @@
  * not seen yet: it copies the code object with process_vm_readv, checks
  * that it is still a code object (its type is PyCode_Type), reads its file
  * name, qualified name and location table, finds the line of the recorded
- * instruction, and writes the new ones as one PROF_CHUNK_PYFRAMES chunk. A
+ * instruction, and writes the new ones as one PROF_CHUNK_PYFRAMES chunk
+ * (encoded by the trace's codec, trace/rec_stacks.h). A
  * code object freed before the writer saw it is left out (the analysis
  * shows "<python>"); one whose memory was reused by another code object in
  * between is named after the newer one (rare: a writer cycle is short).
@@ -56,6 +57,7 @@
 #include "core/session.h"
 #include "cpu/pyframes.h"
 #include "stack/stack.h"
+#include "trace/rec_stacks.h"
 
 #define PYFRAME_TAG (1ull << 63)
 #define CODE_MASK ((1ull << 47) - 1)
@@ -307,12 +309,7 @@ static int seen_add(uint64_t key) {
   return 1;
 }
 
-typedef struct batch {
-  prof__buf b;
-  uint32_t n;
-} batch;
-
-static void resolve(uint64_t key, batch *out) {
+static void resolve(uint64_t key, prof__rec_list *out) {
   uintptr_t code = (uintptr_t)(key & CODE_MASK);
   long idx = (long)((key >> 47) & 0xffff);
   PyCodeObject co;
@@ -332,11 +329,9 @@ static void resolve(uint64_t key, batch *out) {
     free(tab);
   }
   if (file && name) {
-    prof__buf_varint(&out->b, key);
-    prof__buf_str(&out->b, file, strlen(file));
-    prof__buf_str(&out->b, name, strlen(name));
-    prof__buf_svarint(&out->b, line);
-    out->n++;
+    prof__rec_pyframe f = {.key = key, .file = file, .file_len = strlen(file), .name = name,
+                           .name_len = strlen(name), .line = line};
+    prof__rec_pyframes_put(out, &f);
     P.resolved++;
   } else {
     P.unresolved++;
@@ -355,16 +350,14 @@ void prof__pyframes_cycle(prof__tw *tw, int final) {
    * thread unloading libmlprof (dlclose) holds while it waits for this
    * writer's last cycle. */
   if (P.state != 1 || !tw) return;
-  batch bt = {{0}, 0};
+  prof__rec_list bt = {{0}, 0};
   P.scanned = prof__stack_scan(P.scanned, scan_stack, &bt);
   if (bt.n) {
     prof__buf chunk = {0};
-    prof__buf_varint(&chunk, bt.n);
-    prof__buf_put(&chunk, bt.b.p, bt.b.len);
-    if (!chunk.oom && !bt.b.oom) prof__tw_chunk(tw, PROF_CHUNK_PYFRAMES, chunk.p, chunk.len);
+    if (prof__rec_list_end(&bt, &chunk) == 0) prof__tw_chunk(tw, PROF_CHUNK_PYFRAMES, chunk.p, chunk.len);
     prof__buf_free(&chunk);
   }
-  prof__buf_free(&bt.b);
+  prof__rec_list_free(&bt);
   if (final) {
     char v[32];
     snprintf(v, sizeof v, "%llu", (unsigned long long)P.resolved);

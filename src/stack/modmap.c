@@ -4,7 +4,8 @@
  * load bias, address range of the PT_LOAD segments, GNU build id) and writes
  * the whole map as PROF_CHUNK_MODULES whenever it changed (dlopen/dlclose),
  * then writes the stacks interned since the last cycle as PROF_CHUNK_STACKS.
- * The module prof__mod_stack registers that writer hook, so memory profiling
+ * Both bodies are encoded by the trace's codec (trace/rec_stacks.h). The
+ * module prof__mod_stack registers that writer hook, so memory profiling
  * and CPU sampling share one stack table in the trace.
  */
 #include <elf.h>
@@ -15,11 +16,12 @@
 
 #include "core/producer.h"
 #include "stack.h"
+#include "trace/rec_stacks.h"
 
 int prof__stack_encode_new(prof__buf *b, uint32_t max_count);
 
 typedef struct scan {
-  prof__buf *b;
+  prof__rec_list *mods;
   uint32_t count;
   unsigned long long adds, subs;
 } scan;
@@ -27,7 +29,8 @@ typedef struct scan {
 static unsigned long long seen_adds, seen_subs;
 static int map_written;
 
-static void put_build_id(prof__buf *b, const struct dl_phdr_info *info) {
+/* The module's GNU build id into m (none: left empty). */
+static void find_build_id(prof__rec_module *m, const struct dl_phdr_info *info) {
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_NOTE) continue;
@@ -40,14 +43,14 @@ static void put_build_id(prof__buf *b, const struct dl_phdr_info *info) {
       if (total > left) break;
       if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
           memcmp(p + sizeof *nh, "GNU", 4) == 0) {
-        prof__buf_str(b, (const char *)p + sizeof *nh + name_sz, nh->n_descsz);
+        m->build_id = p + sizeof *nh + name_sz;
+        m->build_id_len = nh->n_descsz;
         return;
       }
       p += total;
       left -= total;
     }
   }
-  prof__buf_str(b, "", 0);
 }
 
 static int on_module(struct dl_phdr_info *info, size_t size, void *arg) {
@@ -71,12 +74,13 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg) {
     exe[n > 0 ? n : 0] = 0;
     path = exe;
   }
-  prof__buf_str(s->b, path, strlen(path));
-  prof__buf_varint(s->b, (uint64_t)info->dlpi_addr);
-  prof__buf_varint(s->b, (uint64_t)(info->dlpi_addr + lo));
-  prof__buf_varint(s->b, (uint64_t)(hi - lo));
-  put_build_id(s->b, info);
-  s->count++;
+  prof__rec_module m = {.path = path,
+                        .path_len = strlen(path),
+                        .bias = (uint64_t)info->dlpi_addr,
+                        .start = (uint64_t)(info->dlpi_addr + lo),
+                        .size = (uint64_t)(hi - lo)};
+  find_build_id(&m, info);
+  prof__rec_modules_put(s->mods, &m);
   return 0;
 }
 
@@ -97,16 +101,14 @@ static int emit_modules(prof__tw *tw) {
   dl_iterate_phdr(on_first_module, &quick);
   if (map_written && quick.count && quick.adds == seen_adds && quick.subs == seen_subs) return 0;
   scan probe = {0};
-  prof__buf body = {0};
-  probe.b = &body;
+  prof__rec_list mods = {{0}, 0};
+  probe.mods = &mods;
   dl_iterate_phdr(on_module, &probe);
   int rc = 0;
   if (!map_written || probe.adds != seen_adds || probe.subs != seen_subs) {
     prof__buf out = {0};
-    prof__buf_varint(&out, probe.count);
-    prof__buf_put(&out, body.p, body.len);
-    if (out.oom || body.oom) rc = PROF_ENOMEM;
-    else rc = prof__tw_chunk(tw, PROF_CHUNK_MODULES, out.p, out.len);
+    rc = prof__rec_list_end(&mods, &out);
+    if (!rc) rc = prof__tw_chunk(tw, PROF_CHUNK_MODULES, out.p, out.len);
     if (!rc) {
       map_written = 1;
       seen_adds = probe.adds;
@@ -114,7 +116,7 @@ static int emit_modules(prof__tw *tw) {
     }
     prof__buf_free(&out);
   }
-  prof__buf_free(&body);
+  prof__rec_list_free(&mods);
   return rc;
 }
 
@@ -124,7 +126,8 @@ int prof__stack_emit(prof__tw *tw) {
   for (int round = 0; !rc && round < 64; round++) {
     prof__buf b = {0};
     int n = prof__stack_encode_new(&b, 4096);
-    if (n > 0) rc = b.oom ? PROF_ENOMEM : prof__tw_chunk(tw, PROF_CHUNK_STACKS, b.p, b.len);
+    if (n < 0) rc = n;
+    else if (n > 0) rc = prof__tw_chunk(tw, PROF_CHUNK_STACKS, b.p, b.len);
     prof__buf_free(&b);
     if (n <= 0) break;
   }

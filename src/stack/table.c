@@ -8,12 +8,14 @@
  * stack gets two ids (harmless: the analysis merges by content). Memory is mapped
  * once (lazily, untouched pages cost nothing) and never grows: a full table
  * returns 0 and the stack is counted as lost. The writer thread emits the
- * entries published since its last call as PROF_CHUNK_STACKS.
+ * entries published since its last call as PROF_CHUNK_STACKS, encoded by
+ * the trace's codec (trace/rec_stacks.h).
  */
 #include <string.h>
 #include <sys/mman.h>
 
 #include "stack.h"
+#include "trace/rec_stacks.h"
 
 #define SLOT_BITS 17                       /* 131072 slots */
 #define NSLOTS (1u << SLOT_BITS)
@@ -158,29 +160,23 @@ uint32_t prof__stack_scan(uint32_t from, void (*fn)(const uintptr_t *pcs, int de
   return id;
 }
 
-/* Encode the entries published since the last call (docs/trace-format-stacks.md). */
+/* Encode the entries published since the last call as one STACKS body
+ * (trace/rec_stacks.h). Returns the entries written, or PROF_ENOMEM (they
+ * will be written again next time). */
 int prof__stack_encode_new(prof__buf *b, uint32_t max_count) {
   if (__atomic_load_n(&T.state, __ATOMIC_ACQUIRE) != 2) return 0;
   uint32_t end = __atomic_load_n(&T.next_id, __ATOMIC_ACQUIRE);
   if (end > MAX_STACKS + 1) end = MAX_STACKS + 1;
-  uint32_t id = T.emitted, n = 0;
-  while (id < end && n < max_count && __atomic_load_n(&T.entries[id].ready, __ATOMIC_ACQUIRE)) {
+  uint32_t id = T.emitted;
+  prof__rec_list l = {{0}, 0};
+  while (id < end && l.n < max_count && __atomic_load_n(&T.entries[id].ready, __ATOMIC_ACQUIRE)) {
+    prof__rec_stacks_put(&l, id, T.pool + T.entries[id].off, T.entries[id].depth);
     id++;
-    n++;
   }
-  if (!n) return 0;
-  prof__buf_varint(b, n);
-  for (uint32_t k = T.emitted; k < id; k++) {
-    const entry *e = &T.entries[k];
-    const uintptr_t *p = T.pool + e->off;
-    prof__buf_varint(b, k);
-    prof__buf_varint(b, e->depth);
-    uintptr_t prev = 0;
-    for (int i = 0; i < e->depth; i++) {
-      prof__buf_svarint(b, (int64_t)(p[i] - prev));
-      prev = p[i];
-    }
-  }
+  uint32_t n = l.n;
+  int rc = n ? prof__rec_list_end(&l, b) : 0;
+  prof__rec_list_free(&l);
+  if (rc) return rc;
   T.emitted = id;
   return (int)n;
 }

@@ -1,5 +1,6 @@
-/* sec_stacks.c — the "stacks" section: decodes PROF_CHUNK_STACKS and
- * PROF_CHUNK_MODULES (docs/trace-format-stacks.md) and answers the
+/* sec_stacks.c — the "stacks" section: keeps the stacks and modules of
+ * PROF_CHUNK_STACKS and PROF_CHUNK_MODULES (decoded by the trace's codec,
+ * trace/rec_stacks.h; docs/trace-format-stacks.md) and answers the
  * stack/frame queries of symbols.h for the other sections. Symbolization
  * itself is in symbols.c. */
 #include <stdlib.h>
@@ -7,53 +8,47 @@
 
 #include "analyze/sections/stacks/sec_stacks.h"
 #include "analyze/util/array.h"
+#include "trace/rec_stacks.h"
 
 static void decode_stacks(prof__stacks_st *s, const uint8_t *p, size_t len) {
-  prof__cur c = {p, p + len, 0};
-  uint64_t n = prof__cur_varint(&c);
-  for (uint64_t i = 0; i < n && !c.bad; i++) {
-    uint64_t id = prof__cur_varint(&c), depth = prof__cur_varint(&c);
-    if (c.bad || id == 0 || id > (1u << 24) || depth == 0 || depth > 256) {
-      s->bad_chunks++;
+  prof__rec_dec d;
+  uintptr_t pcs[PROF_REC_STACKS_MAX_DEPTH];
+  uint32_t id;
+  int depth, rc;
+  prof__rec_stacks_dec_init(&d, p, len);
+  while ((rc = prof__rec_stacks_next(&d, &id, pcs, &depth)) == 1) {
+    if (prof__arr_grow((void **)&s->pcs, &s->pcs_cap, s->npcs + (size_t)depth, sizeof *s->pcs) ||
+        prof__arr_grow((void **)&s->stacks, &s->stacks_cap, (size_t)id + 1, sizeof *s->stacks))
       return;
-    }
-    if (prof__arr_grow((void **)&s->pcs, &s->pcs_cap, s->npcs + depth, sizeof *s->pcs) ||
-        prof__arr_grow((void **)&s->stacks, &s->stacks_cap, id + 1, sizeof *s->stacks))
-      return;
-    uintptr_t prev = 0;
-    size_t off = s->npcs;
-    for (uint64_t k = 0; k < depth; k++) s->pcs[off + k] = prev = prev + (uintptr_t)prof__cur_svarint(&c);
-    if (c.bad) break;
-    s->npcs += depth;
-    s->stacks[id].off = off;
+    memcpy(s->pcs + s->npcs, pcs, (size_t)depth * sizeof *pcs);
+    s->stacks[id].off = s->npcs;
     s->stacks[id].depth = (uint32_t)depth;
-    if (id >= s->nstacks) s->nstacks = id + 1;
+    s->npcs += (size_t)depth;
+    if (id >= s->nstacks) s->nstacks = (size_t)id + 1;
     s->count++;
   }
-  if (c.bad) s->bad_chunks++;
+  if (rc < 0) s->bad_chunks++;
 }
 
 static void decode_modules(prof__stacks_st *s, const uint8_t *p, size_t len) {
-  prof__cur c = {p, p + len, 0};
-  uint64_t n = prof__cur_varint(&c);
-  for (uint64_t i = 0; i < n && !c.bad; i++) {
-    size_t plen, blen;
-    const char *path = prof__cur_str(&c, &plen);
-    uint64_t bias = prof__cur_varint(&c), start = prof__cur_varint(&c), size = prof__cur_varint(&c);
-    const char *bid = prof__cur_str(&c, &blen);
-    if (c.bad || !path) break;
+  prof__rec_dec d;
+  prof__rec_module rm;
+  int rc;
+  prof__rec_modules_dec_init(&d, p, len);
+  while ((rc = prof__rec_modules_next(&d, &rm)) == 1) {
     if (prof__arr_grow((void **)&s->mods, &s->mods_cap, s->nmods + 1, sizeof *s->mods)) return;
     prof__an_module *m = &s->mods[s->nmods];
-    m->path = strndup(path, plen);
+    size_t blen = rm.build_id_len;
+    m->path = strndup(rm.path, rm.path_len);
     m->build_id = blen ? malloc(blen) : NULL;
-    if (m->build_id) memcpy(m->build_id, bid, blen);
+    if (m->build_id) memcpy(m->build_id, rm.build_id, blen);
     m->build_id_len = m->build_id ? blen : 0;
-    m->bias = bias;
-    m->start = start;
-    m->size = size;
+    m->bias = rm.bias;
+    m->start = rm.start;
+    m->size = rm.size;
     if (m->path) s->nmods++;
   }
-  if (c.bad) s->bad_chunks++;
+  if (rc < 0) s->bad_chunks++;
 }
 
 static void st_record(prof__an *an, void *st, const prof__rec *rec) {

@@ -3,26 +3,24 @@
  * The CPU sampler records a Python frame as a tagged address (code object
  * and instruction index, symbols.h); the writer thread resolves each one
  * it meets to the code's file, qualified name and the line of that
- * instruction, and writes them as PROF_CHUNK_PYFRAMES (varint count, then
- * per frame: varint tagged address, file, name, svarint line; see
- * docs/cpu-sampling.md). This file keeps that table, sorted by address,
- * and fills frames from it. A tagged address the table lacks (the code
- * object was gone before the writer saw it) is "<python>".
+ * instruction, and writes them as PROF_CHUNK_PYFRAMES (decoded by the
+ * trace's codec, trace/rec_stacks.h; docs/trace-format-stacks.md). This
+ * file keeps that table, sorted by address, and fills frames from it. A
+ * tagged address the table lacks (the code object was gone before the
+ * writer saw it) is "<python>".
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/sections/stacks/sec_stacks.h"
+#include "trace/rec_stacks.h"
 
 void prof__pyframes_decode(prof__stacks_st *s, const uint8_t *p, size_t len) {
-  prof__cur c = {p, p + len, 0};
-  uint64_t n = prof__cur_varint(&c);
-  for (uint64_t i = 0; i < n && !c.bad; i++) {
-    uint64_t key = prof__cur_varint(&c);
-    size_t flen, nlen;
-    const char *file = prof__cur_str(&c, &flen), *name = prof__cur_str(&c, &nlen);
-    int64_t line = prof__cur_svarint(&c);
-    if (c.bad || !file || !name) break;
+  prof__rec_dec d;
+  prof__rec_pyframe f;
+  int rc;
+  prof__rec_pyframes_dec_init(&d, p, len);
+  while ((rc = prof__rec_pyframes_next(&d, &f)) == 1) {
     if (s->npy == s->py_cap) {
       size_t cap = s->py_cap ? s->py_cap * 2 : 256;
       prof__pycode *v = realloc(s->py, cap * sizeof *v);
@@ -31,10 +29,10 @@ void prof__pyframes_decode(prof__stacks_st *s, const uint8_t *p, size_t len) {
       s->py_cap = cap;
     }
     prof__pycode *x = &s->py[s->npy];
-    x->key = key;
-    x->file = strndup(file, flen);
-    x->name = strndup(name, nlen);
-    x->line = line > 0 && line < (1 << 30) ? (int)line : 0;
+    x->key = f.key;
+    x->file = strndup(f.file, f.file_len);
+    x->name = strndup(f.name, f.name_len);
+    x->line = f.line > 0 && f.line < (1 << 30) ? (int)f.line : 0;
     if (!x->file || !x->name) {
       free(x->file);
       free(x->name);
@@ -43,7 +41,7 @@ void prof__pyframes_decode(prof__stacks_st *s, const uint8_t *p, size_t len) {
     s->npy++;
     s->py_sorted = 0;
   }
-  if (c.bad) s->bad_chunks++;
+  if (rc < 0) s->bad_chunks++;
 }
 
 static int cmp_py(const void *a, const void *b) {
