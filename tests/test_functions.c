@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,10 +223,72 @@ static void sleeping_loader_shows_in_wall_mode_only(void **state) {
   prof__jv_free(rw);
 }
 
+/* ---- off-CPU time: waiting for a core vs blocked ------------------------ */
+
+static volatile int competitor_stop;
+
+static void *competitor(void *arg) {
+  (void)arg;
+  volatile unsigned long x = 0;
+  while (!__atomic_load_n(&competitor_stop, __ATOMIC_RELAXED)) x++;
+  return NULL;
+}
+
+static void busy_wall_ms(int ms) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  volatile unsigned long x = 0;
+  do {
+    for (int i = 0; i < 10000; i++) x++;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+  } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
+/* One CPU shared with a spinning thread: the step thread waits for the
+ * core about half of a busy step; a sleeping step is blocked, not queued. */
+static void starved_scenario(void) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  sched_setaffinity(0, sizeof one, &one); /* the whole process: threads created later inherit it */
+  pthread_t th;
+  pthread_create(&th, NULL, competitor, NULL);
+  prof_start();
+  busy_wall_ms(400);
+  prof_stop();
+  __atomic_store_n(&competitor_stop, 1, __ATOMIC_RELAXED);
+  pthread_join(th, NULL);
+  prof_start();
+  struct timespec ts = {0, 300 * 1000000L};
+  nanosleep(&ts, NULL);
+  prof_stop();
+}
+
+static void off_cpu_time_splits_into_run_queue_and_blocked(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("functions_starved", ".mlpt");
+  run_child(path, "cpu", starved_scenario);
+  char *text;
+  prof__jv *r = report_of(path, &text);
+  const prof__jv *ps = prof__jv_get(prof__jv_get(r, "counters"), "per_step");
+  assert_true(ps && ps->len == 2);
+  const prof__jv *q0 = prof__jv_get(&ps->items[0], "runq_ms"), *q1 = prof__jv_get(&ps->items[1], "runq_ms");
+  if (access("/proc/self/schedstat", R_OK) != 0) skip(); /* a kernel without schedstat */
+  assert_non_null(q0);
+  assert_non_null(q1);
+  print_message("run-queue wait: busy step %.1f ms, sleeping step %.1f ms\n", q0->num, q1->num);
+  assert_true(q0->num > 80);  /* of ~400 ms sharing one core with a spinner */
+  assert_true(q1->num < 60);  /* a sleep is blocked time, not queued */
+  assert_non_null(strstr(text, "waiting for a core (run queue)"));
+  free(text);
+  prof__jv_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(hot_leaf_first_by_self_caller_first_by_total),
       cmocka_unit_test(sleeping_loader_shows_in_wall_mode_only),
+      cmocka_unit_test(off_cpu_time_splits_into_run_queue_and_blocked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

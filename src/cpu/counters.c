@@ -8,8 +8,9 @@
  * counters come from PAPI (MLPROF_PAPI_EVENTS, default cycles,
  * instructions, last-level cache misses); when PAPI has no usable counters
  * the module says so once with PAPI's reason and records software counters
- * instead: thread CPU time, page faults and context switches (from the
- * thread's CPU clock and /proc/self/task/<tid>). Software counters are
+ * instead: thread CPU time, page faults, context switches and run-queue
+ * wait (time runnable but without a core; from the thread's CPU clock and
+ * /proc/self/task/<tid>). Software counters are
  * recorded in both cases.
  */
 #include <stdio.h>
@@ -29,6 +30,7 @@ typedef struct ctr {
   int papi_n;
   uint64_t seen;
   uint64_t last_cpu;
+  int64_t last_runq;
   prof__papi_set set;
 } ctr;
 
@@ -37,7 +39,7 @@ static struct {
   const char *events;
   uint64_t cycle;
   ctr *thr[MAX_CTR_THREADS];
-  uint32_t id_cpu, id_faults, id_cs;
+  uint32_t id_cpu, id_faults, id_cs, id_runq;
   uint32_t id_papi[PROF_PAPI_MAX];
 } C;
 
@@ -57,6 +59,7 @@ static void probe(void) {
   C.id_cpu = prof__intern(PROF_CPUCTR_PREFIX "cpu_ns");
   C.id_faults = prof__intern(PROF_CPUCTR_PREFIX "page_faults");
   C.id_cs = prof__intern(PROF_CPUCTR_PREFIX "ctx_switches");
+  C.id_runq = prof__intern(PROF_CPUCTR_PREFIX "runq_ns");
 }
 
 /* In prof_init(), on the caller's thread: PAPI's library and thread set-up
@@ -123,6 +126,17 @@ static void read_proc(int tid, uint64_t *faults, uint64_t *cs) {
     *cs = field_after(buf, "\nvoluntary_ctxt_switches:") + field_after(buf, "\nnonvoluntary_ctxt_switches:");
 }
 
+/* Time the thread spent runnable but waiting for a core (the scheduler's
+ * run_delay, second field of schedstat, in ns); -1 when the kernel has no
+ * schedstat. */
+static int64_t read_runq(int tid) {
+  char path[64], buf[128];
+  snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", tid);
+  if (read_small(path, buf, sizeof buf) <= 0) return -1;
+  unsigned long long on_cpu, delay;
+  return sscanf(buf, "%llu %llu", &on_cpu, &delay) == 2 ? (int64_t)delay : -1;
+}
+
 static void put(prof__event *ev, size_t *n, uint64_t ts, uint32_t id, double v) {
   memset(&ev[*n], 0, sizeof ev[*n]);
   ev[*n].ts = ts;
@@ -136,15 +150,19 @@ static void read_thread(prof__tw *tw, ctr *c, int final) {
   struct timespec ts;
   if (clock_gettime((clockid_t)prof__thread_cpu_clock(c->tid), &ts) != 0) return;
   uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-  if (cpu == c->last_cpu && !final) return; /* idle since the last reading */
+  int64_t runq = read_runq(c->tid);
+  /* idle since the last reading: neither running nor waiting for a core */
+  if (cpu == c->last_cpu && runq == c->last_runq && !final) return;
   c->last_cpu = cpu;
+  c->last_runq = runq;
   uint64_t now = prof__mono_ns(), faults, cs;
   read_proc(c->tid, &faults, &cs);
-  prof__event ev[3 + PROF_PAPI_MAX];
+  prof__event ev[4 + PROF_PAPI_MAX];
   size_t n = 0;
   put(ev, &n, now, C.id_cpu, (double)cpu);
   put(ev, &n, now, C.id_faults, (double)faults);
   put(ev, &n, now, C.id_cs, (double)cs);
+  if (runq >= 0) put(ev, &n, now, C.id_runq, (double)runq);
   long long vals[PROF_PAPI_MAX];
   if (c->papi_n > 0 && prof__papi_read(&c->set, vals) == 0)
     for (int i = 0; i < c->papi_n; i++) put(ev, &n, now, C.id_papi[i], (double)vals[i]);

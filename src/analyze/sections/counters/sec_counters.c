@@ -141,6 +141,7 @@ static void ctr_json(prof__an *an, void *st, prof__json *j) {
       const char *nm = prof__an_str(an, c->names[i]) + sizeof PREFIX - 1;
       double d = step_delta(an, c, k, c->names[i]);
       if (strcmp(nm, "cpu_ns") == 0) prof__json_knum(j, "cpu_ms", d / 1e6);
+      else if (strcmp(nm, "runq_ns") == 0) prof__json_knum(j, "runq_ms", d / 1e6);
       else prof__json_knum(j, nm, d);
     }
     derived(an, c, k, j);
@@ -154,9 +155,11 @@ static void ctr_text(prof__an *an, void *st, FILE *out) {
   ctr_st *c = st;
   if (!c->ns || !an->nsteps) return;
   uint32_t cpu = name_id(an, c, "cpu_ns"), pf = name_id(an, c, "page_faults"), cs = name_id(an, c, "ctx_switches");
-  double tc = 0, tp = 0, ts = 0, wall = 0;
+  uint32_t rq = name_id(an, c, "runq_ns");
+  double tc = 0, tp = 0, ts = 0, wall = 0, tq = 0;
   for (size_t k = 0; k < an->nsteps; k++) {
     tc += cpu ? step_delta(an, c, k, cpu) : 0;
+    tq += rq ? step_delta(an, c, k, rq) : 0;
     tp += pf ? step_delta(an, c, k, pf) : 0;
     ts += cs ? step_delta(an, c, k, cs) : 0;
     wall += (double)(an->steps[k].end_ns - an->steps[k].begin_ns);
@@ -168,6 +171,15 @@ static void ctr_text(prof__an *an, void *st, FILE *out) {
   if (!papi) fprintf(out, "  software counters only: %s\n", why ? why : "PAPI was not used in this build or run");
   fprintf(out, "  mean CPU time %.2f ms (%.0f%% of wall), %.0f page faults, %.0f context switches\n", tc / n / 1e6,
           wall > 0 ? 100 * tc / wall : 0, tp / n, ts / n);
+  if (rq && cpu && wall > 0) {
+    /* Off-CPU time is either waiting for a core (run queue: the machine is
+     * oversubscribed) or blocked (I/O, a lock, a sleep, another thread). */
+    double off = wall - tc > 0 ? wall - tc : 0, queued = tq < off ? (tq > 0 ? tq : 0) : off;
+    fprintf(out,
+            "  off-CPU %.2f ms per step (%.0f%% of wall): %.2f ms waiting for a core (run queue), %.2f ms blocked "
+            "(I/O, locks, sleeping, waiting on other threads)\n",
+            off / n / 1e6, 100 * off / wall, queued / n / 1e6, (off - queued) / n / 1e6);
+  }
 }
 
 /* ---- HTML ------------------------------------------------------------------ */
@@ -187,7 +199,7 @@ static void html_facts(prof__an *an, const ctr_st *c, FILE *out) {
   int k = 0;
   fputs("<table class=\"facts\">", out);
   prof__html_fact(out, "source", src && strcmp(src, "papi+software") == 0 ? "PAPI hardware counters + software counters"
-                                                                         : "software counters (thread CPU time, page faults, context switches)");
+                                                                         : "software counters (thread CPU time, run-queue wait, page faults, context switches)");
   if (why) prof__html_fact(out, "PAPI unavailable", why);
   b[0] = 0;
   for (int i = 0; i < c->nnames && k < (int)sizeof b - 2; i++)
@@ -216,7 +228,7 @@ static void html_table(prof__an *an, const ctr_st *c, FILE *out, int papi) {
   h[nh++] = "wall";
   for (int i = 0; i < c->nnames; i++) {
     const char *nm = prof__an_str(an, c->names[i]) + sizeof PREFIX - 1;
-    h[nh++] = strcmp(nm, "cpu_ns") == 0 ? "CPU time" : nm;
+    h[nh++] = strcmp(nm, "cpu_ns") == 0 ? "CPU time" : strcmp(nm, "runq_ns") == 0 ? "waiting for a core" : nm;
   }
   if (papi) h[nh++] = "IPC", h[nh++] = "LLC misses / 1k instr.";
   prof__html_table_begin(out, h, nh);
@@ -229,7 +241,7 @@ static void html_table(prof__an *an, const ctr_st *c, FILE *out, int papi) {
     for (int i = 0; i < c->nnames; i++) {
       const char *nm = prof__an_str(an, c->names[i]) + sizeof PREFIX - 1;
       double d = step_delta(an, c, k, c->names[i]);
-      if (strcmp(nm, "cpu_ns") == 0) prof__html_td_ns(out, d > 0 ? (uint64_t)d : 0);
+      if (strcmp(nm, "cpu_ns") == 0 || strcmp(nm, "runq_ns") == 0) prof__html_td_ns(out, d > 0 ? (uint64_t)d : 0);
       else td_val(out, d, d >= 100 ? "%.0f" : "%.1f");
     }
     if (papi) {

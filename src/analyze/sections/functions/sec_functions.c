@@ -486,8 +486,8 @@ static void text_steps(prof__an *an, const prof__fn_st *s, FILE *out) {
   fprintf(out,
           "  Steps: CPU time of the step thread is %.0f%% of wall time (%zu compute-bound, %zu mixed, %zu off-CPU)\n",
           wall > 0 ? 100 * cpu / wall : 0, kinds[2], kinds[1], kinds[0]);
-  fputs("    (off-CPU: the thread was not running for most of the step: waiting on I/O, a lock or another\n"
-        "    thread, or runnable but starved of a core; 'Resources' shows whether the machine was busy)\n",
+  fputs("    (off-CPU: the thread was not running for most of the step: blocked on I/O, a lock or another\n"
+        "    thread, or runnable but waiting for a core; 'Counters per step' splits the two)\n",
         out);
   if (s->samples[s->mode] < FEW_SAMPLES)
     fprintf(out, "    caveat: from %llu samples only; per-step CPU shares are rough below ~%d samples.\n",
