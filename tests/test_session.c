@@ -205,7 +205,7 @@ static void many_threads_lose_events_exactly_accounted(void **state) {
   uint64_t events = 0, lost_threads = 0, begins = 0, ends = 0, footer_lost = 0;
   uint32_t tids[64];
   uint64_t lost[64] = {0};
-  int ntid = 0, rc;
+  int exited[64] = {0}, ntid = 0, rc;
   while ((rc = prof__reader_next(r, &rec)) == 1) {
     if (rec.kind == PROF_REC_EVENT) {
       events++;
@@ -216,12 +216,15 @@ static void many_threads_lose_events_exactly_accounted(void **state) {
       while (k < ntid && tids[k] != rec.tid) k++;
       if (k == ntid) tids[ntid++] = rec.tid;
       lost[k] = rec.lost; /* latest record wins */
-      assert_true(rec.exited);
+      exited[k] = rec.exited;
     } else if (rec.kind == PROF_REC_FOOTER && strcmp(rec.key, "events_lost") == 0) {
       footer_lost = strtoull(rec.value, NULL, 10);
     }
   }
   assert_int_equal(rc, 0);
+  /* A ring past its high-water mark wakes the writer mid-burst, so a thread
+   * may have an earlier record while it ran; its last one says it exited. */
+  for (int k = 0; k < ntid; k++) assert_true(exited[k]);
   for (int k = 0; k < ntid; k++) lost_threads += lost[k];
   assert_int_equal(ntid, THREADS);
   assert_int_equal(events + lost_threads, (uint64_t)THREADS * PER_THREAD);
