@@ -129,6 +129,13 @@ static void hot_leaf_first_by_self_caller_first_by_total(void **state) {
   const prof__jv *fn = prof__jv_get(r, "functions");
   assert_non_null(fn);
   assert_string_equal(prof__jv_get(fn, "mode")->str, "cpu");
+  /* the event counts agree: recorded (the footer's) + the profiler's = read */
+  const prof__jv *tr = prof__jv_get(r, "trace");
+  const prof__jv *rec = prof__jv_get(tr, "events_recorded"), *own = prof__jv_get(tr, "events_profiler");
+  assert_true(rec && own);
+  assert_true(rec->num + own->num == prof__jv_get(tr, "events")->num);
+  assert_true(rec->num == strtod(prof__jv_get(prof__jv_get(tr, "footer"), "events_written")->str, NULL));
+  assert_true(own->num > 0); /* the samples and counter readings */
   const prof__jv *self = prof__jv_get(fn, "top_self"), *total = prof__jv_get(fn, "top_total");
   assert_true(self && self->len >= 1 && total && total->len >= 2);
   assert_string_equal(prof__jv_get(&self->items[0], "name")->str, "planted_hot_leaf");
