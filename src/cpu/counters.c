@@ -1,4 +1,5 @@
-/* counters.c — per-thread counters read by the writer thread every cycle.
+/* counters.c — per-thread counters read by the writer thread every cycle,
+ * and the step thread's CPU time at every step boundary.
  *
  * For every thread that records events, the writer reads cumulative
  * counters and writes them as COUNTER events named "cpuctr/<counter>" on
@@ -60,6 +61,18 @@ static void probe(void) {
   C.id_faults = prof__intern(PROF_CPUCTR_PREFIX "page_faults");
   C.id_cs = prof__intern(PROF_CPUCTR_PREFIX "ctx_switches");
   C.id_runq = prof__intern(PROF_CPUCTR_PREFIX "runq_ns");
+}
+
+/* Step hook, on the thread that runs the steps: its CPU time at the step's
+ * begin and end, so per-step CPU time does not depend on when the writer
+ * last read the counters (one clock read and one ring record per boundary;
+ * the writer's periodic readings fill in between). */
+void prof__counters_step(void) {
+  if (!__atomic_load_n(&C.started, __ATOMIC_ACQUIRE) || !C.id_cpu) return;
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return;
+  double cpu = (double)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+  prof__emit(PROF_EV_COUNTER, 0, C.id_cpu, prof__f64_bits(cpu), 0);
 }
 
 /* In prof_init(), on the caller's thread: PAPI's library and thread set-up

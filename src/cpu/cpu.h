@@ -28,6 +28,8 @@ static inline int prof__thread_cpu_clock(int tid) { return (int)((~(unsigned)tid
 
 /* counters.c: set up (reads MLPROF_PAPI_EVENTS) and read every writer cycle. */
 void prof__counters_start(void);
+/* Step hook: the calling (step) thread's CPU time as a counter event. */
+void prof__counters_step(void);
 void prof__counters_cycle(prof__tw *tw, int final);
 
 /* ---- papi.c ---------------------------------------------------------------- */

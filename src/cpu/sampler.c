@@ -396,7 +396,14 @@ __attribute__((destructor)) static void sampler_unload(void) {
   release_signal();
 }
 
-const prof__module prof__mod_cpu = {.name = "cpu", .header = cpu_header, .start = cpu_start, .stop = cpu_stop};
+static uint64_t cpu_step(int begin, uint64_t step, uint64_t ticks) {
+  (void)begin, (void)step, (void)ticks;
+  prof__counters_step();
+  return 0;
+}
+
+const prof__module prof__mod_cpu = {
+    .name = "cpu", .header = cpu_header, .start = cpu_start, .stop = cpu_stop, .step = cpu_step};
 
 unsigned prof__sampler_hz(void) { return S.hz; }
 int prof__sampler_signal(void) { return __atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) ? S.sig : 0; }

@@ -70,6 +70,19 @@ static void ctr_record(prof__an *an, void *st, const prof__rec *rec) {
   s->r[s->n++] = (reading){rec->ev.ts, prof__bits_f64(rec->ev.a)};
 }
 
+static int by_ts(const void *a, const void *b) {
+  const reading *x = a, *y = b;
+  return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Readings come from the writer (periodic) and from the step thread itself
+ * (at step boundaries), so they arrive out of order: sort each series. */
+static void ctr_finish(prof__an *an, void *st) {
+  (void)an;
+  ctr_st *c = st;
+  for (size_t i = 0; i < c->ns; i++) qsort(c->s[i].r, c->s[i].n, sizeof *c->s[i].r, by_ts);
+}
+
 /* Cumulative value at time t (readings are in time order per thread). */
 static double value_at(const series *s, uint64_t t) {
   if (!s->n) return 0;
@@ -308,6 +321,7 @@ const prof__section prof__sec_counters = {
     .name = "counters",
     .state_size = sizeof(ctr_st),
     .record = ctr_record,
+    .finish = ctr_finish,
     .text = ctr_text,
     .json = ctr_json,
     .html = ctr_html,
