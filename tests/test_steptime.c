@@ -132,6 +132,17 @@ static void checkpoint_every_25_steps_is_periodic(void **state) {
   double extra = key(f, "extra_ns")->num;
   assert_true(extra > 11e6 && extra < 13e6);
   assert_int_equal((int)key(f, "first_step")->num, 24);
+  /* the keys reach the text and HTML reports too */
+  for (int html = 0; html < 2; html++) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&buf, &len);
+    assert_int_equal(prof__report_write(an, html ? "html" : "text", o), 0);
+    fclose(o);
+    assert_non_null(strstr(buf, "phase=checkpoint"));
+    assert_non_null(strstr(buf, "first_step=24"));
+    free(buf);
+  }
   assert_null(find(an, "step_time_drift"));
   assert_null(find(an, "slow_step_outliers"));
   prof__an_free(an);

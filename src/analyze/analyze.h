@@ -194,6 +194,9 @@ void prof__an_finding(prof__an *an, const char *id, const char *severity, double
  * PROF_FINDING_KEYS or when there is none). JSON writes it beside "value". */
 void prof__an_finding_kstr(prof__an *an, const char *key, const char *v);
 void prof__an_finding_knum(prof__an *an, const char *key, double v);
+/* The finding's extra keys as "key=value, ..." into buf (n bytes, cut to
+ * fit); returns the length written. */
+size_t prof__an_finding_details(const prof__finding *f, char *buf, size_t n);
 
 /* Report writers. format: "text", "json", "html". Return 0 or a negative
  * error. */

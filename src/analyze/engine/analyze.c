@@ -288,6 +288,18 @@ void prof__an_finding_knum(prof__an *an, const char *key, double v) {
   if (k) k->is_num = 1, k->num = v;
 }
 
+size_t prof__an_finding_details(const prof__finding *f, char *buf, size_t n) {
+  size_t k = 0;
+  if (n) buf[0] = 0;
+  for (int i = 0; i < f->nkeys && k < n; i++) {
+    int w = f->keys[i].is_num ? snprintf(buf + k, n - k, "%s%s=%.6g", i ? ", " : "", f->keys[i].key, f->keys[i].num)
+                              : snprintf(buf + k, n - k, "%s%s=%s", i ? ", " : "", f->keys[i].key, f->keys[i].str);
+    if (w < 0) break;
+    k += (size_t)w;
+  }
+  return k < n ? k : n ? n - 1 : 0;
+}
+
 static const char *const bucket_names[PROF_BD_COUNT] = {"compute", "data", "comm", "io", "other", "untracked"};
 
 const char *prof__an_bucket_name(int bucket) {

@@ -124,6 +124,11 @@ static void findings(prof__an *an, FILE *out) {
     prof__html_esc(out, f->id);
     fputs("</code><p><i>Measured:</i> ", out);
     prof__html_esc(out, f->measured);
+    char details[PROF_FINDING_KEYS * 160];
+    if (prof__an_finding_details(f, details, sizeof details)) {
+      fputs("</p><p><i>Details:</i> ", out);
+      prof__html_esc(out, details);
+    }
     fputs("</p><p><i>Advice:</i> ", out);
     prof__html_esc(out, f->recommendation);
     fputs("</p></div>\n", out);

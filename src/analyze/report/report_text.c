@@ -56,6 +56,8 @@ static void text_findings(prof__an *an, FILE *out) {
     const prof__finding *f = &an->findings[i];
     fprintf(out, "  [%s] %s: %s\n", f->severity, f->id, f->title);
     fprintf(out, "      measured: %s\n", f->measured);
+    char details[PROF_FINDING_KEYS * 160];
+    if (prof__an_finding_details(f, details, sizeof details)) fprintf(out, "      details:  %s\n", details);
     fprintf(out, "      advice:   %s\n", f->recommendation);
   }
   fputc('\n', out);
