@@ -5,10 +5,8 @@
  * thread records, and once 64 KiB of events are pending or 250 ms have
  * passed flushes one round of chunks. A crash is flushed through crash.c,
  * and a killed process loses at most the last round. The period adapts:
- * MLPROF_FLUSH_MS (10 ms) while events flow (per-step counters are read
- * once a cycle, so their resolution is that period), doubling per cycle
- * that drained nothing up to IDLE_MS, so an idle session costs about ten
- * cycles a second. It is
+ * MLPROF_FLUSH_MS (10 ms) while the rings fill, doubling per quiet cycle up
+ * to IDLE_MS, so a mostly idle trace costs about ten cycles a second. It is
  * the only place that touches the file. A ring past its high-water mark
  * wakes it early (writer_kick); producers wait for it only on a full ring
  * under MLPROF_RING_FULL=wait (ring.h), never on the disk. A
@@ -44,8 +42,9 @@
 #define FLUSH_BYTES (64u << 10)
 #define FLUSH_NS 250000000ull
 #define IDLE_MS 100u   /* longest sleep (longer when MLPROF_FLUSH_MS asks for it) */
-#define BUSY_EVENTS 1 /* a cycle that drains any event keeps the short period: per-step counter
-                          readings stay one period apart while steps run */
+#define BUSY_EVENTS 1024 /* a cycle that drains this many keeps the short period (per-step CPU
+                             time does not depend on it: the step thread reads its own at
+                             every boundary, src/cpu/counters.c) */
 
 static struct {
   pthread_t thread;
