@@ -29,24 +29,7 @@
 
 #ifdef MLPROF_HAVE_CUPTI
 #include <cupti.h>
-/* The struct versions the headers we build with have (as cupti.c picks). */
-#if CUPTI_API_VERSION >= 130000
-typedef CUpti_ActivityKernel10 cu_kernel;
-typedef CUpti_ActivityMemcpy6 cu_memcpy;
-typedef CUpti_ActivityMemset4 cu_memset;
-typedef CUpti_ActivityMemory4 cu_memory;
-typedef CUpti_ActivitySynchronization2 cu_sync;
-typedef CUpti_ActivityDevice5 cu_device;
-typedef CUpti_ActivityOverhead3 cu_overhead;
-#else
-typedef CUpti_ActivityKernel4 cu_kernel;
-typedef CUpti_ActivityMemcpy4 cu_memcpy;
-typedef CUpti_ActivityMemset3 cu_memset;
-typedef CUpti_ActivityMemory2 cu_memory;
-typedef CUpti_ActivitySynchronization cu_sync;
-typedef CUpti_ActivityDevice4 cu_device;
-typedef CUpti_ActivityOverhead cu_overhead;
-#endif
+#include "gpu/cupti_records.h" /* the record versions cupti.c reads */
 #endif
 #include "mem/mem.h"
 

@@ -194,6 +194,11 @@ void prof__an_finding(prof__an *an, const char *id, const char *severity, double
  * PROF_FINDING_KEYS or when there is none). JSON writes it beside "value". */
 void prof__an_finding_kstr(prof__an *an, const char *key, const char *v);
 void prof__an_finding_knum(prof__an *an, const char *key, double v);
+/* The split of the events read: those the program's threads recorded
+ * through the rings (the footer's events_written) and those the profiler's
+ * own threads added (samples, counter readings, resource and GPU records).
+ * Returns 0 when the trace has no footer (nothing set). */
+int prof__an_events_split(const prof__an *an, uint64_t *recorded, uint64_t *profiler);
 /* The finding's extra keys as "key=value, ..." into buf (n bytes, cut to
  * fit); returns the length written. */
 size_t prof__an_finding_details(const prof__finding *f, char *buf, size_t n);
@@ -218,6 +223,8 @@ int prof__export_chrome(prof__an *an, FILE *out);
 int prof__an_run_opts(prof__an **out, const char *path, int quiet, char *err);
 /* Footer value or NULL. */
 const char *prof__an_footer(const prof__an *an, const char *key);
+/* A footer value as a number; 0 when absent. */
+uint64_t prof__an_footer_u64(const prof__an *an, const char *key);
 /* Breakdown bucket names: "compute", "data", "comm", "io", "other",
  * "untracked". */
 const char *prof__an_bucket_name(int bucket);

@@ -1,8 +1,9 @@
 /* cupti_records.h — which CUPTI activity record versions the backend reads
  * (chosen by CUPTI_API_VERSION), and the field offsets it relies on, pinned
  * with _Static_assert so a header where one moves fails to build. Included
- * only by cupti.c, after <cupti.h> (cupti.c stays the one file that
- * includes CUPTI's headers).
+ * after <cupti.h> by cupti.c (the one source file of the library that
+ * includes CUPTI's headers) and by its test, which builds records of the
+ * same versions.
  */
 #ifndef PROF_CUPTI_RECORDS_H
 #define PROF_CUPTI_RECORDS_H

@@ -216,6 +216,11 @@ const char *prof__an_footer(const prof__an *an, const char *key) {
   return v;
 }
 
+uint64_t prof__an_footer_u64(const prof__an *an, const char *key) {
+  const char *v = prof__an_footer(an, key);
+  return v ? strtoull(v, NULL, 10) : 0;
+}
+
 long prof__an_step_at(const prof__an *an, uint64_t ts_ns) {
   size_t lo = 0, hi = an->nsteps; /* first step with begin > ts */
   while (lo < hi) {
@@ -286,6 +291,14 @@ void prof__an_finding_kstr(prof__an *an, const char *key, const char *v) {
 void prof__an_finding_knum(prof__an *an, const char *key, double v) {
   prof__fkey *k = finding_key(an, key);
   if (k) k->is_num = 1, k->num = v;
+}
+
+int prof__an_events_split(const prof__an *an, uint64_t *recorded, uint64_t *profiler) {
+  if (!prof__an_footer(an, "events_written")) return 0;
+  uint64_t w = prof__an_footer_u64(an, "events_written");
+  *recorded = w;
+  *profiler = an->events > w ? an->events - w : 0;
+  return 1;
 }
 
 size_t prof__an_finding_details(const prof__finding *f, char *buf, size_t n) {

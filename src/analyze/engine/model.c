@@ -419,11 +419,9 @@ void prof__an_model_finish(an_priv *p) {
   if (an->first_ns == UINT64_MAX) an->first_ns = 0;
   uint64_t lost = 0;
   for (size_t i = 0; i < an->nthreads; i++) lost += an->threads[i].lost;
-  const char *fl = prof__an_footer(an, "events_lost");
-  uint64_t flost = fl ? strtoull(fl, NULL, 10) : 0;
+  uint64_t flost = prof__an_footer_u64(an, "events_lost");
   an->lost_events = lost > flost ? lost : flost;
-  const char *mis = prof__an_footer(an, "misuse");
-  an->misuse = mis ? strtoull(mis, NULL, 10) : 0;
+  an->misuse = prof__an_footer_u64(an, "misuse");
   flag_warmup(p);
   step_stats(p, &an->step_stats, SIZE_MAX);
   step_stats(p, &an->steady_stats, an->nsteps && an->steps[0].warmup_outlier ? 0 : SIZE_MAX);

@@ -86,12 +86,11 @@ static void facts(prof__an *an, FILE *out) {
   snprintf(b, sizeof b, "%s (%llu events, %zu threads)", NS(d, an->last_ns - an->first_ns),
            (unsigned long long)an->events, an->nthreads);
   prof__html_fact(out, "traced", b);
-  const char *written = prof__an_footer(an, "events_written");
-  if (written) { /* the split of the events read: the program's, and the profiler's own threads' */
-    uint64_t w = strtoull(written, NULL, 10);
+  uint64_t recorded, own;
+  if (prof__an_events_split(an, &recorded, &own)) {
     char ev[96];
     snprintf(ev, sizeof ev, "%llu recorded by the program, %llu added by the profiler (samples, counters)",
-             (unsigned long long)w, (unsigned long long)(an->events > w ? an->events - w : 0));
+             (unsigned long long)recorded, (unsigned long long)own);
     prof__html_fact(out, "events", ev);
   }
   if (an->nsteps) {

@@ -28,14 +28,10 @@ static void json_trace(prof__an *an, prof__json *j) {
   prof__json_kstr(j, "clock", prof__an_header(an, "clock"));
   prof__json_kstr(j, "version", prof__an_header(an, "version"));
   prof__json_kuint(j, "events", an->events);
-  /* The split of `events`: what the program's threads recorded through the
-   * rings (the footer's events_written) and what the profiler's own threads
-   * added (CPU samples, counter readings, resource and GPU records). */
-  const char *written = prof__an_footer(an, "events_written");
-  if (written) {
-    uint64_t w = strtoull(written, NULL, 10);
-    prof__json_kuint(j, "events_recorded", w);
-    prof__json_kuint(j, "events_profiler", an->events > w ? an->events - w : 0);
+  uint64_t recorded, own;
+  if (prof__an_events_split(an, &recorded, &own)) {
+    prof__json_kuint(j, "events_recorded", recorded);
+    prof__json_kuint(j, "events_profiler", own);
   }
   prof__json_kuint(j, "lost_events", an->lost_events);
   prof__json_kuint(j, "chunks", an->chunks);

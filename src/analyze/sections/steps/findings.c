@@ -61,8 +61,7 @@ static void finding_lost_events(prof__an *an) {
   uint64_t all = an->events + an->lost_events;
   const char *sev = share_at_least(an->lost_events, all, 1) ? "high" : "medium";
   const char *ring = prof__an_header(an, "ring_kb");
-  const char *sig = prof__an_footer(an, "events_lost_in_signal_handlers");
-  unsigned long long in_sig = sig ? strtoull(sig, NULL, 10) : 0;
+  unsigned long long in_sig = prof__an_footer_u64(an, "events_lost_in_signal_handlers");
   if (in_sig > an->lost_events) in_sig = an->lost_events;
   char measured[320], rec[320];
   if (in_sig)
@@ -143,8 +142,7 @@ static void finding_untracked(prof__an *an) {
 static void finding_misuse(prof__an *an) {
   uint64_t n = an->misuse + an->unmatched_range_ends + an->unmatched_step_ends;
   if (!n) return;
-  const char *deep = prof__an_footer(an, "misuse.range_too_deep");
-  unsigned long long too_deep = deep ? strtoull(deep, NULL, 10) : 0;
+  unsigned long long too_deep = prof__an_footer_u64(an, "misuse.range_too_deep");
   char m[400], extra[96] = "";
   if (too_deep)
     snprintf(extra, sizeof extra, " (%llu of them ranges nested deeper than 256 levels)", too_deep);
