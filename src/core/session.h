@@ -61,6 +61,24 @@ extern int prof__enabled;             /* 1 while events are recorded */
  * thread-local state after a dlopen (which resizes the thread's TLS vector
  * with malloc): the interrupted allocator holds its lock. */
 extern __thread unsigned prof__in_alloc __attribute__((tls_model("initial-exec")));
+/* The cheaper mark of malloc and free (x86-64, glibc as the next
+ * allocator): instead of setting prof__in_alloc around the call, which
+ * costs them their tail call, the interposer records where its caller's
+ * return address lies on the stack and what it is, then jumps into glibc.
+ * While that call runs, the slot still holds that return address.
+ * prof__alloc_text_lo/hi bound the allocator's library (libc): all code the
+ * allocator runs lies there. Zero when the mark is not used. */
+typedef struct prof__alloc_mark {
+  uintptr_t slot; /* address of the return-address slot of the latest call */
+  uintptr_t ra;   /* the return address stored there */
+} prof__alloc_mark;
+extern __thread prof__alloc_mark prof__alloc_at __attribute__((tls_model("initial-exec")));
+extern uintptr_t prof__alloc_text_lo, prof__alloc_text_hi;
+/* From a signal handler on the interrupted thread: 1 when the interrupted
+ * code (instruction pc, stack pointer sp) may be inside the allocator, so
+ * nothing that may allocate can run; 0 when it certainly is not. Reads the
+ * marked slot with process_vm_readv (never faults); any doubt answers 1. */
+int prof__in_allocator(uintptr_t pc, uintptr_t sp);
 extern __thread prof__thread *prof__self __attribute__((tls_model("initial-exec")));
 extern uint64_t prof__misuse[PROF_MU_COUNT];
 

@@ -136,9 +136,13 @@ static void ensure_atfork(void) {
   pthread_atfork(lock, unlock, child_unlock);
 }
 
+/* The event paths mark the thread as inside the allocator (prof__in_alloc):
+ * the CPU sampler's handler then keeps only the interrupted PC instead of
+ * unwinding on top of the unwinder or the table lock. */
 void prof__mem_event_alloc(prof__mem_tc *tc, const void *p, size_t n, int sampled) {
   if (sampled) prof__mem_sample_draw(tc);
   if (!may_emit(tc)) return;
+  prof__in_alloc++;
   prof__guard_depth++;
   uint32_t st = capture(tc);
   if (st != UINT32_MAX) {
@@ -153,22 +157,27 @@ void prof__mem_event_alloc(prof__mem_tc *tc, const void *p, size_t n, int sample
     if (ok) prof__emit_aux(PROF_EV_ALLOC, sampled ? PROF_MEM_CAT_SAMPLED : 0, 0, st, (uintptr_t)p, n);
   }
   prof__guard_depth--;
+  prof__in_alloc--;
 }
 
 void prof__mem_event_free(const void *p) {
   if (!may_emit(prof__mem_self)) return;
+  prof__in_alloc++;
   prof__guard_depth++;
   prof__emit_aux(PROF_EV_FREE, 0, 0, 0, (uintptr_t)p, 0);
   prof__guard_depth--;
+  prof__in_alloc--;
 }
 
 void prof__mem_sample_free(const void *p) {
+  prof__in_alloc++;
   prof__guard_depth++;
   lock();
   int found = tab_remove((uintptr_t)p);
   unlock();
   if (found && may_emit(prof__mem_self)) prof__emit_aux(PROF_EV_FREE, 0, 0, 0, (uintptr_t)p, 0);
   prof__guard_depth--;
+  prof__in_alloc--;
 }
 
 /* Pool events: every one is recorded (stacks in sampled and full modes). */

@@ -23,7 +23,8 @@ static inline size_t prof__glibc_usable(const void *p) {
   __asm__("" : "+r"(at)); /* the header lies before the block: hide that from bounds checks */
   size_t hdr = *(const size_t *)at;
   size_t chunk = hdr & ~PROF_GLIBC_SIZE_BITS;
-  return chunk - (hdr & PROF_GLIBC_IS_MMAPPED ? 2 * sizeof(size_t) : sizeof(size_t));
+  /* one word of overhead, two for an mmapped chunk (flag 2 times half a word) */
+  return chunk - sizeof(size_t) - (hdr & PROF_GLIBC_IS_MMAPPED) * (sizeof(size_t) / 2);
 }
 
 #endif

@@ -14,9 +14,16 @@
  *  - re-entrancy: the profiler's own allocations (rings, names, stacks,
  *    libunwind, the writer thread) are skipped by a thread-local guard and
  *    by the caller's address (code inside libmlprof is never counted).
- *  - signals: every entry point marks the thread as inside the allocator
- *    (prof__in_alloc), so the CPU sampler's handler does not unwind with
- *    libunwind there (it may allocate and deadlock on the held lock).
+ *  - signals: every entry point marks the thread as inside the allocator,
+ *    so the CPU sampler's handler does not unwind with libunwind there (it
+ *    may allocate and deadlock on the held lock). malloc and free, with
+ *    glibc next on x86-64, record their return-address slot instead
+ *    (prof__alloc_at) and jump into glibc, so that forwarding costs no
+ *    second call; the others, and every allocator on other machines, count
+ *    prof__in_alloc up and down around the call.
+ *  - cost: malloc and free account inline in the common case (a thread
+ *    with its counter slot, outside the profiler, glibc next); every other
+ *    case goes through mem.h's general path.
  *  - fork, thread exit, exit-time frees: the hot path needs no set-up and
  *    keeps forwarding and counting in every state; events are written only
  *    while the session runs (a forked child's session is off).
@@ -24,6 +31,7 @@
  * are the real allocator's.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -65,6 +73,7 @@ extern char etext[] __attribute__((visibility("hidden")));
 static real_fns real;
 static int ready;
 static int glibc_next; /* the next allocator is glibc's: sizes come from chunk headers */
+static int use_mark;   /* malloc and free mark the call (prof__alloc_at) instead of prof__in_alloc */
 static __thread int resolving PROF_MEM_IE;
 
 static _Alignas(64) unsigned char boot[BOOT_BYTES];
@@ -114,6 +123,56 @@ static int posix_memalign_fallback(void **out, size_t align, size_t n) {
 
 static void *aligned_alloc_fallback(size_t align, size_t n) { return __libc_memalign(align, n); }
 
+/* ---- the mark of malloc and free ---------------------------------------------
+ * glibc's malloc and free call nothing outside libc and never re-enter
+ * malloc: a sample that lands in libc while the marked return-address slot
+ * still holds its return address is inside them (prof__in_allocator).
+ * x86-64 only: the return address is on the stack at the call. */
+#if defined(__x86_64__)
+#define MARK_SUPPORTED 1
+#else
+#define MARK_SUPPORTED 0
+#endif
+
+typedef struct range_find {
+  uintptr_t pc, lo, hi;
+} range_find;
+
+static int range_cb(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  range_find *f = arg;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    uintptr_t a = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+    if (a < lo) lo = a;
+    if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
+  }
+  if (f->pc < lo || f->pc >= hi) return 0;
+  f->lo = lo;
+  f->hi = hi;
+  return 1;
+}
+
+/* The mapped extent of the library holding `pc` (libc) becomes the range in
+ * which a sample may be inside the allocator. */
+static int mark_range(uintptr_t pc) {
+  range_find f = {pc, 0, 0};
+  if (!dl_iterate_phdr(range_cb, &f) || f.hi <= f.lo) return 0;
+  __atomic_store_n(&prof__alloc_text_lo, f.lo, __ATOMIC_RELAXED);
+  __atomic_store_n(&prof__alloc_text_hi, f.hi, __ATOMIC_RELAXED);
+  return 1;
+}
+
+/* Record this call's return-address slot (the function keeps a frame
+ * pointer for it) before jumping into the allocator. */
+#define MARK()                                                                        \
+  do {                                                                                \
+    prof__alloc_at.ra = (uintptr_t)RA();                                              \
+    prof__alloc_at.slot = (uintptr_t)__builtin_frame_address(0) + sizeof(void *);   \
+  } while (0)
+
 /* Returns 1 once the real functions are known; 0 while resolving (the
  * caller serves the request from the arena). */
 static int resolve(void) {
@@ -136,11 +195,13 @@ static int resolve(void) {
   real = r;
   glibc_next = r.malloc == __libc_malloc && r.free == __libc_free && r.calloc == __libc_calloc &&
                r.realloc == __libc_realloc && r.memalign == __libc_memalign;
+  int mark = MARK_SUPPORTED && glibc_next && mark_range((uintptr_t)r.malloc);
   prof__mem_text_lo = (uintptr_t)__ehdr_start;
   prof__mem_text_hi = (uintptr_t)etext;
   prof__mem_mode_resolve();
   prof__mem_interposed = 1;
   __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&use_mark, mark, __ATOMIC_RELEASE);
   return 1;
 }
 
@@ -152,34 +213,110 @@ static inline size_t usable_of(void *p) {
   return PROF_LIKELY(glibc_next) ? prof__glibc_usable(p) : real.usable(p);
 }
 
-static inline void *account(void *p, size_t n, const void *ra) {
-  if (PROF_LIKELY(p != NULL) && prof__mem_mode) prof__mem_on_alloc(p, n, usable_of(p), ra);
+/* mem.h's general accounting, out of line: every wrapper but the fast
+ * paths of malloc and free, and those when a case is unusual (no counter
+ * slot yet, inside the profiler). It runs outside the allocator's call; the
+ * event paths behind it set prof__in_alloc themselves. */
+__attribute__((noinline)) static void *account_alloc(void *p, size_t n, const void *ra) {
+  prof__mem_on_alloc(p, n, usable_of(p), ra);
   return p;
 }
 
-static inline void *malloc_body(size_t n, const void *ra) {
+__attribute__((noinline)) static void account_free(void *p, const void *ra) {
+  prof__mem_on_free(p, usable_of(p), ra);
+}
+
+static inline void *account(void *p, size_t n, const void *ra) {
+  if (PROF_LIKELY(p != NULL) && prof__mem_mode) return account_alloc(p, n, ra);
+  return p;
+}
+
+__attribute__((noinline)) static void *malloc_counted(size_t n, const void *ra) {
+  prof__in_alloc++;
+  void *p = real.malloc(n);
+  prof__in_alloc--;
+  return account(p, n, ra);
+}
+
+/* Code of this library: its own allocations outside the guard are not the
+ * program's. Link-time bounds, no load. */
+static inline int from_self(const void *ra) {
+  return (uintptr_t)ra - (uintptr_t)__ehdr_start < (uintptr_t)etext - (uintptr_t)__ehdr_start;
+}
+
+/* The common case of mem.h's accounting, for glibc as the next allocator
+ * (sizes from chunk headers): a thread with its counter slot, outside the
+ * profiler. Anything else takes mem.h's general path. */
+static inline int fast_ok(const prof__mem_tc *tc, const void *ra) {
+  return PROF_LIKELY((uintptr_t)tc > 1) && PROF_LIKELY(!prof__guard_depth) && !from_self(ra);
+}
+
+/* malloc before set-up, or without the mark. */
+__attribute__((noinline)) static void *malloc_slow(size_t n, const void *ra) {
   if (PROF_UNLIKELY(!ready) && !resolve()) return boot_alloc(n, 16);
-  return account(real.malloc(n), n, ra);
+  return malloc_counted(n, ra);
 }
 
 PROF_API void *malloc(size_t n) {
-  prof__in_alloc++;
-  void *r = malloc_body(n, RA());
-  prof__in_alloc--;
-  return r;
+  if (PROF_UNLIKELY(!__atomic_load_n(&use_mark, __ATOMIC_ACQUIRE))) return malloc_slow(n, RA());
+  MARK();
+  int mode = prof__mem_mode;
+  if (!mode) return real.malloc(n); /* forwarding only: a tail call */
+  void *p = real.malloc(n);
+  prof__mem_tc *tc = prof__mem_self;
+  const void *ra = RA();
+  if (PROF_UNLIKELY(!p) || !fast_ok(tc, ra)) return account(p, n, ra);
+  __atomic_store_n(&tc->live, tc->live + (int64_t)prof__glibc_usable(p), __ATOMIC_RELAXED);
+  __atomic_store_n(&tc->allocs, tc->allocs + 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&tc->bytes, tc->bytes + n, __ATOMIC_RELAXED);
+  if (mode == PROF_MEM_SAMPLED) {
+    tc->countdown -= (int64_t)n;
+    if (PROF_UNLIKELY(tc->countdown < 0)) prof__mem_event_alloc(tc, p, n, 1);
+  } else if (mode == PROF_MEM_FULL) {
+    prof__mem_event_alloc(tc, p, n, 0);
+  }
+  return p;
 }
 
-static inline void free_body(void *p, const void *ra) {
-  if (!p || is_boot(p)) return;
-  if (PROF_UNLIKELY(!ready) && !resolve()) return; /* not ours to free yet */
-  if (prof__mem_mode) prof__mem_on_free(p, usable_of(p), ra);
+__attribute__((noinline)) static void free_counted(void *p, const void *ra) {
+  if (prof__mem_mode) account_free(p, ra);
+  prof__in_alloc++;
   real.free(p);
+  prof__in_alloc--;
 }
 
+/* free before set-up, or without the mark. */
+__attribute__((noinline)) static void free_slow(void *p, const void *ra) {
+  if (is_boot(p)) return;
+  if (PROF_UNLIKELY(!ready) && !resolve()) return; /* not ours to free yet */
+  free_counted(p, ra);
+}
+
+/* The accounting runs before the block can be reused by another thread. */
 PROF_API void free(void *p) {
-  prof__in_alloc++;
-  free_body(p, RA());
-  prof__in_alloc--;
+  if (!p) return;
+  if (PROF_UNLIKELY(!__atomic_load_n(&use_mark, __ATOMIC_ACQUIRE))) return free_slow(p, RA());
+  if (PROF_UNLIKELY(is_boot(p))) return;
+  int mode = prof__mem_mode;
+  if (mode) {
+    prof__mem_tc *tc = prof__mem_self;
+    const void *ra = RA();
+    if (PROF_LIKELY(fast_ok(tc, ra))) {
+      __atomic_store_n(&tc->live, tc->live - (int64_t)prof__glibc_usable(p), __ATOMIC_RELAXED);
+      __atomic_store_n(&tc->frees, tc->frees + 1, __ATOMIC_RELAXED);
+      if (mode == PROF_MEM_SAMPLED) {
+        uint32_t h = prof__mem_hash(p);
+        if (PROF_UNLIKELY(__atomic_load_n(&prof__mem_bloom[h >> 6], __ATOMIC_RELAXED) >> (h & 63) & 1))
+          prof__mem_sample_free(p);
+      } else if (mode == PROF_MEM_FULL) {
+        prof__mem_event_free(p);
+      }
+    } else {
+      account_free(p, ra);
+    }
+  }
+  MARK();
+  return real.free(p); /* a tail call */
 }
 
 static inline void *calloc_body(size_t m, size_t n, const void *ra) {

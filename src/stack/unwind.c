@@ -89,11 +89,22 @@ static uintptr_t uc_ip(void *ucontext) {
 #endif
 }
 
+static uintptr_t uc_sp(void *ucontext) {
+#if defined(__x86_64__)
+  return (uintptr_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+  return (uintptr_t)((ucontext_t *)ucontext)->uc_mcontext.sp;
+#else
+  (void)ucontext;
+  return 0;
+#endif
+}
+
 int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max) {
   if (!ucontext || !pcs || max <= 0) return 0;
   if (max > PROF_STACK_MAX_DEPTH) max = PROF_STACK_MAX_DEPTH;
   uintptr_t ip = uc_ip(ucontext);
-  if (prof__in_alloc) {
+  if (prof__in_allocator(ip, uc_sp(ucontext))) {
     /* Interrupted inside the allocator: libunwind could allocate (its TLS
      * after a dlopen) and deadlock on the allocator's lock. Keep the
      * interrupted instruction only. */

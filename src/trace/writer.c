@@ -78,7 +78,10 @@ prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *er
     return NULL;
   }
   (void)flock(w->fd, LOCK_EX | LOCK_NB); /* a fresh file: nobody else holds it */
-  w->zc = prof__zc_new(3);
+  /* Level 1: against level 3, 7 % fewer instructions for the whole profiled
+   * run of an allocation-heavy program in full memory mode, for traces
+   * 3.5 % smaller (ranges) to 18 % larger (memory events). */
+  w->zc = prof__zc_new(1);
   prof__buf hdr = {0};
   put_kvs(&hdr, kv, n);
   unsigned char fixed[16];
