@@ -1,6 +1,6 @@
 /* test_chrome.c — the Chrome Trace Event export: valid JSON with complete
  * events in microseconds, thread names, steps on their own track, marks and
- * counters. */
+ * counters; ranges closed at one instant and zero-length ranges. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -264,6 +264,60 @@ static void free_export(exported *x) {
   export_teardown(&p);
 }
 
+/* Thread 7: "epoch" [1000, 5000) holds "batch" from 2000 and "layer" from
+ * 3000 that never end (epoch's end closes them); "tick" is zero-length at
+ * 6000, where "load" [6000, 8000) begins; "outer" from 9000 holds "inner"
+ * from 9500, both open at the thread's last event (a mark at 9900). */
+static const char *closed_together_trace(void) {
+  tb t = tb_open("chrome-together");
+  const char *s[] = {"epoch", "batch", "layer", "tick", "load", "outer", "inner", "last"};
+  for (uint32_t i = 0; i < 8; i++) tb_str(&t, i + 1, s[i]);
+  tb_b(&t, 7, 1000, 1, PROF_CAT_COMPUTE);
+  tb_b(&t, 7, 2000, 2, PROF_CAT_COMPUTE);
+  tb_b(&t, 7, 3000, 3, PROF_CAT_COMPUTE);
+  tb_e(&t, 7, 5000, 1);
+  tb_b(&t, 7, 6000, 4, PROF_CAT_OTHER);
+  tb_e(&t, 7, 6000, 4);
+  tb_b(&t, 7, 6000, 5, PROF_CAT_DATA);
+  tb_e(&t, 7, 8000, 5);
+  tb_b(&t, 7, 9000, 6, PROF_CAT_COMPUTE);
+  tb_b(&t, 7, 9500, 7, PROF_CAT_COMPUTE);
+  tb_mark(&t, 7, 9900, 8);
+  tb_thread_named(&t, 7, "main", 0);
+  return tb_close(&t, "2");
+}
+
+static double end_of(const exported *x, const char *name) {
+  const prof__jv *e = find(x, "X", name, 0);
+  assert_non_null(e);
+  return nget(e, "ts") + nget(e, "dur");
+}
+
+/* Ranges closed at one instant end 1 ns apart, innermost first, so a viewer
+ * adding ts and dur in doubles still sees each end after the one it holds
+ * (speedscope nests the rest of the thread wrongly otherwise); a zero-length
+ * range is a begin/end pair, which speedscope takes in file order. */
+static void ranges_closed_together_end_apart_and_zero_length_is_a_pair(void **state) {
+  (void)state;
+  exported *x = export_path(closed_together_trace(), NULL);
+  assert_non_null(x);
+  assert_true(near(end_of(x, "layer"), 4.0)); /* (5000 - 1000) ns after the first event */
+  assert_true(near(end_of(x, "batch"), 4.001));
+  assert_true(near(end_of(x, "epoch"), 4.002));
+  assert_true(near(end_of(x, "inner"), 8.9));
+  assert_true(near(end_of(x, "outer"), 8.901));
+  assert_null(find(x, "X", "tick", 0));
+  const prof__jv *b = find(x, "B", "tick", 0), *e = find(x, "E", "tick", 0);
+  assert_non_null(b);
+  assert_non_null(e);
+  assert_true(near(nget(b, "ts"), 5.0) && near(nget(e, "ts"), 5.0));
+  assert_true(b < e); /* begin first in the file */
+  assert_string_equal(sget(b, "cat"), "other");
+  assert_true(nget(e, "tid") == 7);
+  assert_true(near(nget(find(x, "X", "load", 0), "ts"), 5.0));
+  free_export(x);
+}
+
 static int timed_events(const exported *x) { return count_ph(x, "X") + count_ph(x, "i") + count_ph(x, "C"); }
 
 static void max_events_caps_and_says_so(void **state) {
@@ -361,6 +415,7 @@ int main(void) {
     cmocka_unit_test(gzip_output_refuses_a_symlink),
     cmocka_unit_test(ranges_keep_their_duration_inside_their_step_past_late_counters),
     cmocka_unit_test(per_thread_counters_get_a_track_per_thread),
+    cmocka_unit_test(ranges_closed_together_end_apart_and_zero_length_is_a_pair),
   };
   return cmocka_run_group_tests(tests, export_setup, export_teardown);
 }

@@ -1,11 +1,12 @@
 /* chrome.c — export a trace as Chrome Trace Event JSON, the format that
  * Perfetto and chrome://tracing open.
  *
- * Ranges become complete events ("ph":"X") on their thread, marks instant
- * events, counters "C" events, and steps complete events on a track of
- * their own. Timestamps are microseconds since the first event of the trace
- * (written with three decimals, so nanoseconds survive). The trace is read
- * again from the start; only open ranges are held in memory.
+ * Ranges become complete events ("ph":"X") on their thread (zero-length
+ * ones a begin/end pair), marks instant events, counters "C" events, and
+ * steps complete events on a track of their own. Timestamps are
+ * microseconds since the first event of the trace (written with three
+ * decimals, so nanoseconds survive). The trace is read again from the
+ * start; only open ranges are held in memory.
  *
  * Tracks are ordered: the step track first, then the thread that ran the
  * steps, then the other threads by id. Sections add their own events
@@ -106,8 +107,26 @@ static int plain(const char *s, size_t max) {
   return 1;
 }
 
+/* A zero-length range as a begin/end pair: speedscope's importer orders
+ * ends before begins at equal times, so it would end a zero-length complete
+ * event before beginning it whenever another range begins at that time;
+ * begin and end events of one time it takes in file order. */
+static void zero_length_event(cx *c, const char *name, const char *cat, uint64_t tid, uint64_t ts) {
+  ev_head(c, name, "B", tid);
+  prof__json_kstr(&c->j, "cat", cat);
+  put_us(c, "ts", ts - c->base);
+  prof__json_obj_end(&c->j);
+  ev_head(c, name, "E", tid);
+  put_us(c, "ts", ts - c->base);
+  prof__json_obj_end(&c->j);
+}
+
 static void complete_event(cx *c, const char *name, const char *cat, uint64_t tid, uint64_t b, uint64_t e) {
   if (!keep(c, b, e)) return;
+  if (e == b) {
+    zero_length_event(c, name, cat, tid, b);
+    return;
+  }
   if (plain(name, 400)) {
     char buf[640];
     uint64_t ts = b - c->base, d = e - b;
@@ -193,6 +212,15 @@ static void frame_out(cx *c, cx_thread *t, uint32_t tid, uint64_t ts) {
   complete_event(c, prof__an_str(c->an, f->name), prof__an_cat_name(f->cat), tid, f->begin, ts);
 }
 
+/* Close the frames above depth `to` at `ts`, innermost first, each 1 ns
+ * after the one it holds. Viewers that add ts and dur in doubles
+ * (speedscope) could otherwise find a child's end a rounding error after
+ * its parent's and nest the rest of the thread wrongly; a nanosecond is
+ * far above that error, for traces of up to days. */
+static void frames_out(cx *c, cx_thread *t, uint32_t tid, uint32_t to, uint64_t ts) {
+  for (uint64_t k = 0; t->depth > to; k++) frame_out(c, t, tid, ts + k < ts ? UINT64_MAX : ts + k);
+}
+
 static void range_end(cx *c, cx_thread *t, uint32_t tid, uint32_t name, uint64_t ts) {
   if (t->overflow) {
     t->overflow--;
@@ -201,7 +229,7 @@ static void range_end(cx *c, cx_thread *t, uint32_t tid, uint32_t name, uint64_t
   uint32_t k = t->depth, stop = t->depth > 8 ? t->depth - 8 : 0;
   while (k > stop && t->frames[k - 1].name != name) k--;
   if (k == stop) return; /* END without BEGIN: nothing to draw */
-  while (t->depth >= k) frame_out(c, t, tid, ts);
+  frames_out(c, t, tid, k - 1, ts); /* those above the match never ended */
 }
 
 static void instant(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
@@ -273,7 +301,7 @@ static int stream_events(cx *c) {
     if (rec.kind == PROF_REC_EVENT) on_event(c, rec.tid, &rec.ev);
   if (c->capped) rc = 0; /* stopped early on purpose */
   for (size_t i = 0; i < c->an->nthreads; i++) /* close what never ended */
-    while (c->th[i].depth) frame_out(c, &c->th[i], c->an->threads[i].tid, c->th[i].last_ts);
+    frames_out(c, &c->th[i], c->an->threads[i].tid, 0, c->th[i].last_ts);
   return rc == PROF_ETRUNC ? 0 : rc;
 }
 
