@@ -58,7 +58,7 @@ allowed() {
     [ "$to" = trace ] && return 0
     case $path in
     core/producer.h | core/session.h | core/clock.h | core/ring.h | core/config.h | core/bgwriter.h | \
-      core/crash.h | stack/stack.h) return 0 ;;
+      core/crash.h | core/procfile.h | stack/stack.h) return 0 ;;
     esac
     return 1
     ;;

@@ -116,11 +116,6 @@ static void sampling_intervals_have_the_configured_mean(void **state) {
   assert_true(fabs(sd - r) < 0.05 * r);   /* ... and standard deviation R */
 }
 
-static void rss_is_readable(void **state) {
-  (void)state;
-  assert_true(prof__mem_rss() > 1024 * 1024);
-}
-
 static void pool_api_before_init_fails_cleanly(void **state) {
   (void)state;
   assert_int_equal(prof_mem_pool("arena"), PROF_ESTATE);
@@ -172,7 +167,6 @@ int main(void) {
       cmocka_unit_test(off_mode_counts_nothing),
       cmocka_unit_test(thread_exit_keeps_its_counts),
       cmocka_unit_test(sampling_intervals_have_the_configured_mean),
-      cmocka_unit_test(rss_is_readable),
       cmocka_unit_test(pool_api_before_init_fails_cleanly),
       cmocka_unit_test(glibc_chunk_header_gives_the_usable_size),
   };

@@ -28,6 +28,7 @@
 
 typedef struct ctr {
   int tid;
+  prof__procfile f_stat, f_status, f_schedstat; /* /proc/self/task/<tid>/..., kept open */
   int papi_n;
   uint64_t seen;
   uint64_t last_cpu;
@@ -105,15 +106,11 @@ static void open_papi(ctr *c) {
   }
 }
 
-/* One small /proc file into buf (NUL-terminated); its length, or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t n) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t got = read(fd, buf, n - 1);
-  close(fd);
-  if (got < 0) return -1;
-  buf[got] = 0;
-  return got;
+/* One of the thread's /proc files, through its kept descriptor. */
+static long read_task(prof__procfile *f, int tid, const char *file, char *buf, size_t n) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/%s", tid, file);
+  return prof__procfile_read(f, path, buf, n);
 }
 
 /* The number after "key" in text, or 0. */
@@ -124,28 +121,25 @@ static uint64_t field_after(const char *text, const char *key) {
 
 /* Minor+major faults and context switches of a thread, from /proc: two
  * reads, parsed in place (this runs for every busy thread every cycle). */
-static void read_proc(int tid, uint64_t *faults, uint64_t *cs) {
-  char path[64], buf[4096];
+static void read_proc(ctr *c, uint64_t *faults, uint64_t *cs) {
+  char buf[4096];
   *faults = *cs = 0;
-  snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
-  if (read_small(path, buf, sizeof buf) > 0) {
+  if (read_task(&c->f_stat, c->tid, "stat", buf, sizeof buf) > 0) {
     char *p = strrchr(buf, ')');
     unsigned long long minflt = 0, majflt = 0;
     if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &minflt, &majflt) == 2)
       *faults = minflt + majflt;
   }
-  snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
-  if (read_small(path, buf, sizeof buf) > 0)
+  if (read_task(&c->f_status, c->tid, "status", buf, sizeof buf) > 0)
     *cs = field_after(buf, "\nvoluntary_ctxt_switches:") + field_after(buf, "\nnonvoluntary_ctxt_switches:");
 }
 
 /* Time the thread spent runnable but waiting for a core (the scheduler's
  * run_delay, second field of schedstat, in ns); -1 when the kernel has no
  * schedstat. */
-static int64_t read_runq(int tid) {
-  char path[64], buf[128];
-  snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", tid);
-  if (read_small(path, buf, sizeof buf) <= 0) return -1;
+static int64_t read_runq(ctr *c) {
+  char buf[128];
+  if (read_task(&c->f_schedstat, c->tid, "schedstat", buf, sizeof buf) <= 0) return -1;
   unsigned long long on_cpu, delay;
   return sscanf(buf, "%llu %llu", &on_cpu, &delay) == 2 ? (int64_t)delay : -1;
 }
@@ -163,13 +157,13 @@ static void read_thread(prof__tw *tw, ctr *c, int final) {
   struct timespec ts;
   if (clock_gettime((clockid_t)prof__thread_cpu_clock(c->tid), &ts) != 0) return;
   uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-  int64_t runq = read_runq(c->tid);
+  int64_t runq = read_runq(c);
   /* idle since the last reading: neither running nor waiting for a core */
   if (cpu == c->last_cpu && runq == c->last_runq && !final) return;
   c->last_cpu = cpu;
   c->last_runq = runq;
   uint64_t now = prof__mono_ns(), faults, cs;
-  read_proc(c->tid, &faults, &cs);
+  read_proc(c, &faults, &cs);
   prof__event ev[4 + PROF_PAPI_MAX];
   size_t n = 0;
   put(ev, &n, now, C.id_cpu, (double)cpu);
@@ -212,6 +206,9 @@ void prof__counters_cycle(prof__tw *tw, int final) {
     ctr *c = C.thr[i];
     if (!c || (c->seen == C.cycle && !final)) continue;
     prof__papi_close(&c->set);
+    prof__procfile_close(&c->f_stat);
+    prof__procfile_close(&c->f_status);
+    prof__procfile_close(&c->f_schedstat);
     free(c);
     C.thr[i] = NULL;
   }

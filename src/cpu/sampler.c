@@ -33,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +81,9 @@ static struct {
   int hook_added;
   pid_t writer_tid;
   uint64_t gen;
+  int task_fd1;          /* /proc/self/task kept open (+1; 0: not open) */
+  unsigned long task_nlink; /* its link count at the last scan: 2 + threads */
+  uint64_t last_scan_ns;
   uint64_t samples, dropped, no_stack, timer_fail;
   cpu_thr *thr[MAX_THREADS]; /* slot index travels in the signal's value */
   char hz_text[16];
@@ -171,6 +176,36 @@ static void add_thread(int tid) {
   t->seen_gen = S.gen;
   __atomic_store_n(&S.thr[slot], t, __ATOMIC_RELEASE);
   if (arm(t, slot) != 0) S.timer_fail++; /* e.g. the thread ended meanwhile */
+}
+
+/* Whether a scan is due: the thread count changed (the link count of
+ * /proc/self/task is 2 + threads: one fstat on a kept descriptor) or a
+ * second passed (a thread that ended while another started). */
+#define FULL_SCAN_NS 1000000000ull
+
+static int scan_due(void) {
+  uint64_t now = prof__mono_ns();
+  int due = now - S.last_scan_ns >= FULL_SCAN_NS;
+  if (!S.task_fd1) {
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) S.task_fd1 = fd + 1;
+  }
+  struct stat st;
+  unsigned long links = 0;
+  if (S.task_fd1 && fstat(S.task_fd1 - 1, &st) == 0) links = (unsigned long)st.st_nlink;
+  if (!links || links != S.task_nlink) due = 1;
+  if (due) {
+    S.last_scan_ns = now;
+    S.task_nlink = links;
+  }
+  return due;
+}
+
+static void close_task_dir(void) {
+  if (S.task_fd1) close(S.task_fd1 - 1);
+  S.task_fd1 = 0;
+  S.task_nlink = 0;
+  S.last_scan_ns = 0;
 }
 
 /* Look at /proc/self/task: arm new threads, mark the ones still there. */
@@ -293,13 +328,16 @@ static void sampler_hook(prof__tw *tw, int final, void *arg) {
     if (!handler_is_ours()) {
       step_aside(tw);
     } else {
-      scan_threads();
+      if (scan_due()) scan_threads(); /* no scan: every thread keeps its generation */
       retire(tw, 0);
     }
   } else {
     retire(tw, 1);
   }
-  if (final) release_signal(); /* every timer is gone now */
+  if (final) {
+    release_signal(); /* every timer is gone now */
+    close_task_dir();
+  }
   if (tw) prof__stack_emit(tw); /* stacks of the samples just queued */
   prof__pyframes_cycle(tw, final); /* and the Python code they name */
   prof__counters_cycle(tw, final);

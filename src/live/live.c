@@ -225,15 +225,6 @@ static void publish_top(prof__live_page *p) {
   memset(obs.name, 0, sizeof obs.name);
 }
 
-static uint64_t rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  unsigned long long size = 0, res = 0;
-  if (f) {
-    if (fscanf(f, "%llu %llu", &size, &res) != 2) res = 0;
-    fclose(f);
-  }
-  return res * (uint64_t)sysconf(_SC_PAGESIZE);
-}
 
 void prof__live_bg(uint64_t now_ns) {
   prof__live_page *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE);
@@ -242,7 +233,7 @@ void prof__live_bg(uint64_t now_ns) {
   if (!top_due && now_ns - p->bg.update_mono_ns < 200000000ull) return;
   struct rusage ru;
   uint64_t peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
-  uint64_t rss = rss_bytes();
+  uint64_t rss = prof__proc_rss();
   char last[256];
   prof__session_last_segment(last, sizeof last);
   seq_enter(&p->bg.seq);

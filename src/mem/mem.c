@@ -149,18 +149,3 @@ void prof__mem_totals_get(prof__mem_totals *t) {
   }
 }
 
-/* Second field of /proc/self/statm, in pages. */
-uint64_t prof__mem_rss(void) {
-  char buf[128];
-  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = 0;
-  char *p = buf;
-  while (*p && *p != ' ') p++;
-  uint64_t pages = strtoull(p, NULL, 10);
-  long ps = sysconf(_SC_PAGESIZE);
-  return pages * (uint64_t)(ps > 0 ? ps : 4096);
-}

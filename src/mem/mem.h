@@ -141,7 +141,5 @@ void prof__mem_totals_get(prof__mem_totals *t);
  * allocates: a point that meets the writer draining is dropped and counted. */
 void prof__mem_step_boundary(uint64_t ticks);
 
-/* Resident set size of the process in bytes (0 when unknown). No allocation. */
-uint64_t prof__mem_rss(void);
 
 #endif

@@ -159,7 +159,7 @@ static void mem_hook(prof__tw *tw, int final, void *arg) {
   uint64_t ts = prof__mono_ns();
   prof__event ev[4];
   size_t n = 0;
-  uint64_t rss = prof__mem_rss();
+  uint64_t rss = prof__proc_rss();
   if (rss) ev[n++] = counter_ev(ts, M.id_rss, (double)rss);
   if (prof__mem_interposed) {
     drain_step_points(tw);

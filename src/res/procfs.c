@@ -3,8 +3,8 @@
  * statm (RSS), /proc/self/io (I/O bytes), /proc/loadavg and
  * /proc/self/net/dev (the network namespace's interfaces).
  *
- * Files are read with open/read/close into a stack buffer: no stdio, no
- * allocation, no lock. A source that cannot be read clears its have_ flag
+ * Files are read into a stack buffer through core/procfile.h (kept open,
+ * one pread per period): no stdio, no allocation, no lock. A source that cannot be read clears its have_ flag
  * and the sampler skips its metrics. The parsers take bounded text and
  * never read past it.
  */
@@ -16,23 +16,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/procfile.h"
 #include "res.h"
 
 /* Read a whole (small) file into buf, NUL-terminated; returns its length or
- * -1. Longer files are cut at cap - 1 bytes. */
+ * -1. Longer files are cut at cap - 1 bytes. For files read once. */
 static long read_small(const char *path, char *buf, size_t cap) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  size_t len = 0;
-  while (len + 1 < cap) {
-    ssize_t k = read(fd, buf + len, cap - 1 - len);
-    if (k <= 0) break;
-    len += (size_t)k;
-  }
-  close(fd);
-  buf[len] = 0;
-  return (long)len;
+  prof__procfile once = {0};
+  long n = prof__procfile_read(&once, path, buf, cap);
+  prof__procfile_close(&once);
+  return n;
 }
+
+/* The files read every period: kept open (one pread each). */
+static prof__procfile f_loadavg, f_io, f_netdev;
 
 /* Parse an unsigned decimal at *p (skipping blanks); -1 when none. */
 static int take_u64(const char **p, const char *end, uint64_t *v) {
@@ -157,12 +154,9 @@ static void read_rusage(prof__res_raw *r) {
   r->majflt = (uint64_t)ru.ru_majflt;
 }
 
-static void read_rss(prof__res_raw *r, char *buf, size_t cap) {
-  long n = read_small("/proc/self/statm", buf, cap);
-  const char *p = buf;
-  uint64_t size, res;
-  r->have_rss = n > 0 && take_u64(&p, buf + n, &size) == 0 && take_u64(&p, buf + n, &res) == 0;
-  if (r->have_rss) r->rss_bytes = res * (uint64_t)sysconf(_SC_PAGESIZE);
+static void read_rss(prof__res_raw *r) {
+  r->rss_bytes = prof__proc_rss();
+  r->have_rss = r->rss_bytes > 0;
 }
 
 void prof__res_read(prof__res_raw *r) {
@@ -172,12 +166,12 @@ void prof__res_read(prof__res_raw *r) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   r->ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
   read_rusage(r);
-  read_rss(r, buf, sizeof buf);
-  long n = read_small("/proc/loadavg", buf, sizeof buf);
+  read_rss(r);
+  long n = prof__procfile_read(&f_loadavg, "/proc/loadavg", buf, sizeof buf);
   r->have_load = n > 0 && prof__res_parse_loadavg(buf, (size_t)n, &r->load1) == 0;
-  n = read_small("/proc/self/io", buf, sizeof buf);
+  n = prof__procfile_read(&f_io, "/proc/self/io", buf, sizeof buf);
   r->have_io = n > 0 && prof__res_parse_io(buf, (size_t)n, r) == 0;
-  n = read_small("/proc/self/net/dev", buf, sizeof buf);
+  n = prof__procfile_read(&f_netdev, "/proc/self/net/dev", buf, sizeof buf);
   r->have_net = n > 0 && prof__res_parse_netdev(buf, (size_t)n, &r->net_rx, &r->net_tx) == 0;
 }
 
