@@ -206,6 +206,15 @@ static void sampler_rates_are_deltas_over_time(void **state) {
 #define WRITE_STEPS 4
 #define WRITE_BYTES (1024 * 1024)
 
+/* A quiet second: one step, no other events. */
+static int scenario_quiet(const char *trace) {
+  (void)trace;
+  prof_start();
+  sleep_ms(1000);
+  prof_stop();
+  return 0;
+}
+
 static int scenario_write(const char *trace) {
   char path[4200];
   snprintf(path, sizeof path, "%s.data", trace);
@@ -238,6 +247,22 @@ static void written_bytes_are_reported(void **state) {
   assert_non_null(steps);
   assert_int_equal(steps->len, WRITE_STEPS);
   assert_true(num_at(r, "resources.period_ms") == 20);
+  prof__jv_free(r);
+}
+
+/* The writer sleeps up to 250 ms when the trace is quiet; a shorter
+ * resource period asks it to wake that often (prof__writer_period_cap), so
+ * a quiet second still gets its samples. */
+static void quiet_trace_keeps_the_resource_period(void **state) {
+  (void)state;
+  const char *trace = th_tmp_path("res-quiet", ".mlpt");
+  assert_int_equal(in_child(scenario_quiet, trace, "40"), 0);
+  prof__jv *r = report_json(trace, NULL);
+  assert_non_null(r);
+  assert_true(num_at(r, "resources.period_ms") == 40);
+  double n = num_at(r, "resources.samples");
+  print_message("resource samples in a quiet second at 40 ms: %.0f\n", n);
+  assert_true(n >= 15); /* 25 expected; 4 if the writer slept its longest */
   prof__jv_free(r);
 }
 
@@ -631,6 +656,7 @@ int main(void) {
       cmocka_unit_test(machine_loaded_by_other_processes_is_flagged),
       cmocka_unit_test(sampler_rates_are_deltas_over_time),
       cmocka_unit_test(written_bytes_are_reported),
+      cmocka_unit_test(quiet_trace_keeps_the_resource_period),
       cmocka_unit_test(two_spinning_threads_show_two_cores),
       cmocka_unit_test(loopback_transfer_is_seen),
       cmocka_unit_test(nvml_absent_run_has_one_clear_line),

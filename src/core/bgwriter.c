@@ -6,7 +6,9 @@
  * passed flushes one round of chunks. A crash is flushed through crash.c,
  * and a killed process loses at most the last round. The period adapts:
  * MLPROF_FLUSH_MS (10 ms) while the rings fill, doubling per quiet cycle up
- * to IDLE_MS, so a mostly idle trace costs about ten cycles a second. It is
+ * to IDLE_MS (250 ms), so a mostly idle trace costs about four cycles a
+ * second: on a virtual machine each wake-up costs about 0.1 ms of a core
+ * whatever it does, so quiet wake-ups are most of what the writer costs. It is
  * the only place that touches the file. A ring past its high-water mark
  * wakes it early (writer_kick); producers wait for it only on a full ring
  * under MLPROF_RING_FULL=wait (ring.h), never on the disk. A
@@ -41,7 +43,8 @@
 #define BATCH 4096
 #define FLUSH_BYTES (64u << 10)
 #define FLUSH_NS 250000000ull
-#define IDLE_MS 100u   /* longest sleep (longer when MLPROF_FLUSH_MS asks for it) */
+#define IDLE_MS 250u   /* longest sleep (longer when MLPROF_FLUSH_MS asks for it, shorter when a
+                          producer's period asks for it: prof__writer_period_cap) */
 #define BUSY_EVENTS 1024 /* a cycle that drains this many keeps the short period (per-step CPU
                              time does not depend on it: the step thread reads its own at
                              every boundary, src/cpu/counters.c) */
@@ -53,6 +56,7 @@ static struct {
   pthread_cond_t cv;
   int stop;
   uint32_t flush_ms;
+  uint32_t cap_ms;   /* longest quiet period a producer asked for (0: IDLE_MS; atomic) */
   uint32_t sleep_ms; /* writer thread: the current, adaptive period */
   uint64_t cycle_events; /* writer thread: events drained by the last cycle */
   uint64_t cycles;       /* cycles run (atomic) */
@@ -404,8 +408,16 @@ static void crash_close(void);
 /* The next period: the configured one while events flow, doubling per quiet
  * cycle up to IDLE_MS. A ring past its high-water mark wakes the writer
  * anyway (writer_kick), and so does every request. */
+void prof__writer_period_cap(uint32_t ms) {
+  if (!ms) return;
+  uint32_t cur = __atomic_load_n(&W.cap_ms, __ATOMIC_RELAXED);
+  while ((!cur || ms < cur) &&
+         !__atomic_compare_exchange_n(&W.cap_ms, &cur, ms, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+}
+
 static uint32_t next_sleep_ms(uint32_t cur, uint64_t drained) {
-  uint32_t lo = W.flush_ms, hi = W.flush_ms > IDLE_MS ? W.flush_ms : IDLE_MS;
+  uint32_t cap = __atomic_load_n(&W.cap_ms, __ATOMIC_RELAXED), idle = cap && cap < IDLE_MS ? cap : IDLE_MS;
+  uint32_t lo = W.flush_ms, hi = W.flush_ms > idle ? W.flush_ms : idle;
   if (drained >= BUSY_EVENTS) return lo;
   uint32_t next = cur * 2;
   return next < lo ? lo : next > hi ? hi : next;
@@ -457,6 +469,7 @@ int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path) {
   W.tw = tw;
   W.flush_ms = flush_ms;
   W.sleep_ms = flush_ms;
+  __atomic_store_n(&W.cap_ms, 0, __ATOMIC_RELAXED); /* producers ask again as they start */
   W.path = path;
   W.stop = 0;
   W.failed = 0;

@@ -13,6 +13,10 @@ int prof__writer_stop(void);
 /* Child side of fork(): forget the writer without touching it. */
 void prof__writer_forget(void);
 uint64_t prof__writer_events(void);
+/* A producer that needs a wake-up at least every `ms` when the trace is
+ * quiet (its sampling period) says so; the smallest request wins. The
+ * writer still never sleeps less than MLPROF_FLUSH_MS. */
+void prof__writer_period_cap(uint32_t ms);
 /* Writer cycles run so far (wake-ups that drained the rings). */
 uint64_t prof__writer_cycles(void);
 uint64_t prof__writer_lost(void);

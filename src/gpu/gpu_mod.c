@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bgwriter.h"
 #include "core/producer.h"
 #include "gpu.h"
 #include "mlprof.h"
@@ -268,11 +269,17 @@ int prof__gpu_try_start(void) {
 
 static int hooked;
 
+/* CUPTI running: the writer wakes at least every 100 ms even when quiet,
+ * the period of prof__cupti_tick's flush (completed buffers must reach the
+ * launch table before its slots are reused). */
+#define CUPTI_WAKE_MS 100u
+
 static int gpu_start(void) {
   const char *nv = prof__env("NVTX");
   if (!nv || strcmp(nv, "0") != 0) prof__nvtx_session_start();
   int rc = prof__gpu_try_start();
   if ((rc == 0 || rc == PROF_GPU_DEFERRED) && !hooked) hooked = prof__writer_hook_add(writer_hook, NULL) == 0;
+  if (rc == 0) prof__writer_period_cap(CUPTI_WAKE_MS);
   /* The program initialises CUDA later: its cuInit calls InitializeInjection here. */
   if (rc == PROF_GPU_DEFERRED) prof__gpu_point_env("CUDA_INJECTION64_PATH");
   return rc == PROF_GPU_DEFERRED ? 0 : rc;
@@ -288,6 +295,7 @@ PROF_API int InitializeInjection(void) {
   if (__atomic_load_n(&waiting, __ATOMIC_ACQUIRE)) {
     int rc = prof__gpu_try_start();
     if (rc == 0 && !hooked) hooked = prof__writer_hook_add(writer_hook, NULL) == 0;
+    if (rc == 0) prof__writer_period_cap(CUPTI_WAKE_MS);
   }
   return 1;
 }

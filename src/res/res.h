@@ -23,7 +23,7 @@
 #include "trace/rec_res.h"
 
 /* Default sampling period (ms) and its bounds. */
-#define PROF_RES_DEFAULT_MS 100u
+#define PROF_RES_DEFAULT_MS 250u
 #define PROF_RES_MAX_MS 60000u
 /* Period of the per-thread CPU scan (ms; at least one sample period). */
 #define PROF_RES_THREAD_MS 1000u

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "core/config.h"
+#include "core/bgwriter.h"
 #include "core/producer.h"
 #include "res.h"
 
@@ -214,6 +215,7 @@ static int res_start(void) {
   R.last_scan_ns = R.prev.ns;
   if (!hooked && prof__writer_hook_add(hook, NULL) != 0) return -1;
   hooked = 1;
+  prof__writer_period_cap(R.period_ms); /* the writer wakes at least that often */
   __atomic_store_n(&R.active, 1, __ATOMIC_RELEASE);
   return 0;
 }
