@@ -1,6 +1,7 @@
 /* test_chrome.c — the Chrome Trace Event export: valid JSON with complete
  * events in microseconds, thread names, steps on their own track, marks and
- * counters; ranges closed at one instant and zero-length ranges. */
+ * counters; ranges closed at one instant and zero-length ranges, and the
+ * stack of open ranges that every Chrome writer closes them with. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
 #include "analyze/util/jsonparse.h"
+#include "analyze/export/chrome_range.h"
 #include "analyze/export/gzfile.h"
 
 /* Base time 5 ms. Thread 7 "main": step 0 [5000000, 5004000), range
@@ -318,6 +320,58 @@ static void ranges_closed_together_end_apart_and_zero_length_is_a_pair(void **st
   free_export(x);
 }
 
+typedef struct closed {
+  uint32_t name[8];
+  uint64_t end[8];
+  int n;
+} closed;
+
+static void on_close(void *ctx, const prof__exp_crange *r, uint64_t end) {
+  closed *c = ctx;
+  if (c->n < 8) c->name[c->n] = r->name, c->end[c->n] = end;
+  c->n++;
+}
+
+/* The open-range stack alone: an end closes the innermost range of its name
+ * among the 8 innermost and those it holds, 1 ns apart; an end matching
+ * none of them is ignored; ranges past the depth limit are skipped with
+ * their ends; what is left closes innermost first. */
+static void open_ranges_close_innermost_first_a_nanosecond_apart(void **state) {
+  (void)state;
+  prof__exp_crange_stack s = {0};
+  closed c = {0};
+  for (uint32_t name = 1; name <= 10; name++) prof__exp_crange_begin(&s, name, PROF_CAT_COMPUTE, 100 * name);
+  prof__exp_crange_end(&s, 2, 5000, on_close, &c); /* 9th from the top: not matched */
+  assert_int_equal(c.n, 0);
+  prof__exp_crange_end(&s, 7, 5000, on_close, &c); /* closes 10, 9, 8, then 7 */
+  assert_int_equal(c.n, 4);
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(c.name[i], 10 - i);
+    assert_int_equal(c.end[i], 5000 + (uint64_t)i);
+  }
+  assert_int_equal(s.depth, 6);
+  assert_int_equal(prof__exp_crange_top(&s)->name, 6);
+  prof__exp_crange_stack_free(&s);
+  c.n = 0;
+  uint32_t deep = 0;
+  for (; s.depth < 100000 && !s.overflow; deep++) prof__exp_crange_begin(&s, 1, PROF_CAT_COMPUTE, deep);
+  assert_true(s.overflow == 1 && deep > 1000); /* the model's depth limit */
+  assert_null(prof__exp_crange_top(&s));
+  prof__exp_crange_begin(&s, 2, PROF_CAT_COMPUTE, deep);
+  prof__exp_crange_end(&s, 2, deep, on_close, &c);
+  prof__exp_crange_end(&s, 1, deep, on_close, &c);
+  assert_int_equal(c.n, 0); /* both ends belong to ranges past the limit */
+  prof__exp_crange_end(&s, 1, deep + 10, on_close, &c);
+  assert_int_equal(c.n, 1);
+  assert_int_equal(c.end[0], deep + 10);
+  prof__exp_crange_close_all(&s, UINT64_MAX - 2, on_close, &c);
+  assert_int_equal(s.depth, 0);
+  assert_int_equal(c.n, (int)deep - 1); /* all but the one past the limit */
+  assert_int_equal(c.end[1], UINT64_MAX - 2);
+  assert_int_equal(c.end[4], UINT64_MAX); /* never wraps around */
+  prof__exp_crange_stack_free(&s);
+}
+
 static int timed_events(const exported *x) { return count_ph(x, "X") + count_ph(x, "i") + count_ph(x, "C"); }
 
 static void max_events_caps_and_says_so(void **state) {
@@ -416,6 +470,7 @@ int main(void) {
     cmocka_unit_test(ranges_keep_their_duration_inside_their_step_past_late_counters),
     cmocka_unit_test(per_thread_counters_get_a_track_per_thread),
     cmocka_unit_test(ranges_closed_together_end_apart_and_zero_length_is_a_pair),
+    cmocka_unit_test(open_ranges_close_innermost_first_a_nanosecond_apart),
   };
   return cmocka_run_group_tests(tests, export_setup, export_teardown);
 }

@@ -3,8 +3,10 @@
  * dropped records, communication (NCCL) kernels and their overlap with
  * compute, every finding (triggered and not), the GPU chunk codec
  * against malformed payloads, the JSON key, the Chrome events (alone and
- * through the exporter, with its window and cap) and the HTML panel.
+ * through the exporter, with its window and cap; zero-length kernels and
+ * calls as begin/end pairs) and the HTML panel.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -365,6 +367,94 @@ static void chrome_export_window_and_cap_apply_to_gpu_events(void **state) {
   c = export_counts(&cap);
   assert_true(c.capped);
   assert_int_equal(c.kernels + c.copies + c.sets + c.runtime + c.flow_s, 0);
+}
+
+/* Stream 7: kernel "k0" [100, 250), a zero-length "tick" kernel at 300,
+ * where "k1" [300, 500) begins; a zero-length runtime call at 200 on thread
+ * 100, inside its range "forward" [100, 400) (times after T0). */
+static const char *zero_length_trace(void) {
+  gtb t = gtb_open("gpuzero");
+  const char *s[] = {"forward", "k0", "tick", "k1", "cudaLaunchKernel"};
+  for (uint32_t i = 0; i < 5; i++) str(&t, i + 1, s[i]);
+  ev(&t, 100, T0, PROF_EV_STEP_BEGIN, 0, 0, 0);
+  ev(&t, 100, T0 + 100, PROF_EV_RANGE_BEGIN, 1, PROF_CAT_COMPUTE, 0);
+  ev(&t, 100, T0 + 400, PROF_EV_RANGE_END, 1, 0, 0);
+  ev(&t, 100, T0 + 1000, PROF_EV_STEP_END, 0, 0, 0);
+  rec(&t, kernel(T0 + 100, T0 + 250, T0 + 50, 2, 1));
+  rec(&t, kernel(T0 + 300, T0 + 300, T0 + 60, 3, 1));
+  prof__gpu_rec k1 = kernel(T0 + 300, T0 + 500, T0 + 70, 4, 1);
+  k1.corr = 20; /* not tick's */
+  rec(&t, k1);
+  rec(&t, (prof__gpu_rec){.kind = PROF_GPU_API, .sub = PROF_GPU_API_RUNTIME, .name = 5, .tid = 100,
+                          .start = T0 + 200, .end = T0 + 200, .corr = 21});
+  return gtb_close(&t);
+}
+
+/* The n-th event with this phase and name (NULL if none). */
+static const prof__jv *find_event(const prof__jv *v, const char *ph, const char *name, int n) {
+  for (size_t i = 0; i < v->len; i++) {
+    const prof__jv *e = prof__jv_at(v, i);
+    if (!strcmp(prof__jv_get(e, "ph")->str, ph) && !strcmp(prof__jv_get(e, "name")->str, name) && n-- == 0) return e;
+  }
+  return NULL;
+}
+
+/* Do two parsed values hold the same JSON (members in the same order)? */
+static int same_json(const prof__jv *a, const prof__jv *b) {
+  if (a->type != b->type || a->len != b->len || a->num != b->num || a->boolean != b->boolean) return 0;
+  if (a->type == PROF_JV_STR) return !strcmp(a->str, b->str);
+  for (size_t i = 0; a->type >= PROF_JV_ARR && i < a->len; i++)
+    if ((a->keys && strcmp(a->keys[i], b->keys[i])) || !same_json(&a->items[i], &b->items[i])) return 0;
+  return 1;
+}
+
+/* A zero-length begin/end pair at `ts` us on (pid, tid), correlation
+ * `corr`, whose end carries its begin's args (speedscope pairs a begin and
+ * an end by name and args). */
+static void assert_pair(const prof__jv *v, const char *name, double pid, double tid, double ts, double corr) {
+  assert_null(find_event(v, "X", name, 0));
+  const prof__jv *b = find_event(v, "B", name, 0), *e = find_event(v, "E", name, 0);
+  assert_non_null(b);
+  assert_non_null(e);
+  assert_true(b < e); /* begin first in the file */
+  for (int i = 0; i < 2; i++) {
+    const prof__jv *x = i ? e : b;
+    assert_true(prof__jv_get(x, "pid")->num == pid && prof__jv_get(x, "tid")->num == tid);
+    assert_true(fabs(prof__jv_get(x, "ts")->num - ts) < 1e-9);
+    assert_non_null(prof__jv_path(x, "args.correlation"));
+    assert_true(prof__jv_path(x, "args.correlation")->num == corr);
+  }
+  assert_true(same_json(prof__jv_get(b, "args"), prof__jv_get(e, "args")));
+}
+
+/* Zero-length kernels and calls are begin/end pairs: as complete events
+ * with dur 0, speedscope would end them before beginning them where
+ * another range begins at their time. Others stay complete events. */
+static void chrome_zero_length_gpu_work_is_a_begin_end_pair(void **state) {
+  (void)state;
+  prof__an *an = analyze(zero_length_trace());
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  prof__json j;
+  prof__json_init(&j, f, 0);
+  prof__json_arr_begin(&j);
+  assert_int_equal(prof__sec_gpu_chrome(an, &j, T0, 77), 0);
+  prof__json_arr_end(&j);
+  fclose(f);
+  char err[128];
+  prof__jv *v = prof__jv_parse(buf, len, err);
+  if (!v) fail_msg("bad JSON: %s", err);
+  assert_pair(v, "tick", 1000000000.0, 7, 0.3, (double)kernel(T0 + 300, T0 + 300, 0, 3, 1).corr);
+  assert_non_null(prof__jv_path(find_event(v, "E", "tick", 0), "args.grid"));
+  assert_pair(v, "cudaLaunchKernel", 77, 100, 0.2, 21);
+  const prof__jv *k1 = find_event(v, "X", "k1", 0);
+  assert_non_null(k1);
+  assert_true(fabs(prof__jv_get(k1, "ts")->num - 0.3) < 1e-9 && fabs(prof__jv_get(k1, "dur")->num - 0.2) < 1e-9);
+  assert_non_null(find_event(v, "X", "k0", 0));
+  prof__jv_free(v);
+  free(buf);
+  prof__an_free(an);
 }
 
 static void html_report_has_the_gpu_panel(void **state) {
@@ -915,6 +1005,7 @@ int main(void) {
       cmocka_unit_test(chrome_events_use_pytorch_categories),
       cmocka_unit_test(chrome_export_carries_gpu_tracks_and_flows),
       cmocka_unit_test(chrome_export_window_and_cap_apply_to_gpu_events),
+      cmocka_unit_test(chrome_zero_length_gpu_work_is_a_begin_end_pair),
       cmocka_unit_test(html_report_has_the_gpu_panel),
       cmocka_unit_test(nccl_kernels_count_as_communication),
       cmocka_unit_test(trace_without_nccl_has_no_communication_kernels),

@@ -2,7 +2,8 @@
  * whose numbers are known by construction: a straggler named with its
  * excess and slower phase, waiting, imbalance, communication share, bytes,
  * clock alignment across hosts, the JSON `ranks` section, the merged Chrome
- * export, and a generated 256-rank run. */
+ * export (with ranges closed at one instant and zero-length ranges), and a
+ * generated 256-rank run. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,8 +45,7 @@ static void ev(prof__tw *w, uint64_t ts, int type, uint32_t name, int cat, uint6
   assert_int_equal(prof__tw_events(w, 1, &e, 1), 0);
 }
 
-/* Step k of 100 ms: data [0,10), compute [10, 10+C), Allreduce [10+C, 100). */
-static void write_rank(const char *path, const rank_plan *p) {
+static prof__tw *open_rank(const char *path, const rank_plan *p) {
   char rank[16], rt[32], mono[32], err[256];
   snprintf(rank, sizeof rank, "%d", p->rank);
   snprintf(rt, sizeof rt, "%llu", 1700000000000000000ull);
@@ -54,6 +54,12 @@ static void write_rank(const char *path, const rank_plan *p) {
                     {"world_size", "4"}, {"start_realtime_ns", rt}, {"start_mono_ns", mono}};
   prof__tw *w = prof__tw_open(path, hdr, sizeof hdr / sizeof hdr[0], err);
   assert_non_null(w);
+  return w;
+}
+
+/* Step k of 100 ms: data [0,10), compute [10, 10+C), Allreduce [10+C, 100). */
+static void write_rank(const char *path, const rank_plan *p) {
+  prof__tw *w = open_rank(path, p);
   prof__tw_string(w, S_DATA, "load_batch", 10);
   prof__tw_string(w, S_COMPUTE, "forward_backward", 16);
   prof__tw_string(w, S_ALLREDUCE, "MPI_Allreduce", 13);
@@ -225,6 +231,103 @@ static void chrome_one_process_per_rank(void **state) {
   free_paths(paths, 4);
 }
 
+/* Rank r on one host, times in ns after 1 s (its first event): step 0
+ * [0, 10000); "epoch" [1000, 5000) holds "batch" from 2000 and "layer" from
+ * 3000 that never end (epoch's end closes them); "MPI_Barrier" is
+ * zero-length at 6000 with a COMM record (8 bytes, 4 ranks, peer 1), where
+ * "load" [6000, 8000) begins; "outer" from 9000 holds "inner" from 9500,
+ * both open at the rank's last event (the step's end). */
+static void write_edge_rank(const char *path, int r) {
+  enum { EPOCH = 1, BATCH, LAYER, BARRIER, LOAD, OUTER, INNER };
+  const char *s[] = {"epoch", "batch", "layer", "MPI_Barrier", "load", "outer", "inner"};
+  rank_plan p = {.rank = r, .host = "one", .mono_base = 1000 * MS};
+  prof__tw *w = open_rank(path, &p);
+  for (uint32_t i = 0; i < 7; i++) assert_int_equal(prof__tw_string(w, i + 1, s[i], strlen(s[i])), 0);
+  const uint64_t t = p.mono_base;
+  ev(w, t, PROF_EV_STEP_BEGIN, 0, 0, 0, 0);
+  ev(w, t + 1000, PROF_EV_RANGE_BEGIN, EPOCH, PROF_CAT_COMPUTE, 0, 0);
+  ev(w, t + 2000, PROF_EV_RANGE_BEGIN, BATCH, PROF_CAT_COMPUTE, 0, 0);
+  ev(w, t + 3000, PROF_EV_RANGE_BEGIN, LAYER, PROF_CAT_COMPUTE, 0, 0);
+  ev(w, t + 5000, PROF_EV_RANGE_END, EPOCH, 0, 0, 0);
+  ev(w, t + 6000, PROF_EV_RANGE_BEGIN, BARRIER, PROF_CAT_COMM, 0, 0);
+  ev(w, t + 6000, PROF_EV_COMM, BARRIER, PROF_CAT_COMM, 8, (2ull << 32) | 4);
+  ev(w, t + 6000, PROF_EV_RANGE_END, BARRIER, 0, 0, 0);
+  ev(w, t + 6000, PROF_EV_RANGE_BEGIN, LOAD, PROF_CAT_DATA, 0, 0);
+  ev(w, t + 8000, PROF_EV_RANGE_END, LOAD, 0, 0, 0);
+  ev(w, t + 9000, PROF_EV_RANGE_BEGIN, OUTER, PROF_CAT_COMPUTE, 0, 0);
+  ev(w, t + 9500, PROF_EV_RANGE_BEGIN, INNER, PROF_CAT_COMPUTE, 0, 0);
+  ev(w, t + 10000, PROF_EV_STEP_END, 0, 0, 0, 0);
+  assert_int_equal(prof__tw_close(w, NULL, 0), 0);
+}
+
+/* The n-th event of process `pid` with this phase and name (NULL if none). */
+static const prof__jv *find_event(const prof__jv *evs, int pid, const char *ph, const char *name, int n) {
+  for (size_t i = 0; i < evs->len; i++) {
+    const prof__jv *e = prof__jv_at(evs, i);
+    if (prof__jv_get(e, "pid")->num == pid && !strcmp(prof__jv_get(e, "ph")->str, ph) &&
+        !strcmp(prof__jv_get(e, "name")->str, name) && n-- == 0)
+      return e;
+  }
+  return NULL;
+}
+
+static int near_us(double a, double b) { return a > b - 1e-9 && a < b + 1e-9; }
+
+static double end_us(const prof__jv *evs, int pid, const char *name) {
+  const prof__jv *e = find_event(evs, pid, "X", name, 0);
+  assert_non_null(e);
+  return prof__jv_get(e, "ts")->num + prof__jv_get(e, "dur")->num;
+}
+
+static void comm_args_are(const prof__jv *e) {
+  assert_non_null(e);
+  assert_true(prof__jv_path(e, "args.bytes")->num == 8);
+  assert_true(prof__jv_path(e, "args.comm_size")->num == 4);
+  assert_true(prof__jv_path(e, "args.peer")->num == 1);
+}
+
+/* As in the single-trace export: ranges closed at one instant end 1 ns
+ * apart, innermost first, a range's end closes the ranges it holds, and a
+ * zero-length range is a begin/end pair (both with the COMM args, so that
+ * speedscope pairs them), for every rank. */
+static void chrome_ranges_closed_together_end_apart_and_zero_length_is_a_pair(void **state) {
+  (void)state;
+  char *paths[2], err[256];
+  for (int r = 0; r < 2; r++) {
+    paths[r] = strdup(th_tmp_path("edge-rank", ".mlpt"));
+    write_edge_rank(paths[r], r);
+  }
+  prof__ranks *rs;
+  assert_int_equal(prof__ranks_run(&rs, paths, 2, err), 0);
+  size_t len;
+  char *text = write_to_string(rs, 1, &len);
+  prof__jv *v = prof__jv_parse(text, len, err);
+  assert_non_null(v);
+  const prof__jv *evs = prof__jv_get(v, "traceEvents");
+  for (int pid = 0; pid < 2; pid++) {
+    assert_true(near_us(end_us(evs, pid, "layer"), 5.0));
+    assert_true(near_us(end_us(evs, pid, "batch"), 5.001));
+    assert_true(near_us(end_us(evs, pid, "epoch"), 5.002));
+    assert_true(near_us(end_us(evs, pid, "inner"), 10.0));
+    assert_true(near_us(end_us(evs, pid, "outer"), 10.001));
+    assert_null(find_event(evs, pid, "X", "MPI_Barrier", 0));
+    const prof__jv *b = find_event(evs, pid, "B", "MPI_Barrier", 0), *e = find_event(evs, pid, "E", "MPI_Barrier", 0);
+    comm_args_are(b);
+    comm_args_are(e);
+    assert_true(b < e); /* begin first in the file */
+    assert_true(near_us(prof__jv_get(b, "ts")->num, 6.0) && near_us(prof__jv_get(e, "ts")->num, 6.0));
+    assert_string_equal(prof__jv_get(b, "cat")->str, "comm");
+    assert_true(prof__jv_get(e, "tid")->num == 1);
+    assert_true(near_us(prof__jv_get(find_event(evs, pid, "X", "load", 0), "ts")->num, 6.0));
+    assert_true(near_us(end_us(evs, pid, "step 0"), 10.0));
+  }
+  prof__jv_free(v);
+  free(text);
+  prof__ranks_free(rs);
+  free(paths[0]);
+  free(paths[1]);
+}
+
 static void directory_and_bad_input(void **state) {
   (void)state;
   char err[256], **paths;
@@ -277,6 +380,7 @@ int main(void) {
       cmocka_unit_test(hosts_aligned_by_mpi_offsets),
       cmocka_unit_test(json_ranks_section),
       cmocka_unit_test(chrome_one_process_per_rank),
+      cmocka_unit_test(chrome_ranges_closed_together_end_apart_and_zero_length_is_a_pair),
       cmocka_unit_test(directory_and_bad_input),
       cmocka_unit_test(many_ranks),
   };

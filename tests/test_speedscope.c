@@ -13,6 +13,8 @@
  *    ranges left open at the end of the trace), at times where the child's
  *    ts + dur comes out larger than its parent's in floating point, and a
  *    zero-length range at the time another range begins.
+ *  - The merged export (`mlprof export --chrome T0 T1`) of two ranks with
+ *    those timings, the zero-length range carrying a COMM record.
  * Skips when Chromium, node/npm or the npm packages are not available. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -195,7 +197,7 @@ static void demo_exports_load_in_speedscope(void **state) {
   free_names(&ns);
 }
 
-/* Thread 7, times in ns after the first event (base 1 s):
+/* Thread 7, times in ns after the first event (base 1 s, plus `shift`):
  *   setup [0, 500); epoch from 1003 holding batch from 2003, both ended by
  *   epoch's end at 3001; tick [4000, 4000) then load [4000, 6000);
  *   outer from 7535539027 holding inner from 7679830883, both open at the
@@ -203,26 +205,47 @@ static void demo_exports_load_in_speedscope(void **state) {
  * Written at one instant, batch's and inner's ends would read later than
  * epoch's and outer's once speedscope adds ts and dur in doubles (2.003 +
  * 0.998 > 1.003 + 1.998), and a zero-length complete event sharing its
- * time with another begin is ended before it begins. */
-static const char *edge_trace(void) {
-  const uint64_t b = 1000000000;
-  tb t = tb_open("speedscope-edges");
+ * time with another begin is ended before it begins. With `comm`, tick
+ * carries a COMM record (8 bytes, 2 ranks, peer 1), which the merged
+ * export writes as the args of its events. */
+static void edge_events(tb *t, uint64_t shift, int comm) {
+  const uint64_t b = 1000000000 + shift;
   const char *s[] = {"setup", "epoch", "batch", "tick", "load", "outer", "inner", "last"};
-  for (uint32_t i = 0; i < 8; i++) tb_str(&t, i + 1, s[i]);
-  tb_b(&t, 7, b, 1, PROF_CAT_OTHER);
-  tb_e(&t, 7, b + 500, 1);
-  tb_b(&t, 7, b + 1003, 2, PROF_CAT_COMPUTE);
-  tb_b(&t, 7, b + 2003, 3, PROF_CAT_COMPUTE);
-  tb_e(&t, 7, b + 3001, 2);
-  tb_b(&t, 7, b + 4000, 4, PROF_CAT_OTHER);
-  tb_e(&t, 7, b + 4000, 4);
-  tb_b(&t, 7, b + 4000, 5, PROF_CAT_DATA);
-  tb_e(&t, 7, b + 6000, 5);
-  tb_b(&t, 7, b + 7535539027ull, 6, PROF_CAT_COMPUTE);
-  tb_b(&t, 7, b + 7679830883ull, 7, PROF_CAT_COMPUTE);
-  tb_mark(&t, 7, b + 7707139652ull, 8);
-  tb_thread_named(&t, 7, "main", 0);
+  for (uint32_t i = 0; i < 8; i++) tb_str(t, i + 1, s[i]);
+  tb_b(t, 7, b, 1, PROF_CAT_OTHER);
+  tb_e(t, 7, b + 500, 1);
+  tb_b(t, 7, b + 1003, 2, PROF_CAT_COMPUTE);
+  tb_b(t, 7, b + 2003, 3, PROF_CAT_COMPUTE);
+  tb_e(t, 7, b + 3001, 2);
+  tb_b(t, 7, b + 4000, 4, comm ? PROF_CAT_COMM : PROF_CAT_OTHER);
+  if (comm) {
+    prof__event e = {.ts = b + 4000, .type = PROF_EV_COMM, .name = 4, .cat = PROF_CAT_COMM,
+                     .a = 8, .b = (2ull << 32) | 2}; /* 2 ranks, peer 1 */
+    if (prof__tw_events(t->w, 7, &e, 1)) abort();
+  }
+  tb_e(t, 7, b + 4000, 4);
+  tb_b(t, 7, b + 4000, 5, PROF_CAT_DATA);
+  tb_e(t, 7, b + 6000, 5);
+  tb_b(t, 7, b + 7535539027ull, 6, PROF_CAT_COMPUTE);
+  tb_b(t, 7, b + 7679830883ull, 7, PROF_CAT_COMPUTE);
+  tb_mark(t, 7, b + 7707139652ull, 8);
+  tb_thread_named(t, 7, "main", 0);
+}
+
+static const char *edge_trace(void) {
+  tb t = tb_open("speedscope-edges");
+  edge_events(&t, 0, 0);
   return tb_close(&t, "1");
+}
+
+/* Rank `rank` of a two-rank run on one host, its events `shift` ns later. */
+static const char *edge_rank_trace(int rank, uint64_t shift) {
+  char r[16];
+  snprintf(r, sizeof r, "%d", rank);
+  prof__kv extra[] = {{"rank", r}, {"world_size", "2"}};
+  tb t = tb_open_with("speedscope-rank", extra, 2);
+  edge_events(&t, shift, 1);
+  return tb_close(&t, "0");
 }
 
 static void ranges_closed_together_and_zero_length_ranges_nest_in_speedscope(void **state) {
@@ -241,10 +264,31 @@ static void ranges_closed_together_and_zero_length_ranges_nest_in_speedscope(voi
   free_names(&ns);
 }
 
+/* The merged export of two such ranks (one process per rank): the same
+ * rules hold there, and tick's begin and end carry the same args, which
+ * speedscope makes part of the frame's name. */
+static void merged_rank_export_nests_in_speedscope(void **state) {
+  (void)state;
+  char cmd[4096], chrome[1100], ranks[2][1100];
+  for (int r = 0; r < 2; r++) snprintf(ranks[r], sizeof ranks[r], "%s", edge_rank_trace(r, 250 * (uint64_t)r));
+  snprintf(chrome, sizeof chrome, "%s", th_tmp_path("speedscope-merged", ".trace.json"));
+  snprintf(cmd, sizeof cmd, "'%s' export --chrome -o '%s' '%s' '%s'", MLPROF, chrome, ranks[0], ranks[1]);
+  assert_int_equal(th_run(cmd, th_tmp_path("speedscope-export", ".log")), 0);
+  names ns = {0};
+  const char *want[] = {"setup", "epoch", "batch", "tick {\"bytes\":8,\"comm_size\":2,\"peer\":1}", "load", "outer",
+                        "inner"};
+  for (int i = 0; i < 7; i++) add_name(&ns, want[i], strlen(want[i]));
+  char dir[600];
+  snprintf(dir, sizeof dir, "%s", th_tmp_path("speedscope-merged", ".check"));
+  check_in_speedscope(chrome, &ns, dir);
+  free_names(&ns);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(demo_exports_load_in_speedscope),
       cmocka_unit_test(ranges_closed_together_and_zero_length_ranges_nest_in_speedscope),
+      cmocka_unit_test(merged_rank_export_nests_in_speedscope),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * Perfetto and chrome://tracing open.
  *
  * Ranges become complete events ("ph":"X") on their thread (zero-length
- * ones a begin/end pair), marks instant events, counters "C" events, and
+ * ones a begin/end pair, ranges closed at one instant 1 ns apart: the rules
+ * of chrome_range.h), marks instant events, counters "C" events, and
  * steps complete events on a track of their own. Timestamps are
  * microseconds since the first event of the trace (written with three
  * decimals, so nanoseconds survive). The trace is read again from the
@@ -19,17 +20,15 @@
 
 #include "mlprof.h"
 #include "analyze/engine/an_internal.h"
+#include "analyze/export/chrome_range.h"
 
-typedef struct cx_frame {
-  uint32_t name;
-  uint8_t cat;
-  uint64_t begin;
-} cx_frame;
+struct cx;
 
 typedef struct cx_thread {
-  cx_frame *frames;
-  uint32_t depth, cap;
-  uint64_t overflow, last_ts;
+  struct cx *c;
+  prof__exp_crange_stack open;
+  uint32_t tid;
+  uint64_t last_ts;
 } cx_thread;
 
 typedef struct cx {
@@ -98,51 +97,9 @@ static void meta_event(cx *c, const char *what, uint64_t tid, const char *key, c
   prof__json_obj_end(&c->j);
 }
 
-/* Plain names (printable ASCII without quote or backslash) need no escaping:
- * the common case takes one snprintf instead of the JSON writer's calls. */
-static int plain(const char *s, size_t max) {
-  size_t n = 0;
-  for (; *s; s++, n++)
-    if (n == max || (unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f || *s == '"' || *s == '\\') return 0;
-  return 1;
-}
-
-/* A zero-length range as a begin/end pair: speedscope's importer orders
- * ends before begins at equal times, so it would end a zero-length complete
- * event before beginning it whenever another range begins at that time;
- * begin and end events of one time it takes in file order. */
-static void zero_length_event(cx *c, const char *name, const char *cat, uint64_t tid, uint64_t ts) {
-  ev_head(c, name, "B", tid);
-  prof__json_kstr(&c->j, "cat", cat);
-  put_us(c, "ts", ts - c->base);
-  prof__json_obj_end(&c->j);
-  ev_head(c, name, "E", tid);
-  put_us(c, "ts", ts - c->base);
-  prof__json_obj_end(&c->j);
-}
-
+/* A range (zero-length or not: chrome_range.h) if the window and cap keep it. */
 static void complete_event(cx *c, const char *name, const char *cat, uint64_t tid, uint64_t b, uint64_t e) {
-  if (!keep(c, b, e)) return;
-  if (e == b) {
-    zero_length_event(c, name, cat, tid, b);
-    return;
-  }
-  if (plain(name, 400)) {
-    char buf[640];
-    uint64_t ts = b - c->base, d = e - b;
-    snprintf(buf, sizeof buf,
-             "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%lld,\"tid\":%llu,\"cat\":\"%s\",\"ts\":%llu.%03llu,"
-             "\"dur\":%llu.%03llu}",
-             name, c->pid, (unsigned long long)tid, cat, (unsigned long long)(ts / 1000),
-             (unsigned long long)(ts % 1000), (unsigned long long)(d / 1000), (unsigned long long)(d % 1000));
-    prof__json_raw(&c->j, buf);
-    return;
-  }
-  ev_head(c, name, "X", tid);
-  prof__json_kstr(&c->j, "cat", cat);
-  put_us(c, "ts", b - c->base);
-  put_us(c, "dur", e - b);
-  prof__json_obj_end(&c->j);
+  if (keep(c, b, e)) prof__exp_crange_write(&c->j, c->pid, tid, name, cat, b - c->base, e - c->base, NULL, NULL);
 }
 
 /* A track id for steps that no real thread uses. */
@@ -193,43 +150,11 @@ static void write_steps(cx *c, uint64_t steps_tid) {
   }
 }
 
-static void range_begin(cx_thread *t, const prof__event *ev, uint64_t ts) {
-  if (t->depth == t->cap) {
-    uint32_t cap = t->cap ? t->cap * 2 : 16;
-    cx_frame *f = cap <= AN_MAX_DEPTH ? realloc(t->frames, cap * sizeof *f) : NULL;
-    if (!f) {
-      t->overflow++;
-      return;
-    }
-    t->frames = f;
-    t->cap = cap;
-  }
-  t->frames[t->depth++] = (cx_frame){ev->name, ev->cat < PROF_CAT_COUNT ? ev->cat : PROF_CAT_OTHER, ts};
-}
-
-static void frame_out(cx *c, cx_thread *t, uint32_t tid, uint64_t ts) {
-  cx_frame *f = &t->frames[--t->depth];
-  complete_event(c, prof__an_str(c->an, f->name), prof__an_cat_name(f->cat), tid, f->begin, ts);
-}
-
-/* Close the frames above depth `to` at `ts`, innermost first, each 1 ns
- * after the one it holds. Viewers that add ts and dur in doubles
- * (speedscope) could otherwise find a child's end a rounding error after
- * its parent's and nest the rest of the thread wrongly; a nanosecond is
- * far above that error, for traces of up to days. */
-static void frames_out(cx *c, cx_thread *t, uint32_t tid, uint32_t to, uint64_t ts) {
-  for (uint64_t k = 0; t->depth > to; k++) frame_out(c, t, tid, ts + k < ts ? UINT64_MAX : ts + k);
-}
-
-static void range_end(cx *c, cx_thread *t, uint32_t tid, uint32_t name, uint64_t ts) {
-  if (t->overflow) {
-    t->overflow--;
-    return;
-  }
-  uint32_t k = t->depth, stop = t->depth > 8 ? t->depth - 8 : 0;
-  while (k > stop && t->frames[k - 1].name != name) k--;
-  if (k == stop) return; /* END without BEGIN: nothing to draw */
-  frames_out(c, t, tid, k - 1, ts); /* those above the match never ended */
+/* A range of thread `ctx` closed at `end`. */
+static void frame_out(void *ctx, const prof__exp_crange *r, uint64_t end) {
+  const cx_thread *t = ctx;
+  cx *c = t->c;
+  complete_event(c, prof__an_str(c->an, r->name), prof__an_cat_name(r->cat), t->tid, r->begin, end);
 }
 
 static void instant(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
@@ -286,8 +211,8 @@ static void on_event(cx *c, uint32_t tid, const prof__event *ev) {
   }
   if (ts < c->base) ts = c->base;
   switch (ev->type) {
-  case PROF_EV_RANGE_BEGIN: range_begin(t, ev, ts); break;
-  case PROF_EV_RANGE_END: range_end(c, t, tid, ev->name, ts); break;
+  case PROF_EV_RANGE_BEGIN: prof__exp_crange_begin(&t->open, ev->name, ev->cat, ts); break;
+  case PROF_EV_RANGE_END: prof__exp_crange_end(&t->open, ev->name, ts, frame_out, t); break;
   case PROF_EV_MARK: instant(c, tid, ev, ts); break;
   case PROF_EV_COUNTER: counter(c, tid, ev, ts); break;
   default: break;
@@ -301,7 +226,7 @@ static int stream_events(cx *c) {
     if (rec.kind == PROF_REC_EVENT) on_event(c, rec.tid, &rec.ev);
   if (c->capped) rc = 0; /* stopped early on purpose */
   for (size_t i = 0; i < c->an->nthreads; i++) /* close what never ended */
-    frames_out(c, &c->th[i], c->an->threads[i].tid, 0, c->th[i].last_ts);
+    prof__exp_crange_close_all(&c->th[i].open, c->th[i].last_ts, frame_out, &c->th[i]);
   return rc == PROF_ETRUNC ? 0 : rc;
 }
 
@@ -339,6 +264,7 @@ int prof__export_chrome_opts(prof__an *an, FILE *out, const prof__chrome_opts *o
   if (c.pid < 0) c.pid = 1;
   c.th = calloc(an->nthreads + 1, sizeof *c.th);
   if (!c.th) return PROF_ENOMEM;
+  for (size_t i = 0; i < an->nthreads; i++) c.th[i].c = &c, c.th[i].tid = an->threads[i].tid;
   uint64_t steps_tid = step_track(an);
   prof__json_init(&c.j, out, 0);
   prof__json_obj_begin(&c.j);
@@ -355,7 +281,7 @@ int prof__export_chrome_opts(prof__an *an, FILE *out, const prof__chrome_opts *o
   write_other_data(&c);
   prof__json_obj_end(&c.j);
   fputc('\n', out);
-  for (size_t i = 0; i < an->nthreads; i++) free(c.th[i].frames);
+  for (size_t i = 0; i < an->nthreads; i++) prof__exp_crange_stack_free(&c.th[i].open);
   free(c.th);
   if (rc == 0 && (fflush(out) || ferror(out))) rc = PROF_EIO;
   return rc;

@@ -3,19 +3,31 @@
  * steps on the common time axis of the merged analysis (timestamps in µs
  * since the earliest event of any rank). Each trace is streamed again; only
  * its string table and open ranges are held. COMM ranges carry the bytes,
- * communicator size and peer recorded for them as args. */
+ * communicator size and peer recorded for them as args. Ranges are written
+ * and closed by the rules of the single-trace export (export/chrome_range.h):
+ * zero-length ones as begin/end pairs, those closed at one instant 1 ns
+ * apart, innermost first. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mlprof.h"
+#include "analyze/export/chrome_range.h"
 #include "analyze/ranks/ranks.h"
 
 #define MAX_IDS (1u << 20)
-#define MAX_DEPTH 256
 #define STEP_TID 4294967295u
 
-typedef struct cf { uint32_t name; uint8_t cat; uint64_t begin, bytes, size_peer; int comm; } cf;
-typedef struct ct { uint32_t tid; uint32_t depth; cf f[MAX_DEPTH]; uint64_t over, step_begin, step_no; int step_open; } ct;
+struct mx;
+
+/* A thread of the rank being streamed; its open ranges carry their COMM
+ * record in a (bytes) and b (communicator size, peer + 1 above). */
+typedef struct ct {
+  struct mx *m;
+  uint32_t tid;
+  prof__exp_crange_stack open;
+  uint64_t step_begin, step_no;
+  int step_open;
+} ct;
 
 typedef struct mx {
   prof__json j;
@@ -29,34 +41,23 @@ typedef struct mx {
 
 static const char *str_of(mx *m, uint32_t id) { return id < m->nstr && m->str[id] ? m->str[id] : "?"; }
 
-static void put_ts(mx *m, const char *key, int64_t ns) {
-  char buf[40];
-  if (ns < 0) ns = 0;
-  snprintf(buf, sizeof buf, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
-  prof__json_key(&m->j, key);
-  prof__json_raw(&m->j, buf);
+/* ns since the merged time zero, on the common axis. */
+static uint64_t at(mx *m, uint64_t ts) {
+  int64_t t = (int64_t)ts + m->r->shift_ns - m->base;
+  return t < 0 ? 0 : (uint64_t)t;
 }
 
-static int64_t at(mx *m, uint64_t ts) { return (int64_t)ts + m->r->shift_ns - m->base; }
+static void comm_args(prof__json *j, const void *ctx) {
+  const prof__exp_crange *r = ctx;
+  prof__json_kuint(j, "bytes", r->a);
+  prof__json_kuint(j, "comm_size", (uint32_t)r->b);
+  prof__json_kint(j, "peer", (int64_t)(r->b >> 32) - 1);
+}
 
-static void x_event(mx *m, uint32_t tid, const char *name, const char *cat, uint64_t b, uint64_t e, const cf *f) {
-  prof__json_obj_begin(&m->j);
-  prof__json_kstr(&m->j, "name", name);
-  prof__json_kstr(&m->j, "ph", "X");
-  prof__json_kstr(&m->j, "cat", cat);
-  prof__json_kint(&m->j, "pid", m->r->rank);
-  prof__json_kuint(&m->j, "tid", tid);
-  put_ts(m, "ts", at(m, b));
-  put_ts(m, "dur", at(m, e) - at(m, b));
-  if (f && f->comm) {
-    prof__json_key(&m->j, "args");
-    prof__json_obj_begin(&m->j);
-    prof__json_kuint(&m->j, "bytes", f->bytes);
-    prof__json_kuint(&m->j, "comm_size", (uint32_t)f->size_peer);
-    prof__json_kint(&m->j, "peer", (int64_t)(f->size_peer >> 32) - 1);
-    prof__json_obj_end(&m->j);
-  }
-  prof__json_obj_end(&m->j);
+static void range_event(mx *m, uint32_t tid, const char *name, const char *cat, uint64_t b, uint64_t e,
+                        const prof__exp_crange *r) {
+  int comm = r && r->tagged;
+  prof__exp_crange_write(&m->j, m->r->rank, tid, name, cat, at(m, b), at(m, e), comm ? comm_args : NULL, r);
 }
 
 static ct *thread_of(mx *m, uint32_t tid) {
@@ -66,6 +67,7 @@ static ct *thread_of(mx *m, uint32_t tid) {
   if (!p) return NULL;
   m->th = p;
   memset(&p[m->nth], 0, sizeof *p);
+  p[m->nth].m = m;
   p[m->nth].tid = tid;
   return &p[m->nth++];
 }
@@ -85,29 +87,24 @@ static void on_string(mx *m, uint32_t id, const char *s, size_t len) {
   m->str[id] = strndup(s, len);
 }
 
-static void frame_out(mx *m, ct *t, uint64_t ts) {
-  cf *f = &t->f[--t->depth];
-  x_event(m, t->tid, str_of(m, f->name), prof__an_cat_name(f->cat), f->begin, ts, f);
+/* A range of thread `ctx` closed at `end`. */
+static void frame_out(void *ctx, const prof__exp_crange *r, uint64_t end) {
+  const ct *t = ctx;
+  range_event(t->m, t->tid, str_of(t->m, r->name), prof__an_cat_name(r->cat), r->begin, end, r);
 }
 
 static void on_event(mx *m, uint32_t tid, const prof__event *ev) {
   ct *t = thread_of(m, tid);
   if (!t) return;
+  prof__exp_crange *top;
   switch (ev->type) {
-  case PROF_EV_RANGE_BEGIN:
-    if (t->depth == MAX_DEPTH) t->over++;
-    else t->f[t->depth++] = (cf){ev->name, ev->cat < PROF_CAT_COUNT ? ev->cat : PROF_CAT_OTHER, ev->ts, 0, 0, 0};
-    break;
-  case PROF_EV_RANGE_END:
-    if (t->over) t->over--;
-    else if (t->depth && t->f[t->depth - 1].name == ev->name) frame_out(m, t, ev->ts);
-    break;
+  case PROF_EV_RANGE_BEGIN: prof__exp_crange_begin(&t->open, ev->name, ev->cat, ev->ts); break;
+  case PROF_EV_RANGE_END: prof__exp_crange_end(&t->open, ev->name, ev->ts, frame_out, t); break;
   case PROF_EV_COMM:
-    if (ev->aux == 0 && t->depth) {
-      cf *f = &t->f[t->depth - 1];
-      f->comm = 1;
-      f->bytes = ev->a;
-      f->size_peer = ev->b;
+    if (ev->aux == 0 && (top = prof__exp_crange_top(&t->open))) {
+      top->tagged = 1;
+      top->a = ev->a;
+      top->b = ev->b;
     }
     break;
   case PROF_EV_STEP_BEGIN:
@@ -117,7 +114,7 @@ static void on_event(mx *m, uint32_t tid, const prof__event *ev) {
     if (t->step_open) {
       char name[40];
       snprintf(name, sizeof name, "step %llu", (unsigned long long)t->step_no);
-      x_event(m, STEP_TID, name, "step", t->step_begin, ev->ts, NULL);
+      range_event(m, STEP_TID, name, "step", t->step_begin, ev->ts, NULL);
       t->step_open = 0;
     }
     break;
@@ -141,6 +138,7 @@ static void meta(mx *m, const char *what, uint64_t tid, const char *key, const c
 
 static void reset(mx *m) {
   for (uint32_t i = 0; i < m->nstr; i++) free(m->str[i]);
+  for (size_t i = 0; i < m->nth; i++) prof__exp_crange_stack_free(&m->th[i].open);
   free(m->str);
   free(m->th);
   m->str = NULL;
@@ -164,8 +162,8 @@ static int stream_rank(mx *m) {
     if (rec.kind == PROF_REC_STRING) on_string(m, rec.id, rec.str, rec.len);
     else if (rec.kind == PROF_REC_EVENT) on_event(m, rec.tid, &rec.ev);
   }
-  for (size_t i = 0; i < m->nth; i++)
-    while (m->th[i].depth) frame_out(m, &m->th[i], m->r->last_ns);
+  for (size_t i = 0; i < m->nth; i++) /* close what never ended */
+    prof__exp_crange_close_all(&m->th[i].open, m->r->last_ns, frame_out, &m->th[i]);
   prof__reader_close(rd);
   reset(m);
   return rc == PROF_ETRUNC ? 0 : rc;

@@ -6,12 +6,15 @@
  * "cuda_runtime" events on their CPU thread, and a flow arrow (category
  * "ac2g", id = correlation id) joins each launch to its GPU work. Device
  * memory in use is a counter track of the GPU process. Every timed event
- * passes prof__chrome_keep() (the export's window and event cap).
+ * passes prof__chrome_keep() (the export's window and event cap). Kernels,
+ * copies, sets and calls are written as ranges by export/chrome_range.h
+ * (a zero-length one as a begin/end pair).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mlprof.h"
+#include "analyze/export/chrome_range.h"
 #include "analyze/sections/gpu/sec_gpu.h"
 
 #define GPU_PID_BASE 1000000000LL /* GPU processes: base + device id */
@@ -114,6 +117,28 @@ static void common_args(gx *x, const prof__gpu_rec *r) {
   if (r->range) prof__json_kstr(x->j, "range", prof__an_str(x->an, r->range));
 }
 
+/* What the args writers of a range need. */
+typedef struct op_ctx {
+  gx *x;
+  const prof__gpu_rec *r;
+} op_ctx;
+
+static void gpu_op_args(prof__json *j, const void *ctx) {
+  const op_ctx *o = ctx;
+  const prof__gpu_rec *r = o->r;
+  common_args(o->x, r);
+  if (r->kind == PROF_GPU_KERNEL) {
+    ints(j, "grid", r->grid);
+    ints(j, "block", r->block);
+    prof__json_kuint(j, "registers per thread", r->regs);
+    prof__json_kuint(j, "shared memory", (uint64_t)r->smem_static + r->smem_dynamic);
+  } else {
+    prof__json_kuint(j, "bytes", r->bytes);
+    if (r->end > r->start)
+      prof__json_knum(j, "memory bandwidth (GB/s)", (double)r->bytes / (double)(r->end - r->start));
+  }
+}
+
 static void gpu_op(gx *x, const prof__gpu_rec *r) {
   char name[96];
   const char *cat = r->kind == PROF_GPU_KERNEL ? "kernel" : r->kind == PROF_GPU_MEMCPY ? "gpu_memcpy" : "gpu_memset";
@@ -124,39 +149,24 @@ static void gpu_op(gx *x, const prof__gpu_rec *r) {
     snprintf(name, sizeof name, "Memset (%s)", prof__rec_gpu_mem_name(r->src_mem));
   if (!prof__chrome_keep(x->an, r->start, r->end)) return;
   see_track(x, r->device, r->stream);
-  head(x, r->kind == PROF_GPU_KERNEL ? prof__an_str(x->an, r->name) : name, "X", cat, GPU_PID_BASE + r->device,
-       r->stream);
-  put_us(x, "ts", rel(x, r->start));
-  put_us(x, "dur", r->end - r->start);
-  prof__json_key(x->j, "args");
-  prof__json_obj_begin(x->j);
-  common_args(x, r);
-  if (r->kind == PROF_GPU_KERNEL) {
-    ints(x->j, "grid", r->grid);
-    ints(x->j, "block", r->block);
-    prof__json_kuint(x->j, "registers per thread", r->regs);
-    prof__json_kuint(x->j, "shared memory", (uint64_t)r->smem_static + r->smem_dynamic);
-  } else {
-    prof__json_kuint(x->j, "bytes", r->bytes);
-    if (r->end > r->start) prof__json_knum(x->j, "memory bandwidth (GB/s)", (double)r->bytes / (double)(r->end - r->start));
-  }
-  prof__json_obj_end(x->j);
-  prof__json_obj_end(x->j);
+  op_ctx o = {x, r};
+  prof__exp_crange_write(x->j, GPU_PID_BASE + r->device, r->stream,
+                         r->kind == PROF_GPU_KERNEL ? prof__an_str(x->an, r->name) : name, cat, rel(x, r->start),
+                         rel(x, r->end), gpu_op_args, &o);
   flow(x, r);
+}
+
+static void cpu_side_args(prof__json *j, const void *ctx) {
+  const op_ctx *o = ctx;
+  prof__json_kuint(j, "correlation", o->r->corr);
 }
 
 static void cpu_side(gx *x, const prof__gpu_rec *r) {
   const char *cat = r->kind == PROF_GPU_SYNC ? "cuda_sync" : r->sub == PROF_GPU_API_DRIVER ? "cuda_driver" : "cuda_runtime";
   const char *name = r->kind == PROF_GPU_SYNC ? "synchronize" : prof__an_str(x->an, r->name);
   if (!prof__chrome_keep(x->an, r->start, r->end)) return;
-  head(x, name, "X", cat, x->pid, r->tid);
-  put_us(x, "ts", rel(x, r->start));
-  put_us(x, "dur", r->end - r->start);
-  prof__json_key(x->j, "args");
-  prof__json_obj_begin(x->j);
-  prof__json_kuint(x->j, "correlation", r->corr);
-  prof__json_obj_end(x->j);
-  prof__json_obj_end(x->j);
+  op_ctx o = {x, r};
+  prof__exp_crange_write(x->j, x->pid, r->tid, name, cat, rel(x, r->start), rel(x, r->end), cpu_side_args, &o);
 }
 
 static void memory(gx *x, const prof__gpu_rec *r) {
