@@ -133,11 +133,11 @@ async function findRow(page, name) {
       if (!e || e.tagName !== 'INPUT') return false;
       e.setAttribute('data-check-search', '');
       return true;
-    }, null, (v) => v, 5000);
+    }, null, (v) => v, 15000);
   }
   await box.fill(name);
   try {
-    await until(page, `a row '${name}'`, sandwichRows, null, (rows) => rows.includes(name), 3000);
+    await until(page, `a row '${name}'`, sandwichRows, null, (rows) => rows.includes(name), 15000);
     return true;
   } catch {
     return false;
@@ -149,7 +149,7 @@ async function closeSearch(page) {
   const box = page.locator('input[data-check-search]');
   if ((await box.count()) === 0) return;
   await box.press('Escape');
-  await until(page, 'the search box to close', () => !document.querySelector('input[data-check-search]'), null, (v) => v, 5000);
+  await until(page, 'the search box to close', () => !document.querySelector('input[data-check-search]'), null, (v) => v, 15000);
 }
 
 async function check(page, origin) {
@@ -157,7 +157,7 @@ async function check(page, origin) {
   await page.goto(`${origin}/index.html#profileURL=${encodeURIComponent(profileURL)}`);
   let state;
   try {
-    state = await until(page, 'the profile view', pageState, null, (v) => v.loaded || v.error || problems.length > 0, 30000);
+    state = await until(page, 'the profile view', pageState, null, (v) => v.loaded || v.error || problems.length > 0, 60000);
   } catch (e) {
     state = await page.evaluate(pageState);
     problem(`${e.message} (landing page shown: ${state.landing})`);
@@ -182,7 +182,7 @@ async function check(page, origin) {
     [...document.querySelectorAll('div')].find((d) => own(d) === 'Sandwich').click();
   });
   const text = () => document.body.innerText;
-  await until(page, 'the sandwich table', text, null, (t) => t.includes('Symbol Name'), 10000);
+  await until(page, 'the sandwich table', text, null, (t) => t.includes('Symbol Name'), 30000);
   fs.writeFileSync(outBase + '.dom.html', await page.content());
 
   const found = new Map();
@@ -190,7 +190,7 @@ async function check(page, origin) {
     if (i > 0) {
       await closeSearch(page);
       await page.keyboard.press('n'); // next profile
-      await until(page, `profile ${i + 1}`, toolbarTitle, null, (t) => t.endsWith(`(${i + 1}/${count})`), 10000);
+      await until(page, `profile ${i + 1}`, toolbarTitle, null, (t) => t.endsWith(`(${i + 1}/${count})`), 30000);
     }
     const shown = (await page.evaluate(toolbarTitle)).replace(/\s*\(\d+\/\d+\)$/, '');
     const rows = await page.evaluate(sandwichRows);
