@@ -243,6 +243,7 @@ static void write_edge_rank(const char *path, int r) {
   rank_plan p = {.rank = r, .host = "one", .mono_base = 1000 * MS};
   prof__tw *w = open_rank(path, &p);
   for (uint32_t i = 0; i < 7; i++) assert_int_equal(prof__tw_string(w, i + 1, s[i], strlen(s[i])), 0);
+  assert_int_equal(prof__tw_thread(w, 1, "trainer", 0, 0), 0);
   const uint64_t t = p.mono_base;
   ev(w, t, PROF_EV_STEP_BEGIN, 0, 0, 0, 0);
   ev(w, t + 1000, PROF_EV_RANGE_BEGIN, EPOCH, PROF_CAT_COMPUTE, 0, 0);
@@ -320,6 +321,15 @@ static void chrome_ranges_closed_together_end_apart_and_zero_length_is_a_pair(vo
     assert_true(prof__jv_get(e, "tid")->num == 1);
     assert_true(near_us(prof__jv_get(find_event(evs, pid, "X", "load", 0), "ts")->num, 6.0));
     assert_true(near_us(end_us(evs, pid, "step 0"), 10.0));
+    /* The thread's name names its track, once per rank. */
+    const prof__jv *tn;
+    int named = 0;
+    for (int n = 0; (tn = find_event(evs, pid, "M", "thread_name", n)) != NULL; n++)
+      if (prof__jv_get(tn, "tid")->num == 1) {
+        assert_string_equal(prof__jv_path(tn, "args.name")->str, "trainer");
+        named++;
+      }
+    assert_int_equal(named, 1);
   }
   prof__jv_free(v);
   free(text);

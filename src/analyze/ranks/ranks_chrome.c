@@ -13,6 +13,7 @@
 #include "mlprof.h"
 #include "analyze/export/chrome_range.h"
 #include "analyze/ranks/ranks.h"
+#include "analyze/util/array.h"
 
 #define MAX_IDS (1u << 20)
 #define STEP_TID 4294967295u
@@ -37,6 +38,8 @@ typedef struct mx {
   uint32_t nstr;
   ct *th;
   size_t nth;
+  uint32_t *named; /* threads whose name was written (this rank) */
+  size_t nnamed, named_cap;
 } mx;
 
 static const char *str_of(mx *m, uint32_t id) { return id < m->nstr && m->str[id] ? m->str[id] : "?"; }
@@ -136,11 +139,29 @@ static void meta(mx *m, const char *what, uint64_t tid, const char *key, const c
   prof__json_obj_end(&m->j);
 }
 
+/* A thread record: its name as the track's name (once per thread and
+ * rank; a thread the trace left unnamed is "thread <tid>"). */
+static void thread_name(mx *m, uint32_t tid, const char *str, size_t len) {
+  for (size_t i = 0; i < m->nnamed; i++)
+    if (m->named[i] == tid) return;
+  uint32_t *grown = prof__arr_room(m->named, &m->named_cap, m->nnamed + 1, sizeof *grown);
+  if (!grown) return;
+  m->named = grown;
+  m->named[m->nnamed++] = tid;
+  char name[160];
+  if (str && len) snprintf(name, sizeof name, "%.*s", (int)(len < 150 ? len : 150), str);
+  else snprintf(name, sizeof name, "thread %u", tid);
+  meta(m, "thread_name", tid, "name", name, 0);
+}
+
 static void reset(mx *m) {
   for (uint32_t i = 0; i < m->nstr; i++) free(m->str[i]);
   for (size_t i = 0; i < m->nth; i++) prof__exp_crange_stack_free(&m->th[i].open);
   free(m->str);
   free(m->th);
+  free(m->named);
+  m->named = NULL;
+  m->nnamed = m->named_cap = 0;
   m->str = NULL;
   m->th = NULL;
   m->nstr = 0;
@@ -161,6 +182,7 @@ static int stream_rank(mx *m) {
   while ((rc = prof__reader_next(rd, &rec)) == 1) {
     if (rec.kind == PROF_REC_STRING) on_string(m, rec.id, rec.str, rec.len);
     else if (rec.kind == PROF_REC_EVENT) on_event(m, rec.tid, &rec.ev);
+    else if (rec.kind == PROF_REC_THREAD) thread_name(m, rec.tid, rec.str, rec.len);
   }
   for (size_t i = 0; i < m->nth; i++) /* close what never ended */
     prof__exp_crange_close_all(&m->th[i].open, m->r->last_ns, frame_out, &m->th[i]);
