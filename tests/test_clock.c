@@ -37,6 +37,22 @@ static void calibrated_ticks_track_monotonic_time(void **state) {
   assert_true(off < 1000000 && off > -1000000);
 }
 
+/* A batch of events converts as each timestamp alone would. */
+static void batch_conversion_matches_one_by_one(void **state) {
+  (void)state;
+  prof__clock_init(0);
+  prof__clock_calibrate(20);
+  prof__event ev[64];
+  uint64_t want[64];
+  for (int i = 0; i < 64; i++) {
+    ev[i] = (prof__event){.ts = prof__ticks() + (uint64_t)i * 997u};
+    want[i] = prof__ticks_to_ns(ev[i].ts);
+  }
+  prof__events_ticks_to_ns(ev, 64);
+  for (int i = 0; i < 64; i++) assert_int_equal(ev[i].ts, want[i]);
+  prof__events_ticks_to_ns(ev, 0); /* nothing to do */
+}
+
 static void ticks_never_go_backwards(void **state) {
   (void)state;
   prof__clock_init(0);
@@ -97,6 +113,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(monotonic_fallback_is_identity),
       cmocka_unit_test(calibrated_ticks_track_monotonic_time),
+      cmocka_unit_test(batch_conversion_matches_one_by_one),
       cmocka_unit_test(ticks_never_go_backwards),
       cmocka_unit_test(reanchoring_is_continuous_and_corrects_drift),
   };

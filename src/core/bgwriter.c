@@ -295,7 +295,7 @@ static uint64_t drain_thread(prof__thread *t) {
       memcpy(W.batch2, W.batch, n * sizeof *W.batch);
       ns_ev = W.batch2;
     }
-    for (size_t i = 0; i < n; i++) ns_ev[i].ts = prof__ticks_to_ns(ns_ev[i].ts);
+    prof__events_ticks_to_ns(ns_ev, n);
     prof__modules_observe(t->tid, ns_ev, n);
     int rc = prof__tw_events(W.tw, t->tid, ns_ev, n);
     if (rc) io_failed(rc);

@@ -159,6 +159,15 @@ uint64_t prof__ticks_to_ns(uint64_t ticks) {
   return map(ticks, k, tsc0, mono0);
 }
 
+void prof__events_ticks_to_ns(prof__event *ev, size_t n) {
+  int use_tsc, calibrated;
+  double k;
+  uint64_t tsc0, mono0;
+  snapshot5(&use_tsc, &k, &calibrated, &tsc0, &mono0);
+  if (!use_tsc) return;
+  for (size_t i = 0; i < n; i++) ev[i].ts = map(ev[i].ts, k, tsc0, mono0);
+}
+
 /* Continuity: the new line starts where the old one is at tick t, so no
  * timestamp jumps; its slope is the long-baseline rate plus the correction
  * that closes the measured error over the next `slew_ns`. */

@@ -8,8 +8,11 @@
 #ifndef PROF_CLOCK_H
 #define PROF_CLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "trace/event.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define PROF_HAVE_RDTSC 1
@@ -64,6 +67,9 @@ void prof__clock_scale_rate(double factor);
 void prof__clock_get(prof__clock *out);
 /* Convert ticks to CLOCK_MONOTONIC ns with the current calibration (any thread). */
 uint64_t prof__ticks_to_ns(uint64_t ticks);
+/* The same for the timestamps of n events in place, with one read of the
+ * clock's parameters for all of them (the writer's batches). */
+void prof__events_ticks_to_ns(prof__event *ev, size_t n);
 /* Does this CPU advertise an invariant TSC? */
 int prof__tsc_invariant(void);
 
