@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -118,12 +119,57 @@ static void exited_thread_closes_the_descriptor(void **state) {
   assert_int_equal(f.fd1, 0);
 }
 
+/* The program closes the descriptor behind mlprof's back and gets the same
+ * number for a pipe of its own: that pipe is neither read nor closed, and
+ * the file is opened again on the next read. */
+static void reused_descriptor_is_left_to_the_program(void **state) {
+  (void)state;
+  prof__procfile f = {0};
+  char buf[256];
+  assert_true(prof__procfile_read(&f, "/proc/self/statm", buf, sizeof buf) > 0);
+  int fd = f.fd1 - 1;
+  int p[2];
+  assert_int_equal(pipe(p), 0);
+  assert_int_equal(dup2(p[0], fd), fd); /* closes the kept descriptor, the pipe takes its number */
+  assert_int_equal(write(p[1], "x", 1), 1);
+  assert_int_equal(prof__procfile_read(&f, "/proc/self/statm", buf, sizeof buf), -1);
+  assert_int_equal(f.fd1, 0);
+  char c = 0;
+  assert_int_equal(read(fd, &c, 1), 1); /* still open, nothing consumed */
+  assert_int_equal(c, 'x');
+  prof__procfile_close(&f); /* nothing of ours to close */
+  assert_int_equal(write(p[1], "y", 1), 1);
+  assert_int_equal(read(fd, &c, 1), 1);
+  assert_int_equal(c, 'y');
+  /* opened again, on another number */
+  assert_true(prof__procfile_read(&f, "/proc/self/statm", buf, sizeof buf) > 0);
+  assert_true(f.fd1 > 0 && f.fd1 - 1 != fd);
+  /* the same through the stat form, for a directory */
+  prof__procfile d = {0};
+  struct stat st;
+  assert_int_equal(prof__procfile_stat(&d, "/proc/self/task", &st), 0);
+  assert_true(S_ISDIR(st.st_mode) && st.st_nlink >= 3);
+  int dfd = d.fd1 - 1;
+  assert_int_equal(dup2(p[1], dfd), dfd);
+  assert_int_equal(prof__procfile_stat(&d, "/proc/self/task", &st), -1);
+  assert_int_equal(d.fd1, 0);
+  assert_int_equal(write(dfd, "z", 1), 1); /* the program's pipe end, still open */
+  assert_int_equal(read(fd, &c, 1), 1);
+  assert_int_equal(c, 'z');
+  prof__procfile_close(&f);
+  close(dfd);
+  close(fd);
+  close(p[0]);
+  close(p[1]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(kept_descriptor_sees_current_text),
       cmocka_unit_test(rss_follows_the_heap),
       cmocka_unit_test(missing_file_and_bad_arguments),
       cmocka_unit_test(exited_thread_closes_the_descriptor),
+      cmocka_unit_test(reused_descriptor_is_left_to_the_program),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

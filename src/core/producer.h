@@ -11,8 +11,8 @@
  * events, names, META pairs, lost counts, writer hooks, the thread
  * registry, environment lookup), clock.h and ring.h (brought in by
  * session.h), and config.h, bgwriter.h (trace segments, writer sync) and
- * crash.h (the crash signals) and procfile.h (/proc files read with one
- * system call, the process's RSS), which are part of this interface too; so is
+ * crash.h (the crash signals) and procfile.h (/proc files kept open and
+ * read again, the process's RSS), which are part of this interface too; so is
  * the stack producer's capture service, stack/stack.h (call stacks of
  * allocations and samples). The trace format (src/trace) is open to
  * everyone. tests/check_structure.sh enforces this list.

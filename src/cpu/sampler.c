@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -81,7 +80,7 @@ static struct {
   int hook_added;
   pid_t writer_tid;
   uint64_t gen;
-  int task_fd1;          /* /proc/self/task kept open (+1; 0: not open) */
+  prof__procfile task_dir; /* /proc/self/task, kept open */
   unsigned long task_nlink; /* its link count at the last scan: 2 + threads */
   uint64_t last_scan_ns;
   uint64_t samples, dropped, no_stack, timer_fail;
@@ -186,13 +185,8 @@ static void add_thread(int tid) {
 static int scan_due(void) {
   uint64_t now = prof__mono_ns();
   int due = now - S.last_scan_ns >= FULL_SCAN_NS;
-  if (!S.task_fd1) {
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) S.task_fd1 = fd + 1;
-  }
   struct stat st;
-  unsigned long links = 0;
-  if (S.task_fd1 && fstat(S.task_fd1 - 1, &st) == 0) links = (unsigned long)st.st_nlink;
+  unsigned long links = prof__procfile_stat(&S.task_dir, "/proc/self/task", &st) == 0 ? (unsigned long)st.st_nlink : 0;
   if (!links || links != S.task_nlink) due = 1;
   if (due) {
     S.last_scan_ns = now;
@@ -202,8 +196,7 @@ static int scan_due(void) {
 }
 
 static void close_task_dir(void) {
-  if (S.task_fd1) close(S.task_fd1 - 1);
-  S.task_fd1 = 0;
+  prof__procfile_close(&S.task_dir);
   S.task_nlink = 0;
   S.last_scan_ns = 0;
 }

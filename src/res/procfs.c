@@ -4,8 +4,8 @@
  * /proc/self/net/dev (the network namespace's interfaces).
  *
  * Files are read into a stack buffer through core/procfile.h (kept open,
- * one pread per period): no stdio, no allocation, no lock. A source that cannot be read clears its have_ flag
- * and the sampler skips its metrics. The parsers take bounded text and
+ * read again each period): no stdio, no allocation, no lock. A source that
+ * cannot be read clears its have_ flag and the sampler skips its metrics. The parsers take bounded text and
  * never read past it.
  */
 #include <fcntl.h>
@@ -28,7 +28,7 @@ static long read_small(const char *path, char *buf, size_t cap) {
   return n;
 }
 
-/* The files read every period: kept open (one pread each). */
+/* The files read every period: kept open. */
 static prof__procfile f_loadavg, f_io, f_netdev;
 
 /* Parse an unsigned decimal at *p (skipping blanks); -1 when none. */
