@@ -372,6 +372,37 @@ static void open_ranges_close_innermost_first_a_nanosecond_apart(void **state) {
   prof__exp_crange_stack_free(&s);
 }
 
+/* A range that begins at the nanosecond the thread's previous complete
+ * event ended begins 1 ns later; after a zero-length range (a begin/end
+ * pair, whose end is exact) it keeps its time. The same rule on a track of
+ * its own (the steps). */
+static void back_to_back_ranges_begin_a_nanosecond_apart(void **state) {
+  (void)state;
+  prof__exp_crange_stack s = {0};
+  closed c = {0};
+  prof__exp_crange_begin(&s, 1, PROF_CAT_COMPUTE, 100);
+  prof__exp_crange_end(&s, 1, 200, on_close, &c);
+  prof__exp_crange_begin(&s, 2, PROF_CAT_COMPUTE, 200);
+  assert_int_equal(prof__exp_crange_top(&s)->begin, 201);
+  prof__exp_crange_end(&s, 2, 300, on_close, &c);
+  prof__exp_crange_begin(&s, 3, PROF_CAT_COMPUTE, 301); /* not touching: unchanged */
+  assert_int_equal(prof__exp_crange_top(&s)->begin, 301);
+  prof__exp_crange_end(&s, 3, 301, on_close, &c); /* zero length */
+  prof__exp_crange_begin(&s, 4, PROF_CAT_COMPUTE, 301);
+  assert_int_equal(prof__exp_crange_top(&s)->begin, 301);
+  prof__exp_crange_end(&s, 4, 301, on_close, &c);
+  assert_int_equal(c.n, 4);
+  assert_int_equal(c.end[1], 300);
+  prof__exp_crange_stack_free(&s);
+  prof__exp_crange_track t = {0};
+  assert_int_equal(prof__exp_crange_track_begin(&t, 0), 0);
+  prof__exp_crange_track_end(&t, 0, 50);
+  assert_int_equal(prof__exp_crange_track_begin(&t, 50), 51);
+  assert_int_equal(prof__exp_crange_track_begin(&t, 60), 60);
+  prof__exp_crange_track_end(&t, 60, 60); /* a pair: not counted */
+  assert_int_equal(prof__exp_crange_track_begin(&t, 60), 60);
+}
+
 static int timed_events(const exported *x) { return count_ph(x, "X") + count_ph(x, "i") + count_ph(x, "C"); }
 
 static void max_events_caps_and_says_so(void **state) {
@@ -470,6 +501,7 @@ int main(void) {
     cmocka_unit_test(ranges_keep_their_duration_inside_their_step_past_late_counters),
     cmocka_unit_test(per_thread_counters_get_a_track_per_thread),
     cmocka_unit_test(ranges_closed_together_end_apart_and_zero_length_is_a_pair),
+    cmocka_unit_test(back_to_back_ranges_begin_a_nanosecond_apart),
     cmocka_unit_test(open_ranges_close_innermost_first_a_nanosecond_apart),
   };
   return cmocka_run_group_tests(tests, export_setup, export_teardown);

@@ -200,6 +200,8 @@ static void demo_exports_load_in_speedscope(void **state) {
 /* Thread 7, times in ns after the first event (base 1 s, plus `shift`):
  *   setup [0, 500); epoch from 1003 holding batch from 2003, both ended by
  *   epoch's end at 3001; tick [4000, 4000) then load [4000, 6000);
+ *   pop [6102, 6204) then push [6204, 6500), back to back (6.102 + 0.102
+ *   > 6.204 in doubles: pop's end would read after push's begin);
  *   outer from 7535539027 holding inner from 7679830883, both open at the
  *   thread's last event, a mark at 7707139652.
  * Written at one instant, batch's and inner's ends would read later than
@@ -210,8 +212,8 @@ static void demo_exports_load_in_speedscope(void **state) {
  * export writes as the args of its events. */
 static void edge_events(tb *t, uint64_t shift, int comm) {
   const uint64_t b = 1000000000 + shift;
-  const char *s[] = {"setup", "epoch", "batch", "tick", "load", "outer", "inner", "last"};
-  for (uint32_t i = 0; i < 8; i++) tb_str(t, i + 1, s[i]);
+  const char *s[] = {"setup", "epoch", "batch", "tick", "load", "outer", "inner", "last", "pop", "push"};
+  for (uint32_t i = 0; i < 10; i++) tb_str(t, i + 1, s[i]);
   tb_b(t, 7, b, 1, PROF_CAT_OTHER);
   tb_e(t, 7, b + 500, 1);
   tb_b(t, 7, b + 1003, 2, PROF_CAT_COMPUTE);
@@ -226,6 +228,10 @@ static void edge_events(tb *t, uint64_t shift, int comm) {
   tb_e(t, 7, b + 4000, 4);
   tb_b(t, 7, b + 4000, 5, PROF_CAT_DATA);
   tb_e(t, 7, b + 6000, 5);
+  tb_b(t, 7, b + 6102, 9, PROF_CAT_COMPUTE);
+  tb_e(t, 7, b + 6204, 9);
+  tb_b(t, 7, b + 6204, 10, PROF_CAT_COMPUTE);
+  tb_e(t, 7, b + 6500, 10);
   tb_b(t, 7, b + 7535539027ull, 6, PROF_CAT_COMPUTE);
   tb_b(t, 7, b + 7679830883ull, 7, PROF_CAT_COMPUTE);
   tb_mark(t, 7, b + 7707139652ull, 8);
@@ -256,8 +262,8 @@ static void ranges_closed_together_and_zero_length_ranges_nest_in_speedscope(voi
   snprintf(cmd, sizeof cmd, "'%s' export --chrome '%s'", MLPROF, trace);
   assert_int_equal(th_run(cmd, th_tmp_path("speedscope-export", ".log")), 0);
   names ns = {0};
-  const char *want[] = {"setup", "epoch", "batch", "tick", "load", "outer", "inner"};
-  for (int i = 0; i < 7; i++) add_name(&ns, want[i], strlen(want[i]));
+  const char *want[] = {"setup", "epoch", "batch", "tick", "load", "pop", "push", "outer", "inner"};
+  for (int i = 0; i < 9; i++) add_name(&ns, want[i], strlen(want[i]));
   char dir[600];
   snprintf(dir, sizeof dir, "%s", th_tmp_path("speedscope-edges", ".check"));
   check_in_speedscope(chrome, &ns, dir);
@@ -275,9 +281,9 @@ static void merged_rank_export_nests_in_speedscope(void **state) {
   snprintf(cmd, sizeof cmd, "'%s' export --chrome -o '%s' '%s' '%s'", MLPROF, chrome, ranks[0], ranks[1]);
   assert_int_equal(th_run(cmd, th_tmp_path("speedscope-export", ".log")), 0);
   names ns = {0};
-  const char *want[] = {"setup", "epoch", "batch", "tick {\"bytes\":8,\"comm_size\":2,\"peer\":1}", "load", "outer",
-                        "inner"};
-  for (int i = 0; i < 7; i++) add_name(&ns, want[i], strlen(want[i]));
+  const char *want[] = {"setup", "epoch", "batch", "tick {\"bytes\":8,\"comm_size\":2,\"peer\":1}", "load", "pop",
+                        "push", "outer", "inner"};
+  for (int i = 0; i < 9; i++) add_name(&ns, want[i], strlen(want[i]));
   char dir[600];
   snprintf(dir, sizeof dir, "%s", th_tmp_path("speedscope-merged", ".check"));
   check_in_speedscope(chrome, &ns, dir);

@@ -142,11 +142,14 @@ static void write_metadata(cx *c, uint64_t steps_tid) {
 }
 
 static void write_steps(cx *c, uint64_t steps_tid) {
+  prof__exp_crange_track track = {0}; /* steps back to back: chrome_range.h */
   for (size_t i = 0; i < c->an->nsteps; i++) {
     const prof__step *s = &c->an->steps[i];
     char name[48];
     snprintf(name, sizeof name, "step %llu", (unsigned long long)s->number);
-    complete_event(c, name, "step", steps_tid, s->begin_ns, s->end_ns);
+    uint64_t b = prof__exp_crange_track_begin(&track, s->begin_ns), e = s->end_ns > b ? s->end_ns : b;
+    complete_event(c, name, "step", steps_tid, b, e);
+    prof__exp_crange_track_end(&track, b, e);
   }
 }
 

@@ -1,7 +1,7 @@
 /* chrome_range.c — ranges in Chrome Trace Event JSON: one range as a
  * complete event or, at zero length, a begin/end pair, and the stack of a
  * thread's open ranges that closes ranges ending at one instant 1 ns apart,
- * innermost first. chrome_range.h says why. */
+ * innermost first, and begins a range after the thread's last end. chrome_range.h says why. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -75,7 +75,18 @@ void prof__exp_crange_write(prof__json *j, long long pid, uint64_t tid, const ch
   tail(j, args, ctx);
 }
 
+uint64_t prof__exp_crange_track_begin(const prof__exp_crange_track *t, uint64_t b) {
+  return t->any && b <= t->last_end && t->last_end < UINT64_MAX ? t->last_end + 1 : b;
+}
+
+void prof__exp_crange_track_end(prof__exp_crange_track *t, uint64_t b, uint64_t e) {
+  if (e <= b) return; /* a begin/end pair: its end is exact */
+  if (!t->any || e > t->last_end) t->last_end = e;
+  t->any = 1;
+}
+
 void prof__exp_crange_begin(prof__exp_crange_stack *s, uint32_t name, uint8_t cat, uint64_t ts) {
+  ts = prof__exp_crange_track_begin(&s->track, ts);
   if (s->overflow || s->depth == s->cap) {
     uint32_t cap = s->cap ? s->cap * 2 : 16;
     prof__exp_crange *f = !s->overflow && cap <= AN_MAX_DEPTH ? realloc(s->f, cap * sizeof *f) : NULL;
@@ -97,7 +108,10 @@ prof__exp_crange *prof__exp_crange_top(prof__exp_crange_stack *s) {
 static void close_to(prof__exp_crange_stack *s, uint32_t to, uint64_t ts, prof__exp_crange_out out, void *ctx) {
   for (uint64_t k = 0; s->depth > to; k++) {
     const prof__exp_crange *r = &s->f[--s->depth];
-    out(ctx, r, ts + k < ts ? UINT64_MAX : ts + k);
+    uint64_t e = ts + k < ts ? UINT64_MAX : ts + k;
+    if (e < r->begin) e = r->begin; /* a begin moved past this end: zero length */
+    prof__exp_crange_track_end(&s->track, r->begin, e);
+    out(ctx, r, e);
   }
 }
 

@@ -12,9 +12,14 @@
  *    innermost first: speedscope adds ts and dur in doubles, and equal ends
  *    can come out with the child's a rounding error after its parent's,
  *    which makes it nest the rest of the thread wrongly. A nanosecond is far
- *    above that error for traces of up to days.
- * prof__exp_crange_write() writes one range; a prof__exp_crange_stack holds
- * the open ranges of one thread and closes them by those rules. */
+ *    above that error for traces of up to days;
+ *  - for the same reason a range that begins at the nanosecond the previous
+ *    complete event of its track ended (a pop and a push read the clock a
+ *    few ns apart, and both can fall in one ns) begins 1 ns later: its
+ *    predecessor's ts + dur could otherwise come out after it.
+ * prof__exp_crange_write() writes one range; a prof__exp_crange_track keeps
+ * a track's last end; a prof__exp_crange_stack holds the open ranges of one
+ * thread and applies all three rules. */
 #ifndef PROF_CHROME_RANGE_H
 #define PROF_CHROME_RANGE_H
 
@@ -34,6 +39,19 @@ typedef void (*prof__exp_crange_args)(prof__json *j, const void *ctx);
 void prof__exp_crange_write(prof__json *j, long long pid, uint64_t tid, const char *name, const char *cat,
                             uint64_t b_ns, uint64_t e_ns, prof__exp_crange_args args, const void *ctx);
 
+/* The last end written on one track (zero-initialised: none yet). */
+typedef struct prof__exp_crange_track {
+  uint64_t last_end;
+  int any;
+} prof__exp_crange_track;
+
+/* The begin to write for a range of track t that begins at b: b, or 1 ns
+ * after the track's last end when b is not after it. */
+uint64_t prof__exp_crange_track_begin(const prof__exp_crange_track *t, uint64_t b);
+/* A range [b, e] of track t was written (a zero-length one, a begin/end
+ * pair whose end is exact, does not count). */
+void prof__exp_crange_track_end(prof__exp_crange_track *t, uint64_t b, uint64_t e);
+
 /* An open range. */
 typedef struct prof__exp_crange {
   uint32_t name;  /* string id in the trace */
@@ -50,12 +68,14 @@ typedef struct prof__exp_crange_stack {
   prof__exp_crange *f;
   uint32_t depth, cap;
   uint64_t overflow;
+  prof__exp_crange_track track; /* the thread's last end: begins move past it */
 } prof__exp_crange_stack;
 
 /* Called for each range as it closes, with its end time (writer's clock). */
 typedef void (*prof__exp_crange_out)(void *ctx, const prof__exp_crange *r, uint64_t end);
 
-/* Open range `name` of category `cat` at `ts`. */
+/* Open range `name` of category `cat` at `ts` (1 ns after the thread's last
+ * end when not after it). */
 void prof__exp_crange_begin(prof__exp_crange_stack *s, uint32_t name, uint8_t cat, uint64_t ts);
 /* The innermost open range (NULL: none, or it was not kept). */
 prof__exp_crange *prof__exp_crange_top(prof__exp_crange_stack *s);

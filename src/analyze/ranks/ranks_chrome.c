@@ -39,6 +39,7 @@ typedef struct mx {
   ct *th;
   size_t nth;
   uint32_t *named; /* threads whose name was written (this rank) */
+  prof__exp_crange_track steps; /* the rank's step track */
   size_t nnamed, named_cap;
 } mx;
 
@@ -117,7 +118,9 @@ static void on_event(mx *m, uint32_t tid, const prof__event *ev) {
     if (t->step_open) {
       char name[40];
       snprintf(name, sizeof name, "step %llu", (unsigned long long)t->step_no);
-      range_event(m, STEP_TID, name, "step", t->step_begin, ev->ts, NULL);
+      uint64_t b = prof__exp_crange_track_begin(&m->steps, t->step_begin), e = ev->ts > b ? ev->ts : b;
+      range_event(m, STEP_TID, name, "step", b, e, NULL); /* steps back to back: chrome_range.h */
+      prof__exp_crange_track_end(&m->steps, b, e);
       t->step_open = 0;
     }
     break;
@@ -160,6 +163,7 @@ static void reset(mx *m) {
   free(m->str);
   free(m->th);
   free(m->named);
+  m->steps = (prof__exp_crange_track){0};
   m->named = NULL;
   m->nnamed = m->named_cap = 0;
   m->str = NULL;
