@@ -374,8 +374,8 @@ static void chrome_export_window_and_cap_apply_to_gpu_events(void **state) {
  * 100, inside its range "forward" [100, 400) (times after T0). */
 static const char *zero_length_trace(void) {
   gtb t = gtb_open("gpuzero");
-  const char *s[] = {"forward", "k0", "tick", "k1", "cudaLaunchKernel"};
-  for (uint32_t i = 0; i < 5; i++) str(&t, i + 1, s[i]);
+  const char *s[] = {"forward", "k0", "tick", "k1", "cudaLaunchKernel", "k2"};
+  for (uint32_t i = 0; i < 6; i++) str(&t, i + 1, s[i]);
   ev(&t, 100, T0, PROF_EV_STEP_BEGIN, 0, 0, 0);
   ev(&t, 100, T0 + 100, PROF_EV_RANGE_BEGIN, 1, PROF_CAT_COMPUTE, 0);
   ev(&t, 100, T0 + 400, PROF_EV_RANGE_END, 1, 0, 0);
@@ -385,6 +385,7 @@ static const char *zero_length_trace(void) {
   prof__gpu_rec k1 = kernel(T0 + 300, T0 + 500, T0 + 70, 4, 1);
   k1.corr = 20; /* not tick's */
   rec(&t, k1);
+  rec(&t, kernel(T0 + 500, T0 + 700, T0 + 80, 6, 1)); /* k2, back to back with k1 */
   rec(&t, (prof__gpu_rec){.kind = PROF_GPU_API, .sub = PROF_GPU_API_RUNTIME, .name = 5, .tid = 100,
                           .start = T0 + 200, .end = T0 + 200, .corr = 21});
   return gtb_close(&t);
@@ -452,6 +453,11 @@ static void chrome_zero_length_gpu_work_is_a_begin_end_pair(void **state) {
   assert_non_null(k1);
   assert_true(fabs(prof__jv_get(k1, "ts")->num - 0.3) < 1e-9 && fabs(prof__jv_get(k1, "dur")->num - 0.2) < 1e-9);
   assert_non_null(find_event(v, "X", "k0", 0));
+  /* k2 begins the nanosecond k1 ends: written 1 ns later, so that k1's
+   * ts + dur cannot read after it */
+  const prof__jv *k2 = find_event(v, "X", "k2", 0);
+  assert_non_null(k2);
+  assert_true(fabs(prof__jv_get(k2, "ts")->num - 0.501) < 1e-9 && fabs(prof__jv_get(k2, "dur")->num - 0.199) < 1e-9);
   prof__jv_free(v);
   free(buf);
   prof__an_free(an);

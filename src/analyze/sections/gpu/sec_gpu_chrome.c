@@ -21,6 +21,7 @@
 
 typedef struct track {
   uint32_t device, stream;
+  prof__exp_crange_track last; /* the stream's last complete event */
 } track;
 
 typedef struct gx {
@@ -73,21 +74,22 @@ static size_t dev_index(gx *x, uint32_t device, const char *name) {
   return x->ndevs++;
 }
 
-static void see_track(gx *x, uint32_t device, uint32_t stream) {
+static track *see_track(gx *x, uint32_t device, uint32_t stream) {
   for (size_t i = 0; i < x->ntracks; i++)
-    if (x->tracks[i].device == device && x->tracks[i].stream == stream) return;
+    if (x->tracks[i].device == device && x->tracks[i].stream == stream) return &x->tracks[i];
   if (x->ntracks == x->cap) {
     size_t cap = x->cap ? x->cap * 2 : 16;
     track *t = realloc(x->tracks, cap * sizeof *t);
-    if (!t) return;
+    if (!t) return NULL;
     x->tracks = t;
     x->cap = cap;
   }
-  x->tracks[x->ntracks++] = (track){device, stream};
+  x->tracks[x->ntracks++] = (track){device, stream, {0, 0}};
   dev_index(x, device, NULL);
   char buf[48];
   snprintf(buf, sizeof buf, "stream %u", stream);
   meta(x, "thread_name", GPU_PID_BASE + device, stream, buf);
+  return &x->tracks[x->ntracks - 1];
 }
 
 static void flow(gx *x, const prof__gpu_rec *r) {
@@ -148,11 +150,15 @@ static void gpu_op(gx *x, const prof__gpu_rec *r) {
   else if (r->kind == PROF_GPU_MEMSET)
     snprintf(name, sizeof name, "Memset (%s)", prof__rec_gpu_mem_name(r->src_mem));
   if (!prof__chrome_keep(x->an, r->start, r->end)) return;
-  see_track(x, r->device, r->stream);
+  track *tk = see_track(x, r->device, r->stream);
   op_ctx o = {x, r};
+  uint64_t b = rel(x, r->start), e = rel(x, r->end);
+  /* Back to back with the stream's previous operation: 1 ns later (chrome_range.h).
+   * Records are not sorted here, so only an exact touch moves. */
+  if (tk && tk->last.any && b == tk->last.last_end && e > b + 1) b++;
   prof__exp_crange_write(x->j, GPU_PID_BASE + r->device, r->stream,
-                         r->kind == PROF_GPU_KERNEL ? prof__an_str(x->an, r->name) : name, cat, rel(x, r->start),
-                         rel(x, r->end), gpu_op_args, &o);
+                         r->kind == PROF_GPU_KERNEL ? prof__an_str(x->an, r->name) : name, cat, b, e, gpu_op_args, &o);
+  if (tk) prof__exp_crange_track_end(&tk->last, b, e);
   flow(x, r);
 }
 
