@@ -16,6 +16,7 @@
 #include "mlprof.h"
 #include "analyze/export/chrome_range.h"
 #include "analyze/sections/gpu/sec_gpu.h"
+#include "analyze/util/array.h"
 
 #define GPU_PID_BASE 1000000000LL /* GPU processes: base + device id */
 
@@ -77,13 +78,9 @@ static size_t dev_index(gx *x, uint32_t device, const char *name) {
 static track *see_track(gx *x, uint32_t device, uint32_t stream) {
   for (size_t i = 0; i < x->ntracks; i++)
     if (x->tracks[i].device == device && x->tracks[i].stream == stream) return &x->tracks[i];
-  if (x->ntracks == x->cap) {
-    size_t cap = x->cap ? x->cap * 2 : 16;
-    track *t = realloc(x->tracks, cap * sizeof *t);
-    if (!t) return NULL;
-    x->tracks = t;
-    x->cap = cap;
-  }
+  track *t = prof__arr_room(x->tracks, &x->cap, x->ntracks + 1, sizeof *t);
+  if (!t) return NULL;
+  x->tracks = t;
   x->tracks[x->ntracks++] = (track){device, stream, {0, 0}};
   dev_index(x, device, NULL);
   char buf[48];
