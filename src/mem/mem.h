@@ -80,6 +80,39 @@ static inline int prof__mem_from_profiler(const void *ra) {
   return (uintptr_t)ra - prof__mem_text_lo < prof__mem_text_hi - prof__mem_text_lo;
 }
 
+/* The counting of one allocation on the calling thread's slot, and the
+ * sample or event it may take (mode: prof__mem_mode, not off). Shared by
+ * prof__mem_on_alloc and the interposer's inline fast path. */
+static inline void prof__mem_tc_alloc(prof__mem_tc *tc, const void *p, size_t req, size_t usable, int mode) {
+  __atomic_store_n(&tc->live, tc->live + (int64_t)usable, __ATOMIC_RELAXED);
+  __atomic_store_n(&tc->allocs, tc->allocs + 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&tc->bytes, tc->bytes + req, __ATOMIC_RELAXED);
+  if (mode == PROF_MEM_SAMPLED) {
+    tc->countdown -= (int64_t)req;
+    if (PROF_UNLIKELY(tc->countdown < 0)) prof__mem_event_alloc(tc, p, req, 1);
+  } else if (mode == PROF_MEM_FULL) {
+    prof__mem_event_alloc(tc, p, req, 0);
+  }
+}
+
+/* The counting of one free on the calling thread's slot. */
+static inline void prof__mem_tc_free(prof__mem_tc *tc, size_t usable) {
+  __atomic_store_n(&tc->live, tc->live - (int64_t)usable, __ATOMIC_RELAXED);
+  __atomic_store_n(&tc->frees, tc->frees + 1, __ATOMIC_RELAXED);
+}
+
+/* The FREE event a free may take: a sampled block's (Bloom filter first),
+ * or every one in full mode. */
+static inline void prof__mem_free_events(const void *p, int mode) {
+  if (mode == PROF_MEM_SAMPLED) {
+    uint32_t h = prof__mem_hash(p);
+    if (PROF_UNLIKELY(__atomic_load_n(&prof__mem_bloom[h >> 6], __ATOMIC_RELAXED) >> (h & 63) & 1))
+      prof__mem_sample_free(p);
+  } else if (mode == PROF_MEM_FULL) {
+    prof__mem_event_free(p);
+  }
+}
+
 /* Account one allocation of `req` requested / `usable` bytes at p, made by
  * code returning to `ra`. */
 static inline void prof__mem_on_alloc(const void *p, size_t req, size_t usable, const void *ra) {
@@ -93,15 +126,7 @@ static inline void prof__mem_on_alloc(const void *p, size_t req, size_t usable, 
       return;
     }
   }
-  __atomic_store_n(&tc->live, tc->live + (int64_t)usable, __ATOMIC_RELAXED);
-  __atomic_store_n(&tc->allocs, tc->allocs + 1, __ATOMIC_RELAXED);
-  __atomic_store_n(&tc->bytes, tc->bytes + req, __ATOMIC_RELAXED);
-  if (prof__mem_mode == PROF_MEM_SAMPLED) {
-    tc->countdown -= (int64_t)req;
-    if (PROF_UNLIKELY(tc->countdown < 0)) prof__mem_event_alloc(tc, p, req, 1);
-  } else if (prof__mem_mode == PROF_MEM_FULL) {
-    prof__mem_event_alloc(tc, p, req, 0);
-  }
+  prof__mem_tc_alloc(tc, p, req, usable, prof__mem_mode);
 }
 
 /* Account the free of a block of `usable` bytes (call before the real free). */
@@ -109,23 +134,10 @@ static inline void prof__mem_on_free(const void *p, size_t usable, const void *r
   if (PROF_UNLIKELY(!prof__mem_mode)) return;
   if (PROF_UNLIKELY(prof__guard_depth) || PROF_UNLIKELY(prof__mem_from_profiler(ra))) return;
   prof__mem_tc *tc = prof__mem_self;
-  if (PROF_UNLIKELY((uintptr_t)tc <= 1)) {
-    tc = prof__mem_tc_get();
-    if (tc == PROF_MEM_TC_DEAD) {
-      prof__mem_count_shared(-(int64_t)usable, 0, 0);
-      goto events;
-    }
-  }
-  __atomic_store_n(&tc->live, tc->live - (int64_t)usable, __ATOMIC_RELAXED);
-  __atomic_store_n(&tc->frees, tc->frees + 1, __ATOMIC_RELAXED);
-events:
-  if (prof__mem_mode == PROF_MEM_SAMPLED) {
-    uint32_t h = prof__mem_hash(p);
-    if (PROF_UNLIKELY(__atomic_load_n(&prof__mem_bloom[h >> 6], __ATOMIC_RELAXED) >> (h & 63) & 1))
-      prof__mem_sample_free(p);
-  } else if (prof__mem_mode == PROF_MEM_FULL) {
-    prof__mem_event_free(p);
-  }
+  if (PROF_UNLIKELY((uintptr_t)tc <= 1)) tc = prof__mem_tc_get();
+  if (tc == PROF_MEM_TC_DEAD) prof__mem_count_shared(-(int64_t)usable, 0, 0);
+  else prof__mem_tc_free(tc, usable);
+  prof__mem_free_events(p, prof__mem_mode);
 }
 
 /* Totals over all threads (writer thread; approximate while threads run). */

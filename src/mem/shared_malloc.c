@@ -266,15 +266,7 @@ PROF_API void *malloc(size_t n) {
   prof__mem_tc *tc = prof__mem_self;
   const void *ra = RA();
   if (PROF_UNLIKELY(!p) || !fast_ok(tc, ra)) return account(p, n, ra);
-  __atomic_store_n(&tc->live, tc->live + (int64_t)prof__glibc_usable(p), __ATOMIC_RELAXED);
-  __atomic_store_n(&tc->allocs, tc->allocs + 1, __ATOMIC_RELAXED);
-  __atomic_store_n(&tc->bytes, tc->bytes + n, __ATOMIC_RELAXED);
-  if (mode == PROF_MEM_SAMPLED) {
-    tc->countdown -= (int64_t)n;
-    if (PROF_UNLIKELY(tc->countdown < 0)) prof__mem_event_alloc(tc, p, n, 1);
-  } else if (mode == PROF_MEM_FULL) {
-    prof__mem_event_alloc(tc, p, n, 0);
-  }
+  prof__mem_tc_alloc(tc, p, n, prof__glibc_usable(p), mode);
   return p;
 }
 
@@ -302,15 +294,8 @@ PROF_API void free(void *p) {
     prof__mem_tc *tc = prof__mem_self;
     const void *ra = RA();
     if (PROF_LIKELY(fast_ok(tc, ra))) {
-      __atomic_store_n(&tc->live, tc->live - (int64_t)prof__glibc_usable(p), __ATOMIC_RELAXED);
-      __atomic_store_n(&tc->frees, tc->frees + 1, __ATOMIC_RELAXED);
-      if (mode == PROF_MEM_SAMPLED) {
-        uint32_t h = prof__mem_hash(p);
-        if (PROF_UNLIKELY(__atomic_load_n(&prof__mem_bloom[h >> 6], __ATOMIC_RELAXED) >> (h & 63) & 1))
-          prof__mem_sample_free(p);
-      } else if (mode == PROF_MEM_FULL) {
-        prof__mem_event_free(p);
-      }
+      prof__mem_tc_free(tc, prof__glibc_usable(p));
+      prof__mem_free_events(p, mode);
     } else {
       account_free(p, ra);
     }
