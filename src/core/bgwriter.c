@@ -405,9 +405,6 @@ int prof__writer_sync(unsigned timeout_ms) {
 
 static void crash_close(void);
 
-/* The next period: the configured one while events flow, doubling per quiet
- * cycle up to IDLE_MS. A ring past its high-water mark wakes the writer
- * anyway (writer_kick), and so does every request. */
 void prof__writer_period_cap(uint32_t ms) {
   if (!ms) return;
   uint32_t cur = __atomic_load_n(&W.cap_ms, __ATOMIC_RELAXED);
@@ -415,6 +412,9 @@ void prof__writer_period_cap(uint32_t ms) {
          !__atomic_compare_exchange_n(&W.cap_ms, &cur, ms, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
 }
 
+/* The next period: the configured one while events flow, doubling per quiet
+ * cycle up to IDLE_MS (or a producer's cap). A ring past its high-water mark
+ * wakes the writer anyway (writer_kick), and so does every request. */
 static uint32_t next_sleep_ms(uint32_t cur, uint64_t drained) {
   uint32_t cap = __atomic_load_n(&W.cap_ms, __ATOMIC_RELAXED), idle = cap && cap < IDLE_MS ? cap : IDLE_MS;
   uint32_t lo = W.flush_ms, hi = W.flush_ms > idle ? W.flush_ms : idle;

@@ -5,11 +5,17 @@
 
 #include "procfile.h"
 
-/* Whether descriptor fd is still the file we opened: the program may have
- * closed it and opened something else under the same number. */
-static int still_ours(const prof__procfile *f, int fd) {
-  struct stat st;
-  return fstat(fd, &st) == 0 && (uint64_t)st.st_dev == f->dev && (uint64_t)st.st_ino == f->ino;
+/* Whether descriptor fd is still the file we opened (its fstat in *st):
+ * the program may have closed it and opened something else under the same
+ * number. */
+static int still_ours(const prof__procfile *f, int fd, struct stat *st) {
+  return fstat(fd, st) == 0 && (uint64_t)st->st_dev == f->dev && (uint64_t)st->st_ino == f->ino;
+}
+
+/* Forget descriptor fd without closing it: it is not ours any more. */
+static void forget(prof__procfile *f, int fd) {
+  int fd1 = fd + 1;
+  __atomic_compare_exchange_n(&f->fd1, &fd1, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 static int fd_of(prof__procfile *f, const char *path) {
@@ -33,37 +39,35 @@ static int fd_of(prof__procfile *f, const char *path) {
   return fd;
 }
 
-/* Forget the descriptor; close it only if it is still ours. */
-static void drop(prof__procfile *f, int fd1) {
-  if (fd1 > 0 && still_ours(f, fd1 - 1)) close(fd1 - 1);
-}
-
+/* Close the descriptor, only if it is still ours. */
 void prof__procfile_close(prof__procfile *f) {
   int fd1 = __atomic_load_n(&f->fd1, __ATOMIC_ACQUIRE);
   if (fd1 <= 0 || !__atomic_compare_exchange_n(&f->fd1, &fd1, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
-  drop(f, fd1);
+  struct stat st;
+  if (still_ours(f, fd1 - 1, &st)) close(fd1 - 1);
+}
+
+/* The kept descriptor of `path`, opened if need be and checked to be still
+ * ours (its fstat in *st); -1 when it cannot be had (one the program
+ * reused is forgotten, never read nor closed, and opened again next time). */
+static int checked_fd(prof__procfile *f, const char *path, struct stat *st) {
+  int fd = fd_of(f, path);
+  if (fd < 0) return -1;
+  if (still_ours(f, fd, st)) return fd;
+  forget(f, fd);
+  return -1;
 }
 
 int prof__procfile_stat(prof__procfile *f, const char *path, struct stat *st) {
   if (!f || !path || !st) return -1;
-  int fd = fd_of(f, path);
-  if (fd < 0) return -1;
-  if (fstat(fd, st) == 0 && (uint64_t)st->st_dev == f->dev && (uint64_t)st->st_ino == f->ino) return 0;
-  int fd1 = fd + 1;
-  __atomic_compare_exchange_n(&f->fd1, &fd1, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-  return -1;
+  return checked_fd(f, path, st) < 0 ? -1 : 0;
 }
 
 long prof__procfile_read(prof__procfile *f, const char *path, char *buf, size_t cap) {
   if (!f || !path || !buf || cap < 2) return -1;
-  int fd = fd_of(f, path);
+  struct stat st;
+  int fd = checked_fd(f, path, &st);
   if (fd < 0) return -1;
-  /* Never read, let alone close, a descriptor the program reused. */
-  if (!still_ours(f, fd)) {
-    int fd1 = fd + 1;
-    __atomic_compare_exchange_n(&f->fd1, &fd1, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    return -1; /* opened again next time */
-  }
   ssize_t n = pread(fd, buf, cap - 1, 0);
   if (n < 0) {
     prof__procfile_close(f);

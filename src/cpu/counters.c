@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "core/producer.h"
 #include "cpu.h"

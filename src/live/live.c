@@ -225,7 +225,6 @@ static void publish_top(prof__live_page *p) {
   memset(obs.name, 0, sizeof obs.name);
 }
 
-
 void prof__live_bg(uint64_t now_ns) {
   prof__live_page *p = __atomic_load_n(&page, __ATOMIC_ACQUIRE);
   if (!p) return;

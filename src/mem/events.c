@@ -100,7 +100,6 @@ static int tab_remove(uintptr_t a) {
 
 /* ---- events -------------------------------------------------------------- */
 
-
 /* Events may be written now: the session runs and the thread is not past
  * its exit (a thread that had a ring and lost it is being torn down). */
 static int may_emit(prof__mem_tc *tc) {
@@ -123,11 +122,10 @@ static uint32_t capture(prof__mem_tc *tc) {
   }
   uintptr_t pcs[PROF_STACK_MAX_DEPTH];
   int d = prof__stack_capture(pcs, PROF_STACK_MAX_DEPTH, 0);
-  uintptr_t lo = prof__mem_text_lo, span = prof__mem_text_hi - lo; /* the profiler's code, loaded once */
   int i = 0;
-  while (i < d && pcs[i] - lo < span) i++;
+  while (i < d && prof__mem_from_profiler((const void *)pcs[i])) i++;
   for (int k = i; k < d; k++)
-    if (pcs[k] - lo < span) return UINT32_MAX;
+    if (prof__mem_from_profiler((const void *)pcs[k])) return UINT32_MAX;
   return d > i ? prof__stack_intern(pcs + i, d - i) : 0;
 }
 

@@ -1,5 +1,5 @@
-/* mem.c — memory profiling state: the mode, per-thread counters, their
- * totals, RSS, and the "inside the profiler" guard.
+/* mem.c — memory profiling state: the mode, the sampling mean, per-thread
+ * counters and their totals (the RSS comes from core/procfile).
  *
  * Counters live in a static table of per-thread slots (no allocation, so
  * the allocator interposer can use them from the very first malloc). A
@@ -7,11 +7,9 @@
  * calls on that thread (exit-time frees) update the shared totals with
  * atomics.
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/clock.h"
 #include "mem/mem.h"
