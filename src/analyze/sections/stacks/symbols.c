@@ -41,8 +41,8 @@ typedef struct sym {
 typedef struct prof__elfsyms {
   sym *v;
   size_t n;
-  uint64_t plt_lo, plt_hi;   /* .plt, .plt.sec and .plt.got: stubs that jump to other modules */
-  char **plt_names;          /* by .plt.sec slot (or .plt slot - 1): target of the stub */
+  uint64_t plt_lo, plt_hi;   /* .plt, .plt.sec and .plt.got: PLT entries, each a jump to a function of another module */
+  char **plt_names;          /* by .plt.sec slot (or .plt slot - 1): the function that entry jumps to */
   size_t nplt;
   uint64_t plt_slots, plt_entry0; /* address of slot 0 and whether .plt has a header entry */
   char *base; /* basename of the module */
@@ -128,7 +128,7 @@ static void read_symtab(prof__elfsyms *es, const uint8_t *img, size_t fsz, const
   }
 }
 
-/* The PLT sections and the targets of their stubs (.rela.plt against .dynsym). */
+/* The PLT sections and the functions their entries jump to (.rela.plt against .dynsym). */
 static void read_plt(prof__elfsyms *es, const uint8_t *img, size_t fsz, const Elf64_Ehdr *eh, const Elf64_Shdr *sh) {
   int nsh = eh->e_shnum;
   if (eh->e_shstrndx >= nsh || !in_file(fsz, sh[eh->e_shstrndx].sh_offset, sh[eh->e_shstrndx].sh_size)) return;
@@ -170,7 +170,7 @@ static void read_plt(prof__elfsyms *es, const uint8_t *img, size_t fsz, const El
   es->plt_entry0 = slots == plt; /* .plt starts with the resolver's entry */
 }
 
-/* "target@plt" for an address in a PLT stub, NULL elsewhere (malloc'd). */
+/* "target@plt" for an address in a PLT entry, NULL elsewhere (malloc'd). */
 static char *plt_name(const prof__elfsyms *es, uint64_t a) {
   if (!es->plt_hi || a < es->plt_lo || a >= es->plt_hi) return NULL;
   char *out = NULL;
