@@ -95,6 +95,8 @@ static uint64_t realtime_ns(void) {
 static void pair(uint64_t *tsc, uint64_t *mono) {
 #ifdef PROF_HAVE_RDTSC
   uint64_t best = UINT64_MAX;
+  *tsc = __rdtsc(); /* set on every path (the first round always wins) */
+  *mono = prof__mono_ns();
   for (int i = 0; i < 16; i++) {
     uint64_t t0 = __rdtsc();
     uint64_t m = prof__mono_ns();
