@@ -620,6 +620,28 @@ static void loss_that_stops_improving_is_a_plateau(void **state) {
   prof__an_free(an);
 }
 
+/* Step numbers are the program's: a loss logged at step numbers far apart
+ * makes the plateau's saving (steps x step time) exceed any integer; the
+ * finding still comes out, with its saving capped (UBSan checks the
+ * conversion when the suite runs under it). */
+static void plateau_over_huge_step_numbers_stays_defined(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "model-plateau-huge");
+  tb_steps(&t, 400);
+  for (uint64_t s = 0; s < 400; s++) {
+    double v = s < 100 ? 2.0 - 0.015 * (double)s : 0.5;
+    tb_event(&t, PROF_EV_SCALAR, tb_tag(&t, "train/loss"), (s + 1) * STEP_NS + 100, prof__f64_bits(v),
+             s * 1000000000000000ull + 1);
+  }
+  prof__an *an = tb_analyze(&t);
+  const prof__finding *f = find(an, "plateau");
+  assert_non_null(f);
+  assert_true(f->value > 1e17);
+  assert_non_null(strstr(f->recommendation, "saved"));
+  prof__an_free(an);
+}
+
 static void malformed_hist_chunk_is_skipped_and_counted(void **state) {
   (void)state;
   tb t;
@@ -749,6 +771,7 @@ int main(void) {
       cmocka_unit_test(histogram_units_call_reaches_the_dead_units_finding),
       cmocka_unit_test(rising_validation_loss_is_overfitting),
       cmocka_unit_test(loss_that_stops_improving_is_a_plateau),
+      cmocka_unit_test(plateau_over_huge_step_numbers_stays_defined),
       cmocka_unit_test(malformed_hist_chunk_is_skipped_and_counted),
       cmocka_unit_test(api_records_scalars_and_summaries),
   };

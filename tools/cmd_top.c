@@ -162,7 +162,7 @@ static int run(int argc, char **argv) {
   int pid = live_pid_arg("top", npos == 1 ? pid_s : NULL);
   if (pid < 0) return CLI_USAGE;
   double every = interval ? atof(interval) : 1.0;
-  if (every < 0.05 || every > 3600) {
+  if (!(every >= 0.05 && every <= 3600)) { /* NaN too */
     cli_error("top", "--interval must be between 0.05 and 3600 seconds");
     return CLI_USAGE;
   }

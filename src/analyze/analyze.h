@@ -232,6 +232,10 @@ const char *prof__an_bucket_name(int bucket);
 const char *prof__an_cat_name(int cat);
 /* Format a duration in ns for people ("12.3 ms") into buf. */
 const char *prof__an_fmt_ns(char *buf, size_t n, uint64_t ns);
+/* A computed amount as a count: v truncated toward zero, 0 when v is NaN or
+ * negative, UINT64_MAX past the range. Every double the trace can steer
+ * goes through this before it becomes an integer. */
+uint64_t prof__an_u64(double v);
 
 /* ---- visual reports and interop (append only) ---- */
 

@@ -36,6 +36,8 @@ static void dot_esc(FILE *out, const char *s) {
 static void dot_colour(char *buf, size_t n, double t) {
   static const int a[3] = {232, 241, 250}, b[3] = {247, 210, 122}, c[3] = {225, 87, 89};
   const int *x = t < 0.5 ? a : b, *y = t < 0.5 ? b : c;
+  if (!(t > 0)) t = 0; /* NaN too */
+  if (t > 1) t = 1;
   double f = t < 0.5 ? t * 2 : (t - 0.5) * 2;
   int v[3];
   for (int k = 0; k < 3; k++) v[k] = (int)(x[k] + (y[k] - x[k]) * f + 0.5);

@@ -151,7 +151,8 @@ static void sparkline(FILE *out, const double *v, size_t n) {
       fputc('!', out);
       continue;
     }
-    int k = mx > mn ? (int)((v[i] - mn) / (mx - mn) * 7.999) : 0;
+    /* halves: the span of two finite values may overflow to infinity */
+    int k = mx > mn ? (int)((v[i] / 2 - mn / 2) / (mx / 2 - mn / 2) * 7.999) : 0;
     fputs(lv[k], out);
   }
 }
