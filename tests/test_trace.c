@@ -261,6 +261,110 @@ static void varints_round_trip_at_edges(void **state) {
   prof__buf_free(&b);
 }
 
+/* Addresses of ALLOC and FREE events are written as deltas within a block
+ * (version 2); every other `a` stays absolute. */
+static const uint64_t addrs[] = {0x7f12345678f0ull, 0x7f1234567800ull, 0x7f1234567810ull, 1, UINT64_MAX,
+                                 0x55aa00001000ull, 0x55aa00001000ull, 2, 0x7f1234567800ull};
+#define NADDR (sizeof addrs / sizeof addrs[0])
+
+static const char *write_memory_events(void) {
+  const char *path = th_tmp_path("trace-mem", ".mlpt");
+  char err[256];
+  prof__tw *w = prof__tw_open(path, NULL, 0, err);
+  assert_non_null(w);
+  prof__event ev[2 * NADDR];
+  memset(ev, 0, sizeof ev);
+  for (size_t i = 0; i < NADDR; i++) {
+    prof__event *m = &ev[2 * i], *c = &ev[2 * i + 1];
+    m->ts = c->ts = 1000 + i;
+    m->type = i % 3 == 1 ? PROF_EV_FREE : PROF_EV_ALLOC;
+    m->a = addrs[i];
+    m->b = m->type == PROF_EV_ALLOC ? 64 + i : 0;
+    c->type = PROF_EV_COUNTER; /* an absolute `a` between them */
+    c->name = 1;
+    c->a = 0x4000000000000000ull + i;
+  }
+  assert_int_equal(prof__tw_events(w, 7, ev, NADDR), 0); /* two blocks of one thread */
+  assert_int_equal(prof__tw_events(w, 7, ev + NADDR, NADDR), 0);
+  assert_int_equal(prof__tw_events(w, 9, ev, 2 * NADDR), 0);
+  assert_int_equal(prof__tw_close(w, NULL, 0), 0);
+  return path;
+}
+
+static void memory_addresses_round_trip_as_deltas(void **state) {
+  (void)state;
+  const char *path = write_memory_events();
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  prof__rec rec;
+  size_t k = 0;
+  int rc;
+  while ((rc = prof__reader_next(r, &rec)) == 1) {
+    if (rec.kind != PROF_REC_EVENT) continue;
+    size_t j = k < 2 * NADDR ? k : k - 2 * NADDR, i = j / 2;
+    if (j % 2 == 0) {
+      assert_int_equal(rec.ev.type, i % 3 == 1 ? PROF_EV_FREE : PROF_EV_ALLOC);
+      assert_true(rec.ev.a == addrs[i]);
+      assert_int_equal(rec.ev.b, rec.ev.type == PROF_EV_ALLOC ? 64 + i : 0);
+    } else {
+      assert_int_equal(rec.ev.type, PROF_EV_COUNTER);
+      assert_true(rec.ev.a == 0x4000000000000000ull + i);
+    }
+    k++;
+  }
+  assert_int_equal(rc, 0);
+  assert_int_equal(k, 4 * NADDR);
+  prof__reader_close(r);
+}
+
+static void set_version(const char *path, unsigned v) {
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  unsigned char le[4] = {(unsigned char)v, (unsigned char)(v >> 8), 0, 0};
+  assert_int_equal(fseek(f, 8, SEEK_SET), 0);
+  assert_int_equal(fwrite(le, 1, 4, f), 4);
+  fclose(f);
+}
+
+static int read_all(const char *path, size_t *events, char *err) {
+  prof__reader *r;
+  int rc = prof__reader_open(&r, path, err);
+  if (rc) return rc;
+  prof__rec rec;
+  *events = 0;
+  while ((rc = prof__reader_next(r, &rec)) == 1) *events += rec.kind == PROF_REC_EVENT;
+  if (rc < 0) snprintf(err, 256, "%s", prof__reader_error(r));
+  prof__reader_close(r);
+  return rc;
+}
+
+/* Version 1 traces (no delta flag) stay readable; the delta flag is not a
+ * version-1 bit; versions past the writer's are refused by name. */
+static void older_versions_read_and_newer_are_refused(void **state) {
+  (void)state;
+  char err[256];
+  size_t n = 0;
+  const char *ranges = write_sample(1, 200);
+  unsigned char hdr[12];
+  FILE *f = fopen(ranges, "rb");
+  assert_int_equal(fread(hdr, 1, 12, f), 12);
+  fclose(f);
+  assert_int_equal(hdr[8] | hdr[9] << 8, PROF_TRACE_VERSION);
+  set_version(ranges, 1);
+  assert_int_equal(read_all(ranges, &n, err), 0);
+  assert_int_equal(n, 200);
+  const char *mem = write_memory_events();
+  set_version(mem, 1);
+  assert_true(read_all(mem, &n, err) < 0);
+  assert_non_null(strstr(err, "event"));
+  set_version(mem, PROF_TRACE_VERSION + 1);
+  assert_int_equal(read_all(mem, &n, err), PROF_EVERSION);
+  assert_non_null(strstr(err, "versions 1 to"));
+  set_version(mem, 0);
+  assert_int_equal(read_all(mem, &n, err), PROF_EVERSION);
+}
+
 static void crc32c_matches_known_vector(void **state) {
   (void)state;
   /* CRC-32C of "123456789" is 0xE3069283. */
@@ -287,6 +391,8 @@ int main(void) {
       cmocka_unit_test(full_disk_errors_are_sticky),
       cmocka_unit_test(varints_round_trip_at_edges),
       cmocka_unit_test(crc32c_matches_known_vector),
+      cmocka_unit_test(memory_addresses_round_trip_as_deltas),
+      cmocka_unit_test(older_versions_read_and_newer_are_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

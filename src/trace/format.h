@@ -15,7 +15,12 @@
 #define PROF_EVF_A 0x02
 #define PROF_EVF_B 0x04
 #define PROF_EVF_AUX 0x08
-#define PROF_EVF_KNOWN 0x0f
+/* Version 2: `a` (present) is an svarint delta from the previous
+ * delta-coded `a` of the same block (0 at the block's start). The writer
+ * uses it for the addresses of ALLOC and FREE events. */
+#define PROF_EVF_ADELTA 0x10
+#define PROF_EVF_KNOWN_V1 0x0f
+#define PROF_EVF_KNOWN 0x1f
 
 static inline void prof__le32(unsigned char *p, unsigned v) {
   p[0] = (unsigned char)v;

@@ -55,6 +55,8 @@ struct prof__reader {
   uint64_t ev_left;      /* events left in the current block */
   uint32_t ev_tid;
   uint64_t ev_prev;
+  uint64_t ev_prev_a;    /* last delta-coded `a` of the block */
+  unsigned evf_known;    /* event flag bits this trace's version defines */
   int chunk_done;        /* non-decoded chunk delivered */
   /* scratch for NUL-terminated strings */
   char *s1, *s2;
@@ -97,11 +99,12 @@ static int parse_header(prof__reader *r, char *err) {
     return PROF_ETRUNC;
   }
   unsigned version = prof__rd32(fixed + 8), len = prof__rd32(fixed + 12);
-  if (version != PROF_TRACE_VERSION) {
-    snprintf(err, 256, "'%s' has trace version %u; this mlprof reads version %d", r->path, version,
-             PROF_TRACE_VERSION);
+  if (version < PROF_TRACE_VERSION_MIN || version > PROF_TRACE_VERSION) {
+    snprintf(err, 256, "'%s' has trace version %u; this mlprof reads versions %d to %d", r->path, version,
+             PROF_TRACE_VERSION_MIN, PROF_TRACE_VERSION);
     return PROF_EVERSION;
   }
+  r->evf_known = version >= 2 ? PROF_EVF_KNOWN : PROF_EVF_KNOWN_V1;
   if (len > PROF_MAX_HEADER || len + 20u > r->size) {
     snprintf(err, 256, "'%s': header size %u is %s", r->path, len,
              len > PROF_MAX_HEADER ? "invalid" : "beyond the end of the file (truncated)");
@@ -345,6 +348,7 @@ static int next_event(prof__reader *r, prof__rec *rec) {
     r->ev_tid = (uint32_t)prof__cur_varint(c);
     r->ev_left = prof__cur_varint(c);
     r->ev_prev = 0;
+    r->ev_prev_a = 0;
     if (c->bad || !r->ev_left || r->ev_left > (uint64_t)(c->end - c->p))
       return bad_payload(r, "event block");
   }
@@ -377,9 +381,13 @@ static int next_event(prof__reader *r, prof__rec *rec) {
     e->b = (flags & PROF_EVF_B) ? prof__cur_varint(c) : 0;
     aux = (flags & PROF_EVF_AUX) ? prof__cur_varint(c) : 0;
   }
-  if (c->bad || e->type == 0 || e->type > PROF_EV_TYPE_MAX || (flags & ~PROF_EVF_KNOWN) ||
-      name > UINT32_MAX || aux > UINT16_MAX)
+  if (c->bad || e->type == 0 || e->type > PROF_EV_TYPE_MAX || (flags & ~r->evf_known) ||
+      name > UINT32_MAX || aux > UINT16_MAX || (flags & (PROF_EVF_ADELTA | PROF_EVF_A)) == PROF_EVF_ADELTA)
     return bad_payload(r, "event");
+  if (flags & PROF_EVF_ADELTA) { /* zigzag delta from the block's previous one */
+    e->a = r->ev_prev_a + ((e->a >> 1) ^ (0 - (e->a & 1)));
+    r->ev_prev_a = e->a;
+  }
   e->name = (uint32_t)name;
   e->aux = (uint16_t)aux;
   e->ts = r->ev_prev + (uint64_t)dts;

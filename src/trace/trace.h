@@ -15,7 +15,8 @@
 
 #include "event.h"
 
-#define PROF_TRACE_VERSION 1
+#define PROF_TRACE_VERSION 2     /* what the writer writes */
+#define PROF_TRACE_VERSION_MIN 1 /* oldest version the reader reads */
 #define PROF_TRACE_MAGIC "\x89MLPT\r\n\x1a" /* 8 bytes */
 
 /* Chunk types. Values are part of the format: never renumber. A reader skips
