@@ -143,6 +143,22 @@ static void cpu_mode_samples_busy_code(void **state) {
   assert_true(s.in_hot_range >= s.samples * 8 / 10);
 }
 
+static void short_burn(void) { burn(0.03); }
+
+/* The thread that calls prof_init is sampled from then on: a short
+ * program is not left to the writer's first scan of the threads (after
+ * the clock calibration and one period). */
+static void starting_thread_is_sampled_from_init(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("sampler_start", ".mlpt");
+  summary s = {0};
+  run_child(path, "1000", NULL, short_burn);
+  read_trace(path, &s);
+  assert_true(s.footer);
+  print_message("30 ms of CPU right after prof_init: %d samples, weight %ld\n", s.samples, s.weight);
+  assert_true(s.weight >= 10);
+}
+
 static volatile int sleeper_tid;
 static void *sleeper(void *arg) {
   (void)arg;
@@ -276,6 +292,7 @@ static void counters_recorded_per_thread(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cpu_mode_samples_busy_code),
+      cmocka_unit_test(starting_thread_is_sampled_from_init),
       cmocka_unit_test(wall_mode_sees_a_sleeping_thread),
       cmocka_unit_test(thread_churn_under_fast_sampling),
       cmocka_unit_test(counters_recorded_per_thread),

@@ -87,6 +87,10 @@ static struct {
   cpu_thr *thr[MAX_THREADS]; /* slot index travels in the signal's value */
   char hz_text[16];
 } S;
+/* Orders changes of S.thr: the writer's scans and retirements, and the
+ * arming of the starting thread by cpu_start (once, at prof_init). The
+ * signal handler only loads slots and takes no lock. */
+static pthread_mutex_t thr_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- signal side ----------------------------------------------------------- */
 
@@ -211,8 +215,12 @@ static void scan_threads(void) {
     int tid = atoi(e->d_name);
     if (tid <= 0 || tid == S.writer_tid) continue;
     int i = find_tid(tid);
-    if (i >= 0) S.thr[i]->seen_gen = S.gen;
-    else add_thread(tid);
+    if (i < 0) {
+      add_thread(tid);
+      continue;
+    }
+    S.thr[i]->seen_gen = S.gen;
+    if (!S.thr[i]->armed && arm(S.thr[i], i) != 0) S.timer_fail++; /* kept disarmed by a stop */
   }
   closedir(d);
 }
@@ -317,6 +325,7 @@ static void step_aside(prof__tw *tw) {
 static void sampler_hook(prof__tw *tw, int final, void *arg) {
   (void)arg;
   if (!S.writer_tid) S.writer_tid = (pid_t)syscall(SYS_gettid);
+  pthread_mutex_lock(&thr_mu);
   if (__atomic_load_n(&S.on, __ATOMIC_ACQUIRE) && !final) {
     if (!handler_is_ours()) {
       step_aside(tw);
@@ -327,6 +336,7 @@ static void sampler_hook(prof__tw *tw, int final, void *arg) {
   } else {
     retire(tw, 1);
   }
+  pthread_mutex_unlock(&thr_mu);
   if (final) {
     release_signal(); /* every timer is gone now */
     close_task_dir();
@@ -402,7 +412,15 @@ static int cpu_start(void) {
   if (!__atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) && install_handler() != 0) return PROF_EUNSUPPORTED;
   prof__stack_thread_init();
   prof__pyframes_init();
+  /* The starting thread is sampled from now on, not from the writer's
+   * first scan: that comes after the clock calibration and a period, later
+   * still on a loaded machine, and a short program would lose its start. */
+  pthread_mutex_lock(&thr_mu);
+  int self = (int)syscall(SYS_gettid), i = find_tid(self);
+  if (i < 0) add_thread(self);
+  else if (!S.thr[i]->armed && arm(S.thr[i], i) != 0) S.timer_fail++;
   __atomic_store_n(&S.on, 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&thr_mu);
   return 0;
 }
 

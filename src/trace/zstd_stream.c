@@ -28,6 +28,12 @@ prof__zc *prof__zc_new(int level) {
   return z;
 }
 
+void prof__zc_level(prof__zc *z, int level) {
+  if (z->level == level) return;
+  z->level = level;
+  ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, level);
+}
+
 void prof__zc_free(prof__zc *z) {
   if (!z) return;
   ZSTD_freeCCtx(z->cctx);

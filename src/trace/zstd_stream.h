@@ -11,6 +11,8 @@ typedef struct prof__zd prof__zd;
 
 prof__zc *prof__zc_new(int level);
 void prof__zc_free(prof__zc *z);
+/* The level of the next frames (negative: zstd's fast levels). */
+void prof__zc_level(prof__zc *z, int level);
 /* Compress src into *dst (grown with realloc as needed). Returns the
  * compressed size, or 0 on failure. */
 size_t prof__zc_compress(prof__zc *z, const void *src, size_t n, uint8_t **dst, size_t *dst_cap);
