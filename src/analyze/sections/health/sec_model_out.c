@@ -151,8 +151,10 @@ static void sparkline(FILE *out, const double *v, size_t n) {
       fputc('!', out);
       continue;
     }
-    /* halves: the span of two finite values may overflow to infinity */
-    int k = mx > mn ? (int)((v[i] / 2 - mn / 2) / (mx / 2 - mn / 2) * 7.999) : 0;
+    /* halves: the span of two finite values may overflow to infinity; a
+     * span of subnormals may round to 0 (0 / 0 is NaN: the lowest level) */
+    double span = mx / 2 - mn / 2, r = span > 0 ? (v[i] / 2 - mn / 2) / span : 0;
+    int k = r > 0 ? (r < 1 ? (int)(r * 7.999) : 7) : 0;
     fputs(lv[k], out);
   }
 }
