@@ -232,10 +232,6 @@ const char *prof__an_bucket_name(int bucket);
 const char *prof__an_cat_name(int cat);
 /* Format a duration in ns for people ("12.3 ms") into buf. */
 const char *prof__an_fmt_ns(char *buf, size_t n, uint64_t ns);
-/* A computed amount as a count: v truncated toward zero, 0 when v is NaN or
- * negative, UINT64_MAX past the range. Every double the trace can steer
- * goes through this before it becomes an integer. */
-uint64_t prof__an_u64(double v);
 
 /* ---- visual reports and interop (append only) ---- */
 
@@ -266,9 +262,11 @@ int prof__export_tensorboard(prof__an *an, const char *dir, char *path, size_t p
  * even count), or -1 without steps. */
 long prof__an_median_step(const prof__an *an);
 
-/* A duration held as a double (a mean, a sum of shares) as ns: NaN and
- * negatives give 0, values past UINT64_MAX saturate (a plain cast of those
- * is undefined behaviour; crafted traces produce them). */
+/* A duration held as a double (a mean, a sum of shares) as ns, or any other
+ * count held as a double: NaN and negatives give 0, values past UINT64_MAX
+ * saturate (a plain cast of those is undefined behaviour; crafted traces
+ * produce them). Every double the trace can steer goes through this before
+ * it becomes an integer. */
 uint64_t prof__an_d2ns(double v);
 
 #endif /* PROF_ANALYZE_H */

@@ -323,11 +323,6 @@ const char *prof__an_cat_name(int cat) {
   return cat >= 0 && cat < PROF_CAT_COUNT ? bucket_names[cat] : "other";
 }
 
-uint64_t prof__an_u64(double v) {
-  if (!(v > 0)) return 0;
-  return v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
-}
-
 const char *prof__an_fmt_ns(char *buf, size_t n, uint64_t ns) {
   if (ns < 1000) snprintf(buf, n, "%llu ns", (unsigned long long)ns);
   else if (ns < 1000000) snprintf(buf, n, "%.2f us", ns / 1e3);

@@ -181,7 +181,7 @@ static void sample(pp *p, const prof__sampled_stack *s, double period_ns) {
     prof__buf_varint(&ids, loc_id(p, adj ? pcs[i] - 1 : pcs[i], f));
   }
   prof__buf_varint(&vals, s->weight);
-  prof__buf_varint(&vals, prof__an_u64((double)s->weight * period_ns));
+  prof__buf_varint(&vals, prof__an_d2ns((double)s->weight * period_ns));
   prof__exp_pb_msg(&m, S_LOCATION, &ids); /* packed repeated */
   prof__exp_pb_msg(&m, S_VALUE, &vals);
   prof__exp_pb_msg(&p->out, P_SAMPLE, &m);
@@ -212,7 +212,7 @@ int prof__export_pprof(prof__an *an, FILE *out) {
   for (size_t i = 0; i < n; i++) sample(&p, &st[i], period);
   prof__buf_put(&p.out, p.tail.p, p.tail.len);
   value_type(&p, P_PERIOD_TYPE, mode ? "wall_time" : "cpu_time", "nanoseconds");
-  prof__exp_pb_varint(&p.out, P_PERIOD, prof__an_u64(period));
+  prof__exp_pb_varint(&p.out, P_PERIOD, prof__an_d2ns(period));
   uint64_t t0 = start_time(an);
   if (t0) prof__exp_pb_varint(&p.out, P_TIME, t0);
   if (an->last_ns > an->first_ns && an->first_ns != UINT64_MAX) prof__exp_pb_varint(&p.out, P_DURATION, an->last_ns - an->first_ns);

@@ -298,7 +298,7 @@ void prof__svg_flame(FILE *out, const prof__flame_node *nodes, size_t n, const c
                "aria-label=\"flame graph\" xmlns=\"http://www.w3.org/2000/svg\">\n", CH_W, h);
   for (size_t i = 0; i < n && drawn < MAX_FRAMES; i++) {
     const prof__flame_node *f = &nodes[i];
-    if (f->depth < 0 || f->depth > maxd || !(f->w >= 0.0005) || !(f->x >= 0) || f->x > 1) continue;
+    if (f->depth < 0 || f->depth > maxd || !(f->w >= 0.0005) || f->w > 1 || !(f->x >= 0) || f->x > 1) continue;
     char b[32];
     double x = f->x * CH_W, w = f->w * CH_W, y = h - (f->depth + 1) * rowh;
     unsigned hue = 10 + (unsigned)(f->name ? strlen(f->name) * 7 + (unsigned char)f->name[0] : 0) % 40;

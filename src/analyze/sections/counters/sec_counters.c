@@ -254,7 +254,7 @@ static void html_table(prof__an *an, const ctr_st *c, FILE *out, int papi) {
     for (int i = 0; i < c->nnames; i++) {
       const char *nm = prof__an_str(an, c->names[i]) + sizeof PREFIX - 1;
       double d = step_delta(an, c, k, c->names[i]);
-      if (strcmp(nm, "cpu_ns") == 0 || strcmp(nm, "runq_ns") == 0) prof__html_td_ns(out, d > 0 ? (uint64_t)d : 0);
+      if (strcmp(nm, "cpu_ns") == 0 || strcmp(nm, "runq_ns") == 0) prof__html_td_ns(out, prof__an_d2ns(d));
       else td_val(out, d, d >= 100 ? "%.0f" : "%.1f");
     }
     if (papi) {

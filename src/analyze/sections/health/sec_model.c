@@ -463,7 +463,7 @@ static void rule_plateau_tag(prof__an *an, model_st *st, const stag *t) {
            (unsigned long long)span);
   char saved[32];
   prof__an_fmt_ns(saved, sizeof saved,
-                  prof__an_u64(ms * 1e6 * (double)(flat > THR_PLATEAU_MIN ? flat - THR_PLATEAU_MIN : 0)));
+                  prof__an_d2ns(ms * 1e6 * (double)(flat > THR_PLATEAU_MIN ? flat - THR_PLATEAU_MIN : 0)));
   snprintf(rec, sizeof rec,
            "Early stopping (patience of ~%d steps) would have saved about %llu steps (%.0f%% of the run, about %s "
            "at %.2f ms/step); or lower the learning rate on plateau (a schedule such as reduce-on-plateau).",

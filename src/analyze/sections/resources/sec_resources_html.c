@@ -91,7 +91,7 @@ static void threads(const res_st *st, FILE *out) {
     fputs("<tr>", out);
     prof__html_td(out, t->comm);
     prof__html_td_count(out, t->tid);
-    prof__html_td_ns(out, prof__an_u64(t->cpu_s * 1e9));
+    prof__html_td_ns(out, prof__an_d2ns(t->cpu_s * 1e9));
     snprintf(b, sizeof b, "%.2f", t->window_s > 0 ? t->cpu_s / t->window_s : 0);
     prof__html_td_num(out, t->window_s > 0 ? t->cpu_s / t->window_s : 0, b);
     snprintf(b, sizeof b, "%.2f", t->peak);

@@ -305,8 +305,8 @@ static void find_drift(prof__an *an, const sstep *s, size_t n, uint64_t median, 
   snprintf(measured, sizeof measured,
            "a straight line through %zu step times rises %s per 100 steps (R^2 %.2f), %s over steps %llu-%llu, "
            "%.0f%% of the median step %s; %s grows by %s per 100 steps",
-           m, a, r2, prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(rise)), (unsigned long long)x[0],
-           (unsigned long long)x[m - 1], 100 * rise / (double)median, prof__an_fmt_ns(c, sizeof c, median), p,
+           m, a, r2, prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(rise)), (unsigned long long)prof__an_d2ns(x[0]),
+           (unsigned long long)prof__an_d2ns(x[m - 1]), 100 * rise / (double)median, prof__an_fmt_ns(c, sizeof c, median), p,
            prof__an_fmt_ns(c, sizeof c, prof__an_d2ns(ph ? ph->score * 100 : 0)));
   snprintf(rec, sizeof rec,
            "Something accumulates from step to step in %s: look for growing Python lists or histories "
