@@ -51,7 +51,7 @@ void prof__buf_varint(prof__buf *b, uint64_t v) {
 }
 
 void prof__buf_svarint(prof__buf *b, int64_t v) {
-  prof__buf_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+  prof__buf_varint(b, prof__zigzag(v));
 }
 
 void prof__buf_str(prof__buf *b, const char *s, size_t len) {
@@ -80,8 +80,7 @@ uint64_t prof__cur_varint(prof__cur *c) {
 }
 
 int64_t prof__cur_svarint(prof__cur *c) {
-  uint64_t u = prof__cur_varint(c);
-  return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+  return prof__unzigzag(prof__cur_varint(c));
 }
 
 const char *prof__cur_str(prof__cur *c, size_t *len) {

@@ -364,8 +364,7 @@ static int next_event(prof__reader *r, prof__rec *rec) {
     flags = *p++;
     e->cat = (flags & PROF_EVF_CAT) ? *p++ : 0;
     name = fast_varint(&p, &bad);
-    uint64_t z = fast_varint(&p, &bad);
-    dts = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+    dts = prof__unzigzag(fast_varint(&p, &bad));
     e->a = (flags & PROF_EVF_A) ? fast_varint(&p, &bad) : 0;
     e->b = (flags & PROF_EVF_B) ? fast_varint(&p, &bad) : 0;
     aux = (flags & PROF_EVF_AUX) ? fast_varint(&p, &bad) : 0;
@@ -385,7 +384,7 @@ static int next_event(prof__reader *r, prof__rec *rec) {
       name > UINT32_MAX || aux > UINT16_MAX || (flags & (PROF_EVF_ADELTA | PROF_EVF_A)) == PROF_EVF_ADELTA)
     return bad_payload(r, "event");
   if (flags & PROF_EVF_ADELTA) { /* zigzag delta from the block's previous one */
-    e->a = r->ev_prev_a + ((e->a >> 1) ^ (0 - (e->a & 1)));
+    e->a = r->ev_prev_a + (uint64_t)prof__unzigzag(e->a);
     r->ev_prev_a = e->a;
   }
   e->name = (uint32_t)name;

@@ -166,6 +166,10 @@ typedef struct prof__buf {
   int oom; /* set once an allocation failed; later appends are dropped */
 } prof__buf;
 
+/* The zigzag map of svarints: 0, -1, 1, -2, ... to 0, 1, 2, 3, ... and back. */
+static inline uint64_t prof__zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t prof__unzigzag(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
+
 void prof__buf_free(prof__buf *b);
 /* Make room for `extra` more bytes; returns 0 (and sets oom) on failure. */
 int prof__buf_reserve(prof__buf *b, size_t extra);

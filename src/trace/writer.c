@@ -188,11 +188,9 @@ static void put_events(prof__buf *b, const prof__event *ev, size_t n) {
     *q++ = flags;
     if (e->cat) *q++ = e->cat;
     q = put_varint(q, e->name);
-    int64_t d = (int64_t)(e->ts - prev);
-    q = put_varint(q, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+    q = put_varint(q, prof__zigzag((int64_t)(e->ts - prev)));
     if (adelta) {
-      int64_t da = (int64_t)(e->a - prev_a);
-      q = put_varint(q, ((uint64_t)da << 1) ^ (uint64_t)(da >> 63));
+      q = put_varint(q, prof__zigzag((int64_t)(e->a - prev_a)));
       prev_a = e->a;
     } else if (e->a) {
       q = put_varint(q, e->a);
