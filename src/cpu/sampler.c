@@ -205,6 +205,18 @@ static void close_task_dir(void) {
   S.last_scan_ns = 0;
 }
 
+/* Thread tid is alive: mark it seen in this generation; a new one gets a
+ * slot and a timer, a known one that a stop left disarmed is armed again. */
+static void see_thread(int tid) {
+  int i = find_tid(tid);
+  if (i < 0) {
+    add_thread(tid);
+    return;
+  }
+  S.thr[i]->seen_gen = S.gen;
+  if (!S.thr[i]->armed && arm(S.thr[i], i) != 0) S.timer_fail++;
+}
+
 /* Look at /proc/self/task: arm new threads, mark the ones still there. */
 static void scan_threads(void) {
   DIR *d = opendir("/proc/self/task");
@@ -214,13 +226,7 @@ static void scan_threads(void) {
   while ((e = readdir(d)) != NULL) {
     int tid = atoi(e->d_name);
     if (tid <= 0 || tid == S.writer_tid) continue;
-    int i = find_tid(tid);
-    if (i < 0) {
-      add_thread(tid);
-      continue;
-    }
-    S.thr[i]->seen_gen = S.gen;
-    if (!S.thr[i]->armed && arm(S.thr[i], i) != 0) S.timer_fail++; /* kept disarmed by a stop */
+    see_thread(tid);
   }
   closedir(d);
 }
@@ -416,9 +422,7 @@ static int cpu_start(void) {
    * first scan: that comes after the clock calibration and a period, later
    * still on a loaded machine, and a short program would lose its start. */
   pthread_mutex_lock(&thr_mu);
-  int self = (int)syscall(SYS_gettid), i = find_tid(self);
-  if (i < 0) add_thread(self);
-  else if (!S.thr[i]->armed && arm(S.thr[i], i) != 0) S.timer_fail++;
+  see_thread((int)syscall(SYS_gettid));
   __atomic_store_n(&S.on, 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&thr_mu);
   return 0;
