@@ -19,9 +19,19 @@
 #   tools/       includes only tools/, src/analyze and src/trace
 # No file under src/ or tools/ is longer than 800 lines. `ldd MLPROF_CLI`
 # shows no libpapi and no libunwind, and the command defines no malloc.
+# No weak symbols join the project's own rooms (an interface is included
+# and called): only src/gpu/nvtx.c may declare one, as NVTX's injection
+# requires.
+# The reader library (READER_LIB, libmlprof_reader.a) keeps no mutable
+# file-scope state: no object of it has a symbol in .data or .bss (constant
+# tables live in .rodata / .data.rel.ro), except what is built once under
+# pthread_once, named *_once or once_*.
+#
+# usage: check_structure.sh SOURCE_DIR [MLPROF_CLI [READER_LIB]]
 set -u
 ROOT=$1
 CLI=${2:-}
+READER=${3:-}
 MAXLINES=800
 fail=0
 TMPF=$(mktemp) || exit 1
@@ -104,6 +114,11 @@ for f in $files; do
   done
 done
 
+weak=$(grep -rnE '#[[:space:]]*pragma[[:space:]]+weak|__attribute__[[:space:]]*\(\([^)]*weak' \
+  "$ROOT/src" "$ROOT/tools" "$ROOT/include" 2>/dev/null | grep -v "^$ROOT/src/gpu/nvtx.c:" | grep -vE ':[0-9]+:[[:space:]]*(/?\*|//)')
+[ -z "$weak" ] || err "weak symbols between the project's rooms (include the interface instead):
+$weak"
+
 if [ -n "$CLI" ]; then
   libs=$(ldd "$CLI" 2>&1) || err "ldd $CLI failed: $libs"
   case $libs in
@@ -115,6 +130,16 @@ if [ -n "$CLI" ]; then
   if nm "$CLI" 2>/dev/null | grep -Eq ' [TtWw] (malloc|calloc|realloc|free)$'; then
     err "$CLI defines its own malloc (the interposer is linked into the command)"
   fi
+fi
+
+if [ -n "$READER" ]; then
+  # objdump -t columns: value, flags, section, size, name.
+  state=$(objdump -t "$READER" 2>/dev/null | awk '
+    /file format/ { obj = $1 }
+    NF >= 5 && ($(NF-2) == ".data" || $(NF-2) == ".bss") && $NF != $(NF-2) &&
+      $NF !~ /(_once$|^once_)/ { print "  " obj " " $NF " (" $(NF-2) ")" }')
+  [ -z "$state" ] || err "the reader keeps mutable file-scope state (pass a context, make it const, or build it under pthread_once):
+$state"
 fi
 
 [ -s "$TMPF" ] && fail=1

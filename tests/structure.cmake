@@ -2,7 +2,8 @@
 # of the mlprof command (check_structure.sh).
 if(TARGET mlprof_cli)
   add_test(NAME check_structure
-    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_structure.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:mlprof_cli>)
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_structure.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:mlprof_cli>
+    $<TARGET_FILE:mlprof_reader>)
 else()
   add_test(NAME check_structure COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_structure.sh ${PROJECT_SOURCE_DIR})
 endif()

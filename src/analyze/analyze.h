@@ -163,6 +163,7 @@ struct prof__an {
   uint64_t unmatched_range_ends; /* RANGE_END with no matching open range */
   uint64_t unclosed_ranges;      /* ranges closed by the analyzer (end of trace, lost END) */
   uint64_t dropped_ranges;       /* ranges ignored: nesting deeper than the analyzer keeps */
+  void *chrome_export;           /* the Chrome export in progress (chrome.c), else NULL */
 };
 
 /* Section registry (generated from sections.def). */

@@ -4,8 +4,8 @@
  * In sampled mode a FREE is written only for blocks whose ALLOC was
  * written. Every free checks one bit of a Bloom filter over the live
  * sampled addresses (32 KiB, usually in cache); only a hit takes the lock
- * of the exact table. Stacks come from src/stack (weak references, so a
- * build without it records stack id 0).
+ * of the exact table. Stacks come from the stack producer's capture
+ * service (stack/stack.h).
  */
 #include <math.h>
 #include <pthread.h>
@@ -15,10 +15,6 @@
 #include "core/producer.h"
 #include "mem/mem.h"
 #include "stack/stack.h"
-
-#pragma weak prof__stack_capture
-#pragma weak prof__stack_intern
-#pragma weak prof__stack_thread_init
 
 #define TAB_SIZE (1u << 16)
 #define TAB_MAX (TAB_SIZE / 4 * 3)
@@ -115,9 +111,8 @@ static int may_emit(prof__mem_tc *tc) {
 /* Stack id of the current allocation (0: none), or UINT32_MAX when the
  * allocation was made by the profiler itself. */
 static uint32_t capture(prof__mem_tc *tc) {
-  if (!prof__stack_capture || !prof__stack_intern) return 0;
   if ((uintptr_t)tc > 1 && !tc->stack_ready) {
-    if (prof__stack_thread_init) prof__stack_thread_init();
+    prof__stack_thread_init();
     tc->stack_ready = 1;
   }
   uintptr_t pcs[PROF_STACK_MAX_DEPTH];

@@ -98,22 +98,26 @@ const char *prof__cur_str(prof__cur *c, size_t *len) {
 
 /* CRC-32C (Castagnoli), reflected polynomial 0x82F63B78. x86-64 CPUs with
  * SSE4.2 compute it in hardware (the crc32 instruction implements exactly
- * this polynomial); elsewhere a table does it a byte at a time. */
-static uint32_t crc_table[256];
-static int crc_ready;  /* 0 unknown, 1 table, 2 hardware */
+ * this polynomial); elsewhere a table does it a byte at a time. The table is
+ * computed by the compiler (CRC_ENTRY: eight shift-and-xor rounds), so the
+ * codec keeps no state. */
+#define CRC_POLY 0x82F63B78u
+#define CRC_ROUND(c) (((c) >> 1) ^ ((0u - ((c) & 1u)) & CRC_POLY))
+#define CRC_ENTRY(i) CRC_ROUND(CRC_ROUND(CRC_ROUND(CRC_ROUND(CRC_ROUND(CRC_ROUND(CRC_ROUND(CRC_ROUND((uint32_t)(i)))))))))
+#define CRC_4(i) CRC_ENTRY(i), CRC_ENTRY((i) + 1), CRC_ENTRY((i) + 2), CRC_ENTRY((i) + 3)
+#define CRC_16(i) CRC_4(i), CRC_4((i) + 4), CRC_4((i) + 8), CRC_4((i) + 12)
+#define CRC_64(i) CRC_16(i), CRC_16((i) + 16), CRC_16((i) + 32), CRC_16((i) + 48)
+static const uint32_t crc_table[256] = {CRC_64(0), CRC_64(64), CRC_64(128), CRC_64(192)};
 
-static void crc_init(void) {
-  for (uint32_t i = 0; i < 256; i++) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-    crc_table[i] = c;
-  }
-  int hw = 0;
+/* Whether the CPU has the crc32 instruction. libgcc fills the CPU model at
+ * load time; __builtin_cpu_init makes sure of it and is idempotent. */
+static int crc_hw(void) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  hw = __builtin_cpu_supports("sse4.2");
+  return __builtin_cpu_supports("sse4.2");
+#else
+  return 0;
 #endif
-  __atomic_store_n(&crc_ready, hw ? 2 : 1, __ATOMIC_RELEASE);
 }
 
 static uint32_t crc_table_run(uint32_t crc, const uint8_t *q, size_t n) {
@@ -138,19 +142,13 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw_run(uint32_t crc, const
 #endif
 
 uint32_t prof__crc32c(uint32_t crc, const void *p, size_t n) {
-  int mode = __atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE);
-  if (!mode) {
-    crc_init();
-    mode = __atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE);
-  }
 #if defined(__x86_64__)
-  if (mode == 2) return ~crc_hw_run(~crc, p, n);
+  if (crc_hw()) return ~crc_hw_run(~crc, p, n);
 #endif
   return ~crc_table_run(~crc, p, n);
 }
 
 /* The table path, for tests that compare both. */
 uint32_t prof__crc32c_sw(uint32_t crc, const void *p, size_t n) {
-  if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE)) crc_init();
   return ~crc_table_run(~crc, p, n);
 }

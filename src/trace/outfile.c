@@ -31,9 +31,10 @@ int prof__out_check(const char *path, char *err) {
 }
 
 int prof__out_create(const char *path, char *tmp, size_t tmp_n, int mode, char *err) {
-  static unsigned counter;
-  for (int attempt = 0; attempt < 16; attempt++) {
-    unsigned k = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+  /* n: the calling thread's id and the attempt, so threads never collide
+   * and the file keeps no counter (a leftover name is skipped by O_EXCL). */
+  for (unsigned attempt = 0; attempt < 16; attempt++) {
+    unsigned k = (unsigned)gettid() * 16u + attempt;
     if ((size_t)snprintf(tmp, tmp_n, "%s.%d.%u.tmp", path, (int)getpid(), k) >= tmp_n) {
       snprintf(err, 256, "path too long: '%s'", path);
       return -1;

@@ -42,9 +42,12 @@ typedef struct cx {
   int capped;    /* the event cap was reached */
 } cx;
 
-/* The export in progress, for the section hooks (the analyzer is single
- * threaded; NULL outside an export). */
-static cx *cur_cx;
+/* The export in progress on `an`, for the section hooks (kept in the
+ * analysis itself, so exports of different traces may run at once). */
+static cx *cur_of(const prof__an *an) {
+  cx *c = an ? an->chrome_export : NULL;
+  return c && c->an == an ? c : NULL;
+}
 
 static int keep(cx *c, uint64_t b, uint64_t e) {
   uint64_t rb = b > c->base ? b - c->base : 0, re = e > c->base ? e - c->base : 0;
@@ -59,17 +62,20 @@ static int keep(cx *c, uint64_t b, uint64_t e) {
 }
 
 uint64_t prof__chrome_base_ns(const prof__an *an) {
-  return cur_cx && cur_cx->an == an ? cur_cx->base : an ? an->first_ns : 0;
+  cx *c = cur_of(an);
+  return c ? c->base : an ? an->first_ns : 0;
 }
 
 long long prof__chrome_pid(const prof__an *an) {
-  if (cur_cx && cur_cx->an == an) return cur_cx->pid;
+  cx *c = cur_of(an);
+  if (c) return c->pid;
   long long pid = an ? prof__an_pid(an) : -1;
   return pid < 0 ? 1 : pid;
 }
 
 int prof__chrome_keep(prof__an *an, uint64_t begin_ns, uint64_t end_ns) {
-  return cur_cx && cur_cx->an == an ? keep(cur_cx, begin_ns, end_ns) : 1;
+  cx *c = cur_of(an);
+  return c ? keep(c, begin_ns, end_ns) : 1;
 }
 
 static void put_us(cx *c, const char *key, uint64_t ns) {
@@ -275,10 +281,10 @@ int prof__export_chrome_opts(prof__an *an, FILE *out, const prof__chrome_opts *o
   prof__json_arr_begin(&c.j);
   write_metadata(&c, steps_tid);
   write_steps(&c, steps_tid);
-  cur_cx = &c;
+  an->chrome_export = &c;
   rc = stream_events(&c);
   if (rc == 0) section_events(&c);
-  cur_cx = NULL;
+  an->chrome_export = NULL;
   prof__json_arr_end(&c.j);
   prof__json_kstr(&c.j, "displayTimeUnit", "ms");
   write_other_data(&c);

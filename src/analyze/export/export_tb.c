@@ -37,10 +37,6 @@
 
 #define TB_MAX_COUNTERS 64
 
-/* The GPU section may be absent from a build: reached through a weak
- * reference. */
-extern const gpu_summary *prof__sec_gpu_summary(prof__an *an) __attribute__((weak));
-
 typedef struct tb_reading {
   uint64_t ts;
   double v;
@@ -300,7 +296,7 @@ static void counter_scalars(tbw *w, size_t i) {
 }
 
 static void gpu_scalars(tbw *w, size_t i) {
-  const gpu_summary *g = prof__sec_gpu_summary ? prof__sec_gpu_summary(w->an) : NULL;
+  const gpu_summary *g = prof__sec_gpu_summary(w->an);
   if (!g || g->whole_trace || !g->windows) return;
   const prof__step *s = &w->an->steps[i];
   for (size_t k = 0; k < g->nwindows; k++) {

@@ -35,37 +35,39 @@ void prof__html_esc(FILE *out, const char *s) {
   }
 }
 
-/* Sections begun since prof__html_nav_reset, for the nav bar (the analyzer
- * is single threaded). */
+/* The nav bar links every section written to `body`, in order. It reads
+ * the sections back from the page text (the id and heading that
+ * prof__html_section_begin wrote, already escaped) rather than keeping a
+ * list aside, so reports built at the same time share nothing. */
 #define NAV_MAX 48
-static struct {
-  char id[40], title[80];
-} nav_list[NAV_MAX];
-static size_t nav_n;
+#define NAV_OPEN "<section class=\"sec\" id=\""
+#define NAV_HEAD "\">\n<h2>"
 
-void prof__html_nav_reset(void) { nav_n = 0; }
-
-void prof__html_nav(FILE *out) {
+void prof__html_nav(FILE *out, const char *body, size_t len) {
   fputs("<nav>", out);
-  for (size_t i = 0; i < nav_n; i++) {
+  const char *p = body, *end = body + len;
+  for (size_t n = 0; p && n < NAV_MAX; n++) {
+    p = memmem(p, (size_t)(end - p), NAV_OPEN, strlen(NAV_OPEN));
+    if (!p) break;
+    const char *id = p + strlen(NAV_OPEN);
+    const char *head = memmem(id, (size_t)(end - id), NAV_HEAD, strlen(NAV_HEAD));
+    const char *title = head ? head + strlen(NAV_HEAD) : NULL;
+    const char *close = title ? memmem(title, (size_t)(end - title), "</h2>", 5) : NULL;
+    if (!close) break;
     fputs("<a href=\"#", out);
-    prof__html_esc(out, nav_list[i].id);
+    fwrite(id, 1, (size_t)(head - id), out);
     fputs("\">", out);
-    prof__html_esc(out, nav_list[i].title);
+    fwrite(title, 1, (size_t)(close - title), out);
     fputs("</a>", out);
+    p = close;
   }
   fputs("</nav>\n", out);
 }
 
 void prof__html_section_begin(FILE *out, const char *id, const char *title) {
-  if (nav_n < NAV_MAX) {
-    snprintf(nav_list[nav_n].id, sizeof nav_list[nav_n].id, "%s", id);
-    snprintf(nav_list[nav_n].title, sizeof nav_list[nav_n].title, "%s", title);
-    nav_n++;
-  }
-  fputs("<section class=\"sec\" id=\"", out);
+  fputs(NAV_OPEN, out);
   prof__html_esc(out, id);
-  fputs("\">\n<h2>", out);
+  fputs(NAV_HEAD, out);
   prof__html_esc(out, title);
   fputs("</h2>\n", out);
 }

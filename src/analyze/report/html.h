@@ -25,10 +25,9 @@ void prof__html_fact(FILE *out, const char *key, const char *value);
 
 /* <section class="sec" id="ID"><h2>TITLE</h2> ... </section> */
 void prof__html_section_begin(FILE *out, const char *id, const char *title);
-/* The nav bar: a link to every section begun since prof__html_nav_reset(),
- * in order. */
-void prof__html_nav_reset(void);
-void prof__html_nav(FILE *out);
+/* The nav bar: a link to every section (prof__html_section_begin) in the
+ * page text body[0..len), in order, at most 48. */
+void prof__html_nav(FILE *out, const char *body, size_t len);
 void prof__html_section_end(FILE *out);
 
 /* A sortable table (click a heading): headers[0..n). Numeric columns are

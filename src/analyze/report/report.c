@@ -13,9 +13,8 @@
 #include "analyze/util/termsafe.h"
 #include "trace/outfile.h"
 
-static const prof__an *sort_an; /* qsort has no context argument */
-
-static int cmp_self(const void *a, const void *b) {
+static int cmp_self(const void *a, const void *b, void *arg) {
+  const prof__an *sort_an = arg;
   const prof__range_stat *x = &sort_an->ranges[*(const size_t *)a], *y = &sort_an->ranges[*(const size_t *)b];
   if (x->self_ns != y->self_ns) return x->self_ns > y->self_ns ? -1 : 1;
   if (x->total_ns != y->total_ns) return x->total_ns > y->total_ns ? -1 : 1;
@@ -27,9 +26,7 @@ size_t *prof__ranges_by_self(const prof__an *an) {
   size_t *idx = malloc(an->nranges * sizeof *idx);
   if (!idx) return NULL;
   for (size_t i = 0; i < an->nranges; i++) idx[i] = i;
-  sort_an = an;
-  qsort(idx, an->nranges, sizeof *idx, cmp_self);
-  sort_an = NULL;
+  qsort_r(idx, an->nranges, sizeof *idx, cmp_self, (void *)an);
   return idx;
 }
 

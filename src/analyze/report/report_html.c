@@ -273,7 +273,6 @@ int prof__report_html(prof__an *an, FILE *page) {
   size_t body_len = 0;
   FILE *out = open_memstream(&body, &body_len);
   if (!out) return PROF_ENOMEM;
-  prof__html_nav_reset();
   summary(an, out);
   if (an->nsteps) {
     rc = steps_section(an, out);
@@ -286,7 +285,7 @@ int prof__report_html(prof__an *an, FILE *page) {
   if (fclose(out) != 0 && rc == 0) rc = PROF_ENOMEM;
   if (rc == 0) {
     html_head(an, page);
-    prof__html_nav(page);
+    prof__html_nav(page, body, body_len);
     fputs("<main>\n", page);
     fwrite(body, 1, body_len, page);
     fprintf(page, "</main>\n<div id=\"tip\" hidden></div>\n<script>%s</script>\n</body></html>\n", prof__html_js);

@@ -277,12 +277,13 @@ int prof__sec_stacks_func_names(prof__an *an, uint32_t stack, const char **names
 
 /* ---- ordering ---------------------------------------------------------------- */
 
-static const prof__fn_st *sort_st;
-static int by_self(const void *a, const void *b) {
+static int by_self(const void *a, const void *b, void *arg) {
+  const prof__fn_st *sort_st = arg;
   const prof__fn_func *x = &sort_st->f[*(const size_t *)a], *y = &sort_st->f[*(const size_t *)b];
   return x->self > y->self ? -1 : x->self < y->self ? 1 : strcmp(x->name, y->name);
 }
-static int by_total(const void *a, const void *b) {
+static int by_total(const void *a, const void *b, void *arg) {
+  const prof__fn_st *sort_st = arg;
   const prof__fn_func *x = &sort_st->f[*(const size_t *)a], *y = &sort_st->f[*(const size_t *)b];
   return x->total > y->total ? -1 : x->total < y->total ? 1 : strcmp(x->name, y->name);
 }
@@ -291,8 +292,7 @@ size_t *prof__fn_ranked(const prof__fn_st *s, int total) {
   size_t *idx = malloc((s->nf ? s->nf : 1) * sizeof *idx);
   if (!idx) return NULL;
   for (size_t i = 0; i < s->nf; i++) idx[i] = i;
-  sort_st = s;
-  qsort(idx, s->nf, sizeof *idx, total ? by_total : by_self);
+  qsort_r(idx, s->nf, sizeof *idx, total ? by_total : by_self, (void *)s);
   return idx;
 }
 

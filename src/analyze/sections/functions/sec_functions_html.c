@@ -334,8 +334,8 @@ typedef struct flame_out {
   double total;
 } flame_out;
 
-static const ftree *cmp_tree;
-static int by_weight(const void *a, const void *b) {
+static int by_weight(const void *a, const void *b, void *arg) {
+  const ftree *cmp_tree = arg;
   const fnode *x = &cmp_tree->v[*(const int *)a], *y = &cmp_tree->v[*(const int *)b];
   if (x->weight != y->weight) return x->weight > y->weight ? -1 : 1;
   return strcmp(x->name, y->name);
@@ -354,8 +354,7 @@ static void layout(flame_out *o, int id, double x, int depth) {
   nk = 0;
   for (int c = nd->first_child; c >= 0; c = o->t->v[c].next)
     if (o->t->v[c].weight >= o->min_w) kids[nk++] = c;
-  cmp_tree = o->t;
-  qsort(kids, nk, sizeof *kids, by_weight);
+  qsort_r(kids, nk, sizeof *kids, by_weight, (void *)o->t);
   for (size_t k = 0; k < nk; k++) {
     layout(o, kids[k], x, depth + 1);
     x += (double)o->t->v[kids[k]].weight / o->total;

@@ -14,10 +14,6 @@
 #include "analyze/sections/stacks/symbols.h"
 #include "analyze/util/fmt.h"
 
-#pragma weak prof__an_stack
-#pragma weak prof__an_frame
-#pragma weak prof__an_frame_is_profiler
-
 #define TOP 15         /* rows of each sites table */
 #define TOP_LEAKS 20   /* leak groups shown */
 #define SITE_FRAMES 4  /* frames in a sites table cell */
@@ -110,11 +106,11 @@ static void frame_out(FILE *out, const prof__frame *f) {
  * joined by `sep` (raw HTML). */
 static void stack_cell(prof__an *an, FILE *out, uint32_t stack, int max, const char *sep) {
   const uintptr_t *pcs = NULL;
-  int d = stack && prof__an_stack && prof__an_frame ? prof__an_stack(an, stack, &pcs) : 0, n = 0;
+  int d = stack ? prof__an_stack(an, stack, &pcs) : 0, n = 0;
   fputs("<td class=\"stack\">", out);
   for (int i = 0; i < d && n < max; i++) {
     const prof__frame *f = prof__an_frame(an, pcs[i]);
-    if (!f || (prof__an_frame_is_profiler && prof__an_frame_is_profiler(f))) continue;
+    if (!f || prof__an_frame_is_profiler(f)) continue;
     if (n++) fputs(sep, out);
     frame_out(out, f);
   }

@@ -24,9 +24,6 @@
 #include "analyze/sections/stacks/symbols.h"
 #include "analyze/util/fmt.h"
 
-#pragma weak prof__an_stack
-#pragma weak prof__an_frame
-#pragma weak prof__an_frame_is_profiler
 
 #define LEAK_MIN_BYTES (64.0 * 1024)
 #define GROWTH_MIN_STEPS 5
@@ -57,12 +54,12 @@ static double series_max(const mem_series *s) {
 
 /* Function names of a stack, innermost first, without profiler frames. */
 static int stack_names(prof__an *an, uint32_t id, const char **out, int max) {
-  if (!id || !prof__an_stack || !prof__an_frame) return 0;
+  if (!id) return 0;
   const uintptr_t *pcs;
   int d = prof__an_stack(an, id, &pcs), n = 0;
   for (int i = 0; i < d && n < max; i++) {
     const prof__frame *f = prof__an_frame(an, pcs[i]);
-    if (!f || (prof__an_frame_is_profiler && prof__an_frame_is_profiler(f))) continue;
+    if (!f || prof__an_frame_is_profiler(f)) continue;
     out[n++] = f->func ? f->func : "?";
   }
   return n;
@@ -73,8 +70,8 @@ static int exact_events(const mem_state *s) { return s->mode == 3 && s->nalloc_e
 
 /* ---- finish ------------------------------------------------------------- */
 
-static const mem_state *sort_st;
-static int by_leak(const void *a, const void *b) {
+static int by_leak(const void *a, const void *b, void *arg) {
+  const mem_state *sort_st = arg;
   double x = sort_st->sites[*(const uint32_t *)a].leak_bytes, y = sort_st->sites[*(const uint32_t *)b].leak_bytes;
   return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -152,8 +149,7 @@ static void leaks_collect(prof__an *an, mem_state *s) {
     s->leaked_bytes += s->sites[i].leak_bytes;
     s->leaked_count += s->sites[i].leak_count;
   }
-  sort_st = s;
-  qsort(s->leak_order, s->nleaks, sizeof *s->leak_order, by_leak);
+  qsort_r(s->leak_order, s->nleaks, sizeof *s->leak_order, by_leak, (void *)s);
 }
 
 static double step_live_end(const mem_state *s, const prof__step *st) {
@@ -287,10 +283,15 @@ static double rank_key(const mem_site *x, int how) {
   }
 }
 
-static int rank_how;
-static int by_rank(const void *a, const void *b) {
-  double x = rank_key(&sort_st->sites[*(const uint32_t *)a], rank_how);
-  double y = rank_key(&sort_st->sites[*(const uint32_t *)b], rank_how);
+typedef struct rank_by {
+  const mem_state *s;
+  int how;
+} rank_by;
+
+static int by_rank(const void *a, const void *b, void *arg) {
+  const rank_by *r = arg;
+  double x = rank_key(&r->s->sites[*(const uint32_t *)a], r->how);
+  double y = rank_key(&r->s->sites[*(const uint32_t *)b], r->how);
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -301,9 +302,8 @@ static size_t top_sites(const mem_state *s, int how, uint32_t *out, size_t max) 
   size_t n = 0;
   for (size_t i = 0; i < s->nsites; i++)
     if (rank_key(&s->sites[i], how) > 0) all[n++] = (uint32_t)i;
-  sort_st = s;
-  rank_how = how;
-  qsort(all, n, sizeof *all, by_rank);
+  rank_by r = {s, how};
+  qsort_r(all, n, sizeof *all, by_rank, &r);
   if (n > max) n = max;
   memcpy(out, all, n * sizeof *out);
   free(all);
@@ -523,8 +523,9 @@ typedef struct site_line {
   double bytes, calls;
 } site_line;
 
-static int by_line_value(const void *a, const void *b) {
+static int by_line_value(const void *a, const void *b, void *arg) {
   const site_line *x = a, *y = b;
+  int rank_how = *(const int *)arg;
   double u = rank_how == MEM_RANK_CALLS ? x->calls : x->bytes, v = rank_how == MEM_RANK_CALLS ? y->calls : y->bytes;
   return u < v ? 1 : u > v ? -1 : strcmp(x->text, y->text);
 }
@@ -552,8 +553,7 @@ static void text_sites(prof__an *an, const mem_state *s, FILE *out, const char *
       v[k].calls += l.calls;
     }
   }
-  rank_how = how;
-  qsort(v, m, sizeof *v, by_line_value);
+  qsort_r(v, m, sizeof *v, by_line_value, &how);
   fprintf(out, "  %s:\n", title);
   for (size_t i = 0; i < m && i < SHOWN; i++) {
     char b[32];

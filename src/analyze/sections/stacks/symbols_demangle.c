@@ -10,6 +10,7 @@
  * ("_R...") are left as they are.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,18 +18,23 @@
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
-static demangle_fn find_demangler(void) {
-  static demangle_fn fn;
-  static int tried;
-  if (tried) return fn;
-  tried = 1;
+/* Found once per process (pthread_once: reports may be built on several
+ * threads at once). */
+static pthread_once_t once_demangler_guard = PTHREAD_ONCE_INIT;
+static demangle_fn once_demangler;
+
+static void find_once_demangler_guard(void) {
   void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
   if (!p) {
     void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
     if (h) p = dlsym(h, "__cxa_demangle"); /* the handle stays open for the process */
   }
-  memcpy(&fn, &p, sizeof fn);
-  return fn;
+  memcpy(&once_demangler, &p, sizeof once_demangler);
+}
+
+static demangle_fn find_demangler(void) {
+  pthread_once(&once_demangler_guard, find_once_demangler_guard);
+  return once_demangler;
 }
 
 static int is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
