@@ -22,6 +22,9 @@
 # No weak symbols join the project's own rooms (an interface is included
 # and called): only src/gpu/nvtx.c may declare one, as NVTX's injection
 # requires.
+# The event contract is written once, in src/trace (one header per event
+# family): outside it no code compares an event's aux or cat with a bare
+# number, and no file keeps its own table of memory-mode names.
 # The reader library (READER_LIB, libmlprof_reader.a) keeps no mutable
 # file-scope state: no object of it has a symbol in .data or .bss (constant
 # tables live in .rodata / .data.rel.ro), except what is built once under
@@ -118,6 +121,11 @@ weak=$(grep -rnE '#[[:space:]]*pragma[[:space:]]+weak|__attribute__[[:space:]]*\
   "$ROOT/src" "$ROOT/tools" "$ROOT/include" 2>/dev/null | grep -v "^$ROOT/src/gpu/nvtx.c:" | grep -vE ':[0-9]+:[[:space:]]*(/?\*|//)')
 [ -z "$weak" ] || err "weak symbols between the project's rooms (include the interface instead):
 $weak"
+
+copies=$(grep -rnE '(\.|->)(aux|cat)[[:space:]]*(==|!=|>=|<=|&)[[:space:]]*[0-9]|"counts",[[:space:]]*"sampled"' \
+  "$ROOT/src" "$ROOT/tools" 2>/dev/null | grep -v "^$ROOT/src/trace/")
+[ -z "$copies" ] || err "copies of the event contract's constants (use the family header in src/trace):
+$copies"
 
 if [ -n "$CLI" ]; then
   libs=$(ldd "$CLI" 2>&1) || err "ldd $CLI failed: $libs"

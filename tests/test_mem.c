@@ -29,9 +29,9 @@ static int64_t live_now(void) {
 static void mode_names_round_trip(void **state) {
   (void)state;
   for (int m = PROF_MEM_OFF; m <= PROF_MEM_FULL; m++)
-    assert_int_equal(prof__mem_mode_parse(prof__mem_mode_name(m)), m);
-  assert_int_equal(prof__mem_mode_parse("everything"), -1);
-  assert_int_equal(prof__mem_mode_parse(NULL), -1);
+    assert_int_equal(prof__ev_mem_mode_parse(prof__ev_mem_mode_name(m)), m);
+  assert_int_equal(prof__ev_mem_mode_parse("everything"), -1);
+  assert_int_equal(prof__ev_mem_mode_parse(NULL), -1);
 }
 
 static void counts_add_usable_bytes_and_calls(void **state) {

@@ -12,6 +12,7 @@
  * and nothing is counted as lost for them.
  */
 #include "session.h"
+#include "trace/ev_graph.h"
 
 uint64_t prof__reentry_lost_total;
 
@@ -149,8 +150,6 @@ PROF_API uint32_t prof_name_id(const char *name) {
 
 /* ---- model graph (docs/graph.md) ---------------------------------------- */
 
-enum { GRAPH_EDGE = 0, GRAPH_NODE = 1, GRAPH_NODE_SIZE = 2 };
-
 static void graph_put(prof__thread *t, uint16_t aux, uint32_t name, uint64_t a, uint64_t b) {
   prof__ring_put_aux(&t->ring, PROF_EV_GRAPH, 0, aux, name, prof__ticks(), a, b);
 }
@@ -168,18 +167,18 @@ PROF_API void prof_graph_edge(const char *from, const char *to) {
   if (PROF_UNLIKELY(!t)) return;
   uint32_t f = name_of(t, from);
   uint32_t d = f ? name_of(t, to) : 0;
-  if (PROF_LIKELY(f && d)) graph_put(t, GRAPH_EDGE, f, d, 0);
+  if (PROF_LIKELY(f && d)) graph_put(t, PROF_GRAPH_EDGE, f, d, 0);
 }
 
 PROF_API void prof_graph_edge_id(uint32_t from_id, uint32_t to_id) {
   prof__thread *t = self_or_slow();
-  if (t && id_ok(from_id) && id_ok(to_id)) graph_put(t, GRAPH_EDGE, from_id, to_id, 0);
+  if (t && id_ok(from_id) && id_ok(to_id)) graph_put(t, PROF_GRAPH_EDGE, from_id, to_id, 0);
 }
 
 static void graph_node(prof__thread *t, uint32_t name, uint32_t kind, uint32_t parent, uint64_t params,
                        uint64_t bytes) {
-  graph_put(t, GRAPH_NODE, name, kind, parent);
-  if (params || bytes) graph_put(t, GRAPH_NODE_SIZE, name, params, bytes);
+  graph_put(t, PROF_GRAPH_NODE, name, kind, parent);
+  if (params || bytes) graph_put(t, PROF_GRAPH_NODE_SIZE, name, params, bytes);
 }
 
 PROF_API void prof_graph_node(const char *name, const char *kind, const char *parent, uint64_t params,

@@ -7,9 +7,9 @@
 #include <stdint.h>
 
 #include "trace/trace.h"
+#include "trace/ev_sample.h" /* PROF_SAMPLE_CPU / _WALL: the SAMPLE event's aux */
 
 #define PROF_SAMPLE_HZ_DEFAULT 99 /* see docs/cpu-sampling.md */
-enum { PROF_SAMPLE_CPU = 0, PROF_SAMPLE_WALL = 1 }; /* SAMPLE event aux */
 
 /* Counter events are PROF_EV_COUNTER with names "cpuctr/<counter>" and the
  * cumulative per-thread value (a double in `a`), written by the writer. */

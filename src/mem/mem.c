@@ -30,20 +30,8 @@ static uint64_t sample_bytes = DEFAULT_SAMPLE_BYTES;
 static pthread_key_t exit_key;
 static int exit_key_state; /* 0 none, 1 creating, 2 ready, 3 failed */
 
-const char *prof__mem_mode_name(int mode) {
-  static const char *const names[] = {"off", "counts", "sampled", "full"};
-  return (unsigned)mode < 4 ? names[mode] : "?";
-}
-
-int prof__mem_mode_parse(const char *s) {
-  if (!s) return -1;
-  for (int m = 0; m < 4; m++)
-    if (strcmp(s, prof__mem_mode_name(m)) == 0) return m;
-  return -1;
-}
-
 void prof__mem_mode_resolve(void) {
-  int m = prof__mem_mode_parse(getenv("MLPROF_MEM"));
+  int m = prof__ev_mem_mode_parse(getenv("MLPROF_MEM"));
   if (m >= 0) __atomic_store_n(&prof__mem_mode, m, __ATOMIC_RELAXED);
   const char *sb = getenv("MLPROF_MEM_SAMPLE_BYTES");
   if (sb && *sb) {

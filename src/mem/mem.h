@@ -18,11 +18,9 @@
 
 #include "core/producer.h"
 
-enum { PROF_MEM_OFF = 0, PROF_MEM_COUNTS = 1, PROF_MEM_SAMPLED = 2, PROF_MEM_FULL = 3 };
-
-/* ALLOC event `cat` flag: the block was chosen by byte sampling (its weight
- * is 1 / (1 - exp(-size / sample_bytes))). */
-#define PROF_MEM_CAT_SAMPLED 1
+/* Modes, ALLOC flags, pools and header keys: the event contract's memory
+ * family (trace/ev_mem.h). */
+#include "trace/ev_mem.h"
 
 #define PROF_MEM_IE __attribute__((tls_model("initial-exec")))
 
@@ -50,9 +48,6 @@ extern __thread prof__mem_tc *prof__mem_self PROF_MEM_IE;
 
 /* Read MLPROF_MEM / MLPROF_MEM_SAMPLE_BYTES once (no allocation). */
 void prof__mem_mode_resolve(void);
-const char *prof__mem_mode_name(int mode);
-/* Parse a mode name; -1 when unknown. */
-int prof__mem_mode_parse(const char *s);
 uint64_t prof__mem_sample_bytes(void);
 
 /* Slow paths (mem.c). */

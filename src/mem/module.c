@@ -72,12 +72,12 @@ static size_t mem_header(prof__kv *kv, size_t max) {
   if (max < 4) return 0;
   prof__mem_mode_resolve();
   ring_policy_resolve();
-  snprintf(M.mode, sizeof M.mode, "%s", prof__mem_mode_name(prof__mem_mode));
+  snprintf(M.mode, sizeof M.mode, "%s", prof__ev_mem_mode_name(prof__mem_mode));
   snprintf(M.sample, sizeof M.sample, "%llu", (unsigned long long)prof__mem_sample_bytes());
   snprintf(M.interposed, sizeof M.interposed, "%d", prof__mem_interposed);
-  kv[0] = (prof__kv){"mem.mode", M.mode};
-  kv[1] = (prof__kv){"mem.sample_bytes", M.sample};
-  kv[2] = (prof__kv){"mem.interposer", M.interposed};
+  kv[0] = (prof__kv){PROF_MEM_KEY_MODE, M.mode};
+  kv[1] = (prof__kv){PROF_MEM_KEY_SAMPLE_BYTES, M.sample};
+  kv[2] = (prof__kv){PROF_MEM_KEY_INTERPOSER, M.interposed};
   kv[3] = (prof__kv){"ring_full", prof__ring_full_wait ? "wait" : "drop"};
   return 4;
 }
@@ -90,10 +90,10 @@ static prof__event counter_ev(uint64_t ts, uint32_t name, double v) {
 static void hook_setup(prof__tw *tw) {
   M.announced = 1;
   M.tid = (uint32_t)syscall(SYS_gettid);
-  M.id_live = prof__intern("mem.live_bytes");
-  M.id_rss = prof__intern("mem.rss_bytes");
-  M.id_calls = prof__intern("mem.alloc_calls");
-  M.id_bytes = prof__intern("mem.alloc_bytes");
+  M.id_live = prof__intern(PROF_MEM_COUNTER_LIVE);
+  M.id_rss = prof__intern(PROF_MEM_COUNTER_RSS);
+  M.id_calls = prof__intern(PROF_MEM_COUNTER_CALLS);
+  M.id_bytes = prof__intern(PROF_MEM_COUNTER_BYTES);
   prof__tw_thread(tw, M.tid, "mlprof-writer", 0, 0);
 }
 
@@ -182,9 +182,9 @@ static void mem_hook(prof__tw *tw, int final, void *arg) {
 static int mem_start(void) {
   prof__mem_mode_resolve();
   const char *v = getenv("MLPROF_MEM");
-  if (v && *v && prof__mem_mode_parse(v) < 0)
+  if (v && *v && prof__ev_mem_mode_parse(v) < 0)
     fprintf(stderr, "mlprof: ignoring MLPROF_MEM='%s' (expected off, counts, sampled or full); using %s\n",
-            v, prof__mem_mode_name(prof__mem_mode));
+            v, prof__ev_mem_mode_name(prof__mem_mode));
   ring_policy_resolve();
   if (prof__mem_mode == PROF_MEM_OFF || M.hooked) return 0;
   int rc = prof__writer_hook_add(mem_hook, NULL);

@@ -8,15 +8,16 @@
  */
 #include "mlprof.h"
 #include "core/producer.h"
+#include "trace/ev_comm.h"
 
 PROF_API void prof_comm_id(uint32_t name_id, uint64_t bytes, int comm_size, int peer) {
   if (name_id == 0 || name_id > prof__intern_count()) {
     prof__misuse_count(PROF_MU_BAD_ID);
     return;
   }
-  uint64_t size = comm_size > 0 ? (uint32_t)comm_size : 0;
-  uint64_t p = peer >= 0 ? (uint64_t)(uint32_t)peer + 1 : 0;
-  prof__emit_aux(PROF_EV_COMM, PROF_CAT_COMM, 0, name_id, bytes, size | p << 32);
+  uint32_t size = comm_size > 0 ? (uint32_t)comm_size : 0;
+  prof__emit_aux(PROF_EV_COMM, PROF_CAT_COMM, PROF_COMM_CALL, name_id, bytes,
+                 prof__ev_comm_call_b(size, peer >= 0 ? peer : -1));
 }
 
 PROF_API void prof_comm_done_id(uint32_t name_id, uint64_t bytes, uint64_t hidden_ns) {
@@ -24,7 +25,7 @@ PROF_API void prof_comm_done_id(uint32_t name_id, uint64_t bytes, uint64_t hidde
     prof__misuse_count(PROF_MU_BAD_ID);
     return;
   }
-  prof__emit_aux(PROF_EV_COMM, PROF_CAT_COMM, 1, name_id, bytes, hidden_ns);
+  prof__emit_aux(PROF_EV_COMM, PROF_CAT_COMM, PROF_COMM_DONE, name_id, bytes, hidden_ns);
 }
 
 PROF_API int prof_meta(const char *key, const char *value) {

@@ -44,7 +44,7 @@ static prof__event ev_of(uint64_t ts, int code, int gpu, uint32_t name, double v
   memset(&e, 0, sizeof e);
   e.ts = ts;
   e.type = PROF_EV_COUNTER;
-  e.aux = (uint16_t)(code | (gpu << 8));
+  e.aux = prof__rec_res_aux(code, gpu);
   e.name = name;
   e.a = prof__f64_bits(v);
   e.b = b;

@@ -29,7 +29,15 @@ typedef struct prof__event {
  *  COUNTER                 counter name  double bits        -
  *  STEP_BEGIN              -             step number        -
  *  STEP_END                -             step number        -
- *  ALLOC / FREE / SAMPLE / SCALAR ...: see the producers' docs.  */
+ * The other types belong to an event family, each defined once in its own
+ * header that the producer and the reader both compile:
+ *  ALLOC, FREE             trace/ev_mem.h     (modes, flags, pools, keys)
+ *  SAMPLE                  trace/ev_sample.h  (stacks: trace/rec_stacks.h)
+ *  SCALAR                  trace/ev_health.h  (histograms: trace/rec_hist.h)
+ *  COMM                    trace/ev_comm.h
+ *  GRAPH                   trace/ev_graph.h
+ *  COUNTER of resources    trace/rec_res.h    (metric code and GPU in aux)
+ *  GPU activity            trace/rec_gpu.h    (its own chunks)  */
 enum {
   PROF_EV_NONE = 0,
   PROF_EV_RANGE_BEGIN = 1,

@@ -52,6 +52,11 @@ enum {
   PROF_RES_GPU_END = 38
 };
 
+/* A resource counter's `aux` from its metric code and GPU index, and back. */
+static inline uint16_t prof__rec_res_aux(int code, int gpu) { return (uint16_t)((code & 0xff) | (gpu << 8)); }
+static inline int prof__rec_res_code(uint16_t aux) { return aux & 0xff; }
+static inline int prof__rec_res_gpu(uint16_t aux) { return aux >> 8; }
+
 /* Counter name of a metric ("res.cpu_cores", "res.gpu1.util_pct") into buf;
  * NULL for an unknown code. */
 const char *prof__rec_res_metric_name(int code, int gpu, char *buf, size_t n);

@@ -14,6 +14,7 @@
 #include "analyze/export/chrome_range.h"
 #include "analyze/ranks/ranks.h"
 #include "analyze/util/array.h"
+#include "trace/ev_comm.h"
 
 #define MAX_IDS (1u << 20)
 #define STEP_TID 4294967295u
@@ -54,8 +55,8 @@ static uint64_t at(mx *m, uint64_t ts) {
 static void comm_args(prof__json *j, const void *ctx) {
   const prof__exp_crange *r = ctx;
   prof__json_kuint(j, "bytes", r->a);
-  prof__json_kuint(j, "comm_size", (uint32_t)r->b);
-  prof__json_kint(j, "peer", (int64_t)(r->b >> 32) - 1);
+  prof__json_kuint(j, "comm_size", prof__ev_comm_size(r->b));
+  prof__json_kint(j, "peer", prof__ev_comm_peer(r->b));
 }
 
 static void range_event(mx *m, uint32_t tid, const char *name, const char *cat, uint64_t b, uint64_t e,
@@ -105,7 +106,7 @@ static void on_event(mx *m, uint32_t tid, const prof__event *ev) {
   case PROF_EV_RANGE_BEGIN: prof__exp_crange_begin(&t->open, ev->name, ev->cat, ev->ts); break;
   case PROF_EV_RANGE_END: prof__exp_crange_end(&t->open, ev->name, ev->ts, frame_out, t); break;
   case PROF_EV_COMM:
-    if (ev->aux == 0 && (top = prof__exp_crange_top(&t->open))) {
+    if (ev->aux == PROF_COMM_CALL && (top = prof__exp_crange_top(&t->open))) {
       top->tagged = 1;
       top->a = ev->a;
       top->b = ev->b;

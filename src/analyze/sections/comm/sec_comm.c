@@ -10,6 +10,7 @@
 #include "analyze/report/html_series.h"
 #include "mlprof.h"
 #include "analyze/ranks/ranks.h"
+#include "trace/ev_comm.h"
 
 static prof__comm_op *op_get(prof__comm_state *s, uint32_t name) {
   for (size_t i = 0; i < s->nops; i++)
@@ -30,7 +31,7 @@ static void comm_record(prof__an *an, void *st, const prof__rec *rec) {
   if (rec->kind != PROF_REC_EVENT || rec->ev.type != PROF_EV_COMM) return;
   prof__comm_op *op = op_get(st, rec->ev.name);
   if (!op) return;
-  if (rec->ev.aux == 1) {
+  if (rec->ev.aux == PROF_COMM_DONE) {
     op->done++;
     op->done_bytes += rec->ev.a;
     op->hidden_ns += rec->ev.b;
@@ -38,7 +39,7 @@ static void comm_record(prof__an *an, void *st, const prof__rec *rec) {
   }
   op->calls++;
   op->bytes += rec->ev.a;
-  uint32_t size = (uint32_t)rec->ev.b;
+  uint32_t size = prof__ev_comm_size(rec->ev.b);
   if (size > op->comm_size_max) op->comm_size_max = size;
 }
 

@@ -11,6 +11,7 @@
 #include "analyze/sections/functions/advice.h"
 #include "analyze/sections/functions/sec_functions_int.h"
 #include "analyze/sections/stacks/symbols.h"
+#include "trace/ev_sample.h"
 
 #define TOP_N 20
 #define PROF_STACK_MAX 256
@@ -24,9 +25,9 @@ static void fn_record(prof__an *an, void *st, const prof__rec *rec) {
   (void)an;
   prof__fn_st *s = st;
   if (rec->kind != PROF_REC_EVENT || rec->ev.type != PROF_EV_SAMPLE) return;
-  int mode = rec->ev.aux ? 1 : 0;
-  uint64_t w = rec->ev.b ? rec->ev.b : 1;
-  uint64_t range = rec->ev.a & 0xffffffffu;
+  int mode = prof__ev_sample_mode(&rec->ev);
+  uint64_t w = prof__ev_sample_weight(&rec->ev);
+  uint64_t range = prof__ev_sample_range(&rec->ev);
   s->samples[mode]++;
   s->total[mode] += w;
   if (!rec->ev.name) s->no_stack[mode]++;
@@ -38,7 +39,7 @@ static void fn_record(prof__an *an, void *st, const prof__rec *rec) {
     s->ts = p;
     s->ts_cap = cap;
   }
-  s->ts[s->nts++] = (prof__fn_tsample){rec->ev.ts, mode == 0 ? w : 0, rec->tid};
+  s->ts[s->nts++] = (prof__fn_tsample){rec->ev.ts, mode == PROF_SAMPLE_CPU ? w : 0, rec->tid};
 }
 
 /* ---- functions --------------------------------------------------------------- */

@@ -21,12 +21,13 @@
 #include "trace/rec_hist.h"
 #include "analyze/sections/functions/sec_functions.h"
 #include "analyze/sections/graph/sec_graph.h"
+#include "trace/ev_graph.h"
+#include "trace/ev_sample.h"
 
 #define GR_STACK_MAX 512  /* range nesting tracked per thread */
 #define GR_TEXT_TOP 8     /* nodes in the text report */
 #define GR_TEXT_LINKS 3   /* inputs / outputs named per node in the text report */
 
-enum { EV_EDGE = 0, EV_NODE = 1, EV_NODE_SIZE = 2 };
 
 typedef struct decl_node {
   uint32_t name, kind, parent;
@@ -185,7 +186,7 @@ static void range_end(gr_st *s, uint32_t tid, uint32_t name) {
 }
 
 static void graph_event(gr_st *s, const prof__event *ev) {
-  if (ev->aux == EV_EDGE) {
+  if (ev->aux == PROF_GRAPH_EDGE) {
     uint64_t key = (uint64_t)ev->name << 32 | (uint32_t)ev->a;
     if (prof__u64map_get(&s->de_map, key)) return;
     if (prof__arr_grow((void **)&s->de, &s->de_cap, s->nde + 1, sizeof *s->de) || prof__u64map_add(&s->de_map, key, 1)) {
@@ -195,7 +196,7 @@ static void graph_event(gr_st *s, const prof__event *ev) {
     s->de[s->nde++] = key;
     return;
   }
-  if (ev->aux != EV_NODE && ev->aux != EV_NODE_SIZE) return;
+  if (ev->aux != PROF_GRAPH_NODE && ev->aux != PROF_GRAPH_NODE_SIZE) return;
   uint64_t at = prof__u64map_get(&s->dn_map, ev->name);
   if (at == 0) {
     if (prof__arr_grow((void **)&s->dn, &s->dn_cap, s->ndn + 1, sizeof *s->dn) ||
@@ -207,7 +208,7 @@ static void graph_event(gr_st *s, const prof__event *ev) {
     at = ++s->ndn;
   }
   decl_node *d = &s->dn[at - 1];
-  if (ev->aux == EV_NODE) {
+  if (ev->aux == PROF_GRAPH_NODE) {
     d->kind = (uint32_t)ev->a;
     d->parent = (uint32_t)ev->b;
   } else {
@@ -248,8 +249,8 @@ static void graph_record(prof__an *an, void *st, const prof__rec *rec) {
     break;
   }
   case PROF_EV_SAMPLE: {
-    int mode = ev->aux == 1;
-    if (prof__u64map_add(&s->samples[mode], (uint32_t)ev->a, ev->b)) s->oom = 1;
+    int mode = prof__ev_sample_mode(ev);
+    if (prof__u64map_add(&s->samples[mode], prof__ev_sample_range(ev), ev->b)) s->oom = 1;
     s->sample_total[mode] += ev->b;
     break;
   }

@@ -21,6 +21,7 @@
 #include "trace/rec_hist.h"
 #include "analyze/sections/health/sec_model.h"
 #include "analyze/sections/health/sec_model_html.h"
+#include "trace/ev_health.h"
 
 /* Finding thresholds (docs/model-health.md). */
 #define THR_VANISH_RMS 1e-7       /* vanishing: median gradient RMS of the last quarter below this */
@@ -75,7 +76,7 @@ static void add_scalar(model_st *st, const prof__event *ev) {
   spoint *p = prof__arr_room(s->p, &s->cap, s->n + 1, sizeof *p);
   if (!p) return;
   s->p = p;
-  p[s->n++] = (spoint){ev->b, prof__bits_f64(ev->a)};
+  p[s->n++] = (spoint){prof__ev_scalar_step(ev), prof__ev_scalar_value(ev)};
 }
 
 static void add_hist(model_st *st, const prof__hrec *r) {

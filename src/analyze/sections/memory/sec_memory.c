@@ -19,8 +19,8 @@
 #define ORPHAN_KEEP_NS 2000000000ull /* an orphan FREE older than this never matches */
 #define ORPHAN_MAX (1u << 20)
 
-const char *const prof__sec_mem_series_names[MS_COUNT] = {"mem.live_bytes", "mem.rss_bytes",
-                                                      "mem.alloc_calls", "mem.alloc_bytes"};
+const char *const prof__sec_mem_series_names[MS_COUNT] = {PROF_MEM_COUNTER_LIVE, PROF_MEM_COUNTER_RSS,
+                                                      PROF_MEM_COUNTER_CALLS, PROF_MEM_COUNTER_BYTES};
 
 /* ---- block map (open addressing, backward-shift deletion) ------------------ */
 
@@ -126,12 +126,8 @@ static int idx_put(mem_idxmap *m, uint64_t k, uint32_t v) {
 
 static void state_init(prof__an *an, mem_state *s) {
   s->init = 1;
-  const char *m = prof__an_header(an, "mem.mode");
-  static const char *const names[] = {"off", "counts", "sampled", "full"};
-  s->mode = -1;
-  for (int i = 0; m && i < 4; i++)
-    if (strcmp(m, names[i]) == 0) s->mode = i;
-  const char *sb = prof__an_header(an, "mem.sample_bytes");
+  s->mode = prof__ev_mem_mode_parse(prof__an_header(an, PROF_MEM_KEY_MODE));
+  const char *sb = prof__an_header(an, PROF_MEM_KEY_SAMPLE_BYTES);
   s->sample_bytes = sb ? strtod(sb, NULL) : 0;
   if (!(s->sample_bytes > 0)) s->sample_bytes = 512.0 * 1024;
   for (int i = 0; i < MS_COUNT; i++) s->counter_id[i] = UINT32_MAX;
@@ -191,10 +187,10 @@ static void heap_change(mem_state *s, double delta, uint64_t ts) {
 
 static void pool_change(mem_state *s, const mem_blk *b, double sign, uint64_t ts) {
   double d = sign * (double)b->size * b->w;
-  if (b->pool == 0) heap_change(s, d, ts); /* may copy the sites' state first */
+  if (b->pool == PROF_MEM_POOL_HEAP) heap_change(s, d, ts); /* may copy the sites' state first */
   if (b->site < s->nsites) s->sites[b->site].live += d;
-  if (b->pool == 0) return;
-  mem_pool *p = &s->pools[b->pool & 255];
+  if (b->pool == PROF_MEM_POOL_HEAP) return;
+  mem_pool *p = &s->pools[b->pool % PROF_MEM_POOLS];
   p->seen = 1;
   p->live += d;
   if (p->live > p->peak) p->peak = p->live;
@@ -256,7 +252,7 @@ static void range_count(mem_state *s, mem_thr *t, double calls, double bytes) {
 /* ---- ALLOC / FREE ---------------------------------------------------------- */
 
 static double weight(const mem_state *s, const prof__event *ev) {
-  if (!(ev->cat & 1) || ev->b == 0) return 1.0;
+  if (!prof__ev_mem_sampled(ev) || ev->b == 0) return 1.0;
   double p = -expm1(-(double)ev->b / s->sample_bytes);
   return p > 0 ? 1.0 / p : 1.0;
 }
@@ -291,19 +287,19 @@ static void on_alloc(mem_state *s, mem_thr *t, const prof__event *ev) {
   mem_site *site = &s->sites[si];
   site->calls += w;
   site->bytes += bytes;
-  if (ev->aux == 0) {
+  if (ev->aux == PROF_MEM_POOL_HEAP) {
     s->allocs += w;
     s->bytes += bytes;
   } else {
-    s->pools[ev->aux & 255].allocs += w;
-    s->pools[ev->aux & 255].bytes += bytes;
+    s->pools[ev->aux % PROF_MEM_POOLS].allocs += w;
+    s->pools[ev->aux % PROF_MEM_POOLS].bytes += bytes;
   }
   mem_step *st = step_at(s, ev->ts);
-  if (st && ev->aux == 0) {
+  if (st && ev->aux == PROF_MEM_POOL_HEAP) {
     st->allocs += w;
     st->bytes += bytes;
   }
-  if (ev->aux == 0) range_count(s, t, w, bytes);
+  if (ev->aux == PROF_MEM_POOL_HEAP) range_count(s, t, w, bytes);
   if (s->orphans.n && orphan_match(s, ev)) return; /* allocated and already freed */
   mem_blk *old = blk_find(&s->live, (uintptr_t)ev->a, ev->aux);
   if (old) { /* its FREE was lost: forget the old block */
@@ -340,7 +336,7 @@ static void on_free(mem_state *s, mem_thr *t, const prof__event *ev) {
     }
     return;
   }
-  if (b->pool == 0) s->frees += b->w;
+  if (b->pool == PROF_MEM_POOL_HEAP) s->frees += b->w;
   if (t->last_valid && t->last_addr == b->addr && t->last_pool == b->pool && b->site < s->nsites) {
     s->sites[b->site].temp_calls += b->w;
     s->sites[b->site].temp_bytes += (double)b->size * b->w;
@@ -357,7 +353,7 @@ static void on_counter(prof__an *an, mem_state *s, const prof__event *ev) {
     if (s->counter_id[i] == ev->name) k = i;
   if (k < 0) {
     const char *name = prof__an_str(an, ev->name);
-    if (strncmp(name, "mem.", 4) != 0) return;
+    if (strncmp(name, PROF_MEM_COUNTER_PREFIX, strlen(PROF_MEM_COUNTER_PREFIX)) != 0) return;
     for (int i = 0; i < MS_COUNT; i++)
       if (strcmp(name, prof__sec_mem_series_names[i]) == 0) s->counter_id[k = i] = ev->name;
     if (k < 0) return;
@@ -388,7 +384,7 @@ static void on_counter(prof__an *an, mem_state *s, const prof__event *ev) {
 static void on_meta(mem_state *s, const prof__rec *rec) {
   if (strncmp(rec->key, "mem.pool.", 9) != 0) return;
   long id = strtol(rec->key + 9, NULL, 10);
-  if (id >= 1 && id <= 255) snprintf(s->pools[id].name, sizeof s->pools[id].name, "%s", rec->value);
+  if (id >= 1 && id < PROF_MEM_POOLS) snprintf(s->pools[id].name, sizeof s->pools[id].name, "%s", rec->value);
 }
 
 static void mem_record(prof__an *an, void *stp, const prof__rec *rec) {

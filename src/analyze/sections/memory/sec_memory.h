@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "analyze/analyze.h"
+#include "trace/ev_mem.h"
 
 /* A live block, or an orphan FREE (a FREE read before its ALLOC: threads'
  * events reach the trace in per-thread blocks, not in time order). */
@@ -90,7 +91,7 @@ typedef struct mem_state {
   size_t nsteps, steps_cap;
   mem_range *ranges;
   size_t nranges, ranges_cap;
-  mem_pool pools[256];
+  mem_pool pools[PROF_MEM_POOLS];
   double heap_live, heap_peak, snap_value;
   uint64_t heap_peak_ts;
   /* where the peak happened: the innermost open range (string id + 1; 0:

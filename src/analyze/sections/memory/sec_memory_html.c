@@ -19,7 +19,6 @@
 #define SITE_FRAMES 4  /* frames in a sites table cell */
 #define LEAK_FRAMES 16 /* frames of a leak's stack */
 
-static const char *const mode_names[] = {"off", "counts", "sampled", "full"};
 
 
 /* Heap peak (exact from events in full mode, else the live-bytes counter)
@@ -40,8 +39,8 @@ static void facts(prof__an *an, const mem_state *s, FILE *out) {
   char b[160], x[32], y[32];
   uint64_t ts = 0;
   fputs("<table class=\"facts\">", out);
-  snprintf(b, sizeof b, "%s%s", s->mode >= 0 ? mode_names[s->mode] : "unknown",
-           s->mode == 2 ? " (per-site figures are estimates from byte sampling)" : "");
+  snprintf(b, sizeof b, "%s%s", s->mode >= 0 ? prof__ev_mem_mode_name(s->mode) : "unknown",
+           s->mode == PROF_MEM_SAMPLED ? " (per-site figures are estimates from byte sampling)" : "");
   prof__html_fact(out, "mode", b);
   double peak = heap_peak(s, &ts);
   if (peak >= 0) {
@@ -161,7 +160,7 @@ static void sites(prof__an *an, const mem_state *s, FILE *out, const char *title
 
 static void pools(const mem_state *s, FILE *out) {
   int any = 0;
-  for (int i = 1; i < 256 && !any; i++) any = s->pools[i].seen || s->pools[i].allocs > 0;
+  for (int i = 1; i < PROF_MEM_POOLS && !any; i++) any = s->pools[i].seen || s->pools[i].allocs > 0;
   if (!any) return;
   fputs("<h3>Custom pools</h3>\n", out);
   static const char *const h[] = {"pool", "peak live", "live at end", "allocations", "bytes allocated"};
@@ -198,6 +197,6 @@ void prof__sec_mem_html(prof__an *an, void *stp, FILE *out) {
   sites(an, s, out, "Top contributors to the heap peak (live bytes at the peak)", MEM_RANK_PEAK);
   sites(an, s, out, "Temporary allocations (freed before the thread allocates again)", MEM_RANK_TEMP);
   pools(s, out);
-  if (s->mode == 2) fputs("<p class=\"note\">Sampled mode: bytes and calls per site are estimates.</p>\n", out);
+  if (s->mode == PROF_MEM_SAMPLED) fputs("<p class=\"note\">Sampled mode: bytes and calls per site are estimates.</p>\n", out);
   prof__html_section_end(out);
 }

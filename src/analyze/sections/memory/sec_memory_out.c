@@ -65,8 +65,8 @@ static int stack_names(prof__an *an, uint32_t id, const char **out, int max) {
   return n;
 }
 
-static int use_events(const mem_state *s) { return s->mode >= 2 && s->nalloc_events > 0; }
-static int exact_events(const mem_state *s) { return s->mode == 3 && s->nalloc_events > 0; }
+static int use_events(const mem_state *s) { return prof__ev_mem_mode_has_events(s->mode) && s->nalloc_events > 0; }
+static int exact_events(const mem_state *s) { return prof__ev_mem_mode_exact(s->mode) && s->nalloc_events > 0; }
 
 /* ---- finish ------------------------------------------------------------- */
 
@@ -173,7 +173,7 @@ static void leak_finding(prof__an *an, mem_state *s) {
   snprintf(title, sizeof title, "%s still allocated at exit, from %zu call site%s", prof__fmt_bytes(b, sizeof b, s->leaked_bytes),
            s->nleaks, s->nleaks == 1 ? "" : "s");
   char top[32];
-  int counts = s->mode == 1; /* only blocks reported by hand (pools) are events in counts mode */
+  int counts = s->mode == PROF_MEM_COUNTS; /* only blocks reported by hand (pools) are events in counts mode */
   char live[32], note[200] = "";
   if (counts) {
     snprintf(title, sizeof title,
@@ -185,7 +185,7 @@ static void leak_finding(prof__an *an, mem_state *s) {
              "heap at the end: %s)", end >= 0 ? prof__fmt_bytes(live, sizeof live, end) : "not sampled");
   }
   snprintf(measured, sizeof measured, "%.0f blocks never freed%s; largest site %s%s%s%s", s->leaked_count,
-           s->mode == 2 ? " (estimated from samples)" : "",
+           s->mode == PROF_MEM_SAMPLED ? " (estimated from samples)" : "",
            prof__fmt_bytes(top, sizeof top, s->nleaks ? s->sites[s->leak_order[0]].leak_bytes : 0), nf ? " in " : "",
            nf ? fn[0] : "", note);
   prof__an_finding(an, "memory_leak", sev, s->leaked_bytes, title, measured,
@@ -194,7 +194,7 @@ static void leak_finding(prof__an *an, mem_state *s) {
                             "default): counts mode keeps no heap blocks."
                           : "Free these blocks when they are no longer needed (see memory.leaks for the call stacks); "
                             "memory kept on purpose until exit can be ignored.");
-  prof__an_finding_kstr(an, "mode", counts ? "counts" : s->mode == 2 ? "sampled" : s->mode == 3 ? "full" : "unknown");
+  prof__an_finding_kstr(an, "mode", s->mode >= PROF_MEM_COUNTS ? prof__ev_mem_mode_name(s->mode) : "unknown");
 }
 
 static void growth_finding(prof__an *an, mem_state *s) {
@@ -470,16 +470,15 @@ static void text_peak_place(prof__an *an, const mem_state *s, FILE *out) {
 void prof__sec_mem_json(prof__an *an, void *stp, prof__json *j) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
-  static const char *const modes[] = {"off", "counts", "sampled", "full"};
   prof__json_key(j, "memory");
   prof__json_obj_begin(j);
-  prof__json_kstr(j, "mode", s->mode >= 0 ? modes[s->mode] : "unknown");
+  prof__json_kstr(j, "mode", s->mode >= 0 ? prof__ev_mem_mode_name(s->mode) : "unknown");
   prof__json_knum(j, "sample_bytes", s->sample_bytes);
   prof__json_kstr(j, "source", exact_events(s) ? "events" : "counters");
   json_peak(an, s, j);
   prof__json_knum(j, "allocs", round(use_events(s) ? s->allocs : fmax(0, series_max(&s->series[MS_CALLS]))));
   prof__json_knum(j, "bytes_allocated", round(use_events(s) ? s->bytes : fmax(0, series_max(&s->series[MS_BYTES]))));
-  prof__json_kbool(j, "estimated", s->mode == 2);
+  prof__json_kbool(j, "estimated", s->mode == PROF_MEM_SAMPLED);
   json_withheld(s, j);
   json_leaks(an, s, j);
   prof__json_key(j, "sites");
@@ -565,10 +564,9 @@ static void text_sites(prof__an *an, const mem_state *s, FILE *out, const char *
 void prof__sec_mem_text(prof__an *an, void *stp, FILE *out) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
-  static const char *const modes[] = {"off", "counts", "sampled", "full"};
   char a[32], b[32];
-  fprintf(out, "\nMemory (mode %s%s)\n", s->mode >= 0 ? modes[s->mode] : "unknown",
-          s->mode == 2 ? ", estimates from byte sampling" : "");
+  fprintf(out, "\nMemory (mode %s%s)\n", s->mode >= 0 ? prof__ev_mem_mode_name(s->mode) : "unknown",
+          s->mode == PROF_MEM_SAMPLED ? ", estimates from byte sampling" : "");
   double peak = exact_events(s) ? s->heap_peak : series_max(&s->series[MS_LIVE]);
   double rss = series_max(&s->series[MS_RSS]);
   if (peak >= 0) fprintf(out, "  heap peak %s", prof__fmt_bytes(a, sizeof a, peak));

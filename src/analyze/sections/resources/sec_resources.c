@@ -125,7 +125,7 @@ static void on_gauge(res_st *st, int code, int gpu, double v) {
 }
 
 static void on_event(res_st *st, const prof__event *ev) {
-  int code = ev->aux & 0xff, gpu = ev->aux >> 8;
+  int code = prof__rec_res_code(ev->aux), gpu = prof__rec_res_gpu(ev->aux);
   double v = prof__bits_f64(ev->a);
   if (!isfinite(v)) return;
   if (prof__rec_res_metric_is_rate(code)) {
