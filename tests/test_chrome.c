@@ -137,20 +137,19 @@ static void unclosed_range_ends_at_last_event_of_its_thread(void **state) {
   assert_string_equal(sget(load, "cat"), "data");
 }
 
-static void steps_have_their_own_named_track(void **state) {
+/* Steps are slices on the thread that ran them (tid 7), enclosing its
+ * ranges, not on a made-up thread. */
+static void steps_are_on_the_step_thread(void **state) {
   exported *x = *state;
   const prof__jv *s = find(x, "X", "step 0", 0);
   assert_non_null(s);
   assert_true(near(nget(s, "ts"), 0.0));
   assert_true(near(nget(s, "dur"), 4.0));
-  double track = nget(s, "tid");
-  assert_true(track != 7 && track != 9);
-  int named = 0;
+  assert_true(nget(s, "tid") == 7);
   for (int i = 0; i < 4; i++) {
     const prof__jv *m = find(x, "M", "thread_name", i);
-    if (m && nget(m, "tid") == track) named = strcmp(sget(prof__jv_get(m, "args"), "name"), "steps") == 0;
+    if (m) assert_string_not_equal(sget(prof__jv_get(m, "args"), "name"), "steps");
   }
-  assert_true(named);
   assert_int_equal(count_ph(x, "X"), 4);
 }
 
@@ -193,13 +192,13 @@ static double sort_index(const exported *x, const char *what, double tid) {
   }
 }
 
-static void tracks_are_sorted_steps_then_step_thread(void **state) {
+static void tracks_are_sorted_step_thread_first(void **state) {
   exported *x = *state;
   assert_true(sort_index(x, "process_sort_index", -1) == 0);
   assert_true(sort_index(x, "thread_sort_index", 7) == 0); /* runs the steps */
   assert_true(sort_index(x, "thread_sort_index", 9) == 1);
   const prof__jv *st = find(x, "X", "step 0", 0);
-  assert_true(sort_index(x, "thread_sort_index", nget(st, "tid")) == -1);
+  assert_true(sort_index(x, "thread_sort_index", nget(st, "tid")) == 0);
 }
 
 static void free_export(exported *x);
@@ -490,10 +489,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(ranges_are_complete_events_in_microseconds),
     cmocka_unit_test(unclosed_range_ends_at_last_event_of_its_thread),
-    cmocka_unit_test(steps_have_their_own_named_track),
+    cmocka_unit_test(steps_are_on_the_step_thread),
     cmocka_unit_test(threads_and_process_are_named),
     cmocka_unit_test(marks_and_finite_counters_are_exported),
-    cmocka_unit_test(tracks_are_sorted_steps_then_step_thread),
+    cmocka_unit_test(tracks_are_sorted_step_thread_first),
     cmocka_unit_test(max_events_caps_and_says_so),
     cmocka_unit_test(window_keeps_events_overlapping_it),
     cmocka_unit_test(gzip_output_decompresses_to_the_same_json),

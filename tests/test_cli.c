@@ -99,6 +99,39 @@ static void report_text_goes_to_stdout(void **state) {
   free(out);
 }
 
+/* A directory holding one trace gives that trace's own report (not the
+ * merged multi-rank one, which has fewer sections and findings). */
+static void report_of_a_directory_with_one_trace_is_the_trace_report(void **state) {
+  (void)state;
+  char dir[600], cmd[2400], args[700], *alone, *in_dir;
+  snprintf(dir, sizeof dir, "%s", th_tmp_path("onedir", ""));
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && cp '%s' '%s/only.mlpt'", dir, dir, cli_trace(), dir);
+  assert_int_equal(system(cmd), 0);
+  snprintf(args, sizeof args, "report --format json '%s/only.mlpt'", dir);
+  assert_int_equal(mlprof(args, &alone), 0);
+  snprintf(args, sizeof args, "report --format json '%s'", dir);
+  assert_int_equal(mlprof(args, &in_dir), 0);
+  assert_string_equal(in_dir, alone);
+  free(alone);
+  free(in_dir);
+}
+
+/* Outputs that would not be what their names say are refused: the report
+ * and the Chrome export (unless .gz) are plain text, so "x.json.bz2" or "x.txt.gz"
+ * would lie about their bytes. */
+static void compressed_output_names_are_refused(void **state) {
+  (void)state;
+  char args[800], *out;
+  const char *bad[] = {"report -o '%s.json.bz2' '%s'", "report -o '%s.txt.gz' '%s'", "export --chrome -o '%s.json.bz2' '%s'"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *base = th_tmp_path("cmpout", "");
+    snprintf(args, sizeof args, bad[i], base, cli_trace());
+    assert_int_equal(mlprof(args, &out), 3);
+    assert_non_null(strstr(out, "not compressed"));
+    free(out);
+  }
+}
+
 /* The text report speaks plainly: "1 step", no raw footer or misuse dumps
  * (those are `mlprof info`'s). */
 static void report_text_has_no_raw_dumps_and_counts_in_words(void **state) {
@@ -255,6 +288,8 @@ int main(void) {
     cmocka_unit_test(bad_arguments_exit_one),
     cmocka_unit_test(corrupt_or_missing_trace_exits_two),
     cmocka_unit_test(truncated_trace_still_reports),
+    cmocka_unit_test(report_of_a_directory_with_one_trace_is_the_trace_report),
+    cmocka_unit_test(compressed_output_names_are_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

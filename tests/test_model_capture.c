@@ -240,6 +240,15 @@ static void top_once_and_trigger_on_a_running_job(void **state) {
   assert_non_null(strstr(txt, "memory: rss"));
   assert_non_null(strstr(txt, "work"));
   free(txt);
+  /* on a terminal, 'q' quits at once (a 1-hour refresh period would
+   * otherwise keep it until the timeout) */
+  if (system("command -v script >/dev/null 2>&1") == 0) {
+    snprintf(cmd, sizeof cmd, "printf q | timeout 20 script -qec '" CLI " top %d --interval 3600' /dev/null", (int)pid);
+    out = th_tmp_path("top-q", ".txt");
+    assert_int_equal(th_run(cmd, out), 0);
+  } else {
+    print_message("script(1) not installed: the 'q' key of mlprof top is not checked\n");
+  }
   snprintf(cmd, sizeof cmd, CLI " trigger %d --steps 3 --timeout 30", (int)pid);
   out = th_tmp_path("trigger", ".txt");
   assert_int_equal(th_run(cmd, out), 0);

@@ -95,8 +95,26 @@ int cli_analyze(const char *cmd, const char *path, int quiet, prof__an **out) {
   return CLI_BADTRACE;
 }
 
+/* A compressed-file suffix that this output would not honour ("" if none):
+ * the caller writes plain data, so "x.json.bz2" would lie about its bytes. */
+static const char *compressed_suffix(const char *path) {
+  static const char *const sfx[] = {".gz", ".bz2", ".xz", ".zst", ".lz4", ".lzma", ".zip", ".Z"};
+  size_t n = strlen(path);
+  for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+    size_t k = strlen(sfx[i]);
+    if (n > k && strcmp(path + n - k, sfx[i]) == 0) return sfx[i];
+  }
+  return "";
+}
+
 FILE *cli_open_out(const char *cmd, const char *path) {
   if (!path || strcmp(path, "-") == 0) return stdout;
+  const char *sfx = compressed_suffix(path);
+  if (*sfx) {
+    cli_error(cmd, "cannot write '%s': this output is not compressed%s; name it without '%s'", path,
+              strcmp(sfx, ".gz") == 0 ? "" : " (only 'export --chrome' writes .gz)", sfx);
+    return NULL;
+  }
   FILE *f = fopen(path, "w");
   if (!f) cli_error(cmd, "cannot create '%s': %s", path, strerror(errno));
   return f;

@@ -1,5 +1,7 @@
 /* cli_ranks.c — merged reports and exports for `mlprof report` and
  * `mlprof export` given several rank traces or a directory (cli_ranks.h). */
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "mlprof.h"
@@ -10,6 +12,14 @@
 int cli_ranks_wanted(const char *const *pos, int npos) {
   struct stat st;
   return npos > 1 || (npos == 1 && stat(pos[0], &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+char *cli_ranks_single(const char *const *pos, int npos) {
+  char err[256] = "", **paths = NULL, *one = NULL;
+  long n = prof__ranks_paths((char *const *)pos, (size_t)npos, &paths, err);
+  if (n == 1) one = strdup(paths[0]);
+  if (n >= 0) prof__ranks_paths_free(paths, (size_t)n);
+  return one;
 }
 
 static int load(const char *cmd, const char *const *pos, int npos, prof__ranks **rs) {

@@ -10,6 +10,10 @@
 /* 1 when the positional arguments ask for a merged run: more than one, or a directory. */
 int cli_ranks_wanted(const char *const *pos, int npos);
 
+/* When the arguments (a directory, say) hold exactly one trace: its path,
+ * malloc'd, so the command gives that trace's own report; else NULL. */
+char *cli_ranks_single(const char *const *pos, int npos);
+
 /* `mlprof report` of several traces: format "text" or "json"; out_path NULL or "-" for stdout. */
 int cli_ranks_report(const char *cmd, const char *const *pos, int npos, const char *format, const char *out_path);
 

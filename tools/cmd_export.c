@@ -10,6 +10,9 @@
 #include "cli_ranks.h" /* several traces: one process per rank */
 #include "cli_stacks.h" /* --folded, --pprof, --flamegraph */
 
+/* Every format, for the usage line and the error naming them. */
+#define EXPORT_FORMATS "--chrome, --tensorboard DIR, --folded, --pprof, --flamegraph F, --dot"
+
 typedef struct export_args {
   const char *trace, *out_path, *tb_dir, *max_events, *window;
   int chrome, quiet;
@@ -35,7 +38,7 @@ static int parse_window(const char *s, prof__chrome_opts *o) {
 
 static int check_args(export_args *a, int npos) {
   if (npos != 1 || (!a->chrome && !a->tb_dir) || (a->chrome && a->tb_dir)) {
-    cli_error("export", npos != 1 ? "expected one trace file" : "choose one format: --chrome, --tensorboard DIR or --dot");
+    cli_error("export", npos != 1 ? "expected one trace file" : "choose one format: " EXPORT_FORMATS);
     return CLI_USAGE;
   }
   if (a->max_events) {
@@ -154,7 +157,7 @@ static int run(int argc, char **argv) {
 }
 
 const mlprof_cmd mlprof_cmd_export = {
-    "export", "convert a trace: --chrome, --tensorboard DIR, --folded, --pprof, --flamegraph F, --dot",
+    "export", "convert a trace: " EXPORT_FORMATS,
     "usage: mlprof export --chrome [-o FILE] [--max-events N] [--window A:B] [--quiet] TRACE...|DIR\n"
     "       mlprof export --tensorboard DIR [--quiet] TRACE\n"
     "       mlprof export --folded|--pprof [-o FILE] [--quiet] TRACE\n"

@@ -1,9 +1,12 @@
 /* cmd_report.c — `mlprof report`: analyze a trace and print the report. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlprof.h"
 #include "cli.h"
 #include "cli_ranks.h" /* several traces: the merged multi-rank report */
+
+static int report_one(const char *trace, int npos, const char *format, const char *out_path, int quiet);
 
 static int run(int argc, char **argv) {
   const char *format = "text", *out_path = NULL, *trace = NULL;
@@ -13,8 +16,19 @@ static int run(int argc, char **argv) {
   static const char *pos[CLI_RANKS_MAX_ARGS]; /* multi-rank: several traces or a directory */
   if (cli_parse("report", argc, argv, opts, pos, CLI_RANKS_MAX_ARGS, &npos)) return CLI_USAGE;
   trace = pos[0];
-  if (cli_ranks_wanted(pos, npos) && (!strcmp(format, "text") || !strcmp(format, "json")))
+  char *single = cli_ranks_wanted(pos, npos) ? cli_ranks_single(pos, npos) : NULL;
+  if (single) { /* a directory with one trace: that trace's own, complete report */
+    trace = pos[0] = single;
+    npos = 1;
+  } else if (cli_ranks_wanted(pos, npos) && (!strcmp(format, "text") || !strcmp(format, "json"))) {
     return cli_ranks_report("report", pos, npos, format, out_path);
+  }
+  int rc = report_one(trace, npos, format, out_path, quiet);
+  free(single);
+  return rc;
+}
+
+static int report_one(const char *trace, int npos, const char *format, const char *out_path, int quiet) {
   if (npos != 1) {
     cli_error("report", "expected one trace file (see 'mlprof report --help')");
     return CLI_USAGE;

@@ -5,10 +5,12 @@
  * plain-text frame for scripts. Also the helpers of cmd_live.h.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -154,6 +156,66 @@ static void print_frame(const prof__live_page *v, int alive) {
            (unsigned long long)v->bg.top[i].count);
 }
 
+/* Keys on a terminal: 'q' quits. Standard input is put in non-canonical,
+ * no-echo mode for the redraw loop and restored on the way out (also on
+ * Ctrl-C, which stays a signal). */
+static struct termios saved_tio;
+static int keys_on;
+
+static void keys_restore(void) {
+  if (keys_on) tcsetattr(0, TCSANOW, &saved_tio);
+  keys_on = 0;
+}
+
+/* Ctrl-C and kill restore the terminal, then end the command as before. */
+static void keys_on_signal(int sig) {
+  if (keys_on) tcsetattr(0, TCSANOW, &saved_tio); /* async-signal-safe */
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void keys_begin(void) {
+  if (!isatty(0) || tcgetattr(0, &saved_tio) != 0) return;
+  signal(SIGINT, keys_on_signal);
+  signal(SIGTERM, keys_on_signal);
+  signal(SIGHUP, keys_on_signal);
+  struct termios t = saved_tio;
+  t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+  t.c_cc[VMIN] = 1;
+  t.c_cc[VTIME] = 0;
+  if (tcsetattr(0, TCSANOW, &t) == 0) keys_on = 1;
+}
+
+/* Wait `secs` or until a key; 1 when the key asks to quit. */
+static int wait_or_quit(double secs) {
+  if (!keys_on) {
+    struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+    nanosleep(&ts, NULL);
+    return 0;
+  }
+  struct timespec end, now;
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  end.tv_sec += (time_t)secs;
+  end.tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
+  if (end.tv_nsec >= 1000000000L) end.tv_sec++, end.tv_nsec -= 1000000000L;
+  for (;;) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long ms = (long)(end.tv_sec - now.tv_sec) * 1000 + (end.tv_nsec - now.tv_nsec) / 1000000;
+    if (ms <= 0) return 0;
+    struct pollfd pfd = {0, POLLIN, 0};
+    int r = poll(&pfd, 1, (int)(ms > 1000 ? 1000 : ms));
+    if (r < 0 && errno != EINTR) return 0;
+    if (r <= 0) continue;
+    char c;
+    ssize_t n = read(0, &c, 1);
+    if (n == 0) { /* end of input: no more keys, keep the plain redraw */
+      keys_restore();
+      return wait_or_quit((double)ms / 1000.0);
+    }
+    if (n == 1 && (c == 'q' || c == 'Q')) return 1;
+  }
+}
+
 static int run(int argc, char **argv) {
   const char *pid_s = NULL, *interval = NULL;
   int once = 0, npos;
@@ -171,6 +233,10 @@ static int run(int argc, char **argv) {
   int tty = isatty(1);
   if (!tty && !interval) once = 1;
   prof__live_page v;
+  if (tty && !once) {
+    keys_begin();
+    atexit(keys_restore);
+  }
   for (;;) {
     int alive = live_alive(pid);
     if (prof__livepage_read(p, &v) != 0) printf("(the page was changing too fast to read; retrying)\n");
@@ -178,10 +244,10 @@ static int run(int argc, char **argv) {
     print_frame(&v, alive);
     fflush(stdout);
     if (once || !alive) break;
-    struct timespec ts = {(time_t)every, (long)((every - (double)(time_t)every) * 1e9)};
-    nanosleep(&ts, NULL);
+    if (wait_or_quit(every)) break;
     if (!tty) printf("\n");
   }
+  keys_restore();
   prof__livepage_close(p);
   return ferror(stdout) ? CLI_OUTPUT : CLI_OK;
 }
@@ -192,7 +258,8 @@ const mlprof_cmd mlprof_cmd_top = {
     "Shows a running job's step time, throughput, memory, GPU utilisation and\n"
     "busiest ranges from the small shared-memory page the library updates at\n"
     "step boundaries (<dir>/mlprof.PID, dir = MLPROF_LIVE_DIR or /dev/shm/mlprof-UID; no\n"
-    "ptrace). On a terminal it redraws every second until the job ends;\n"
+    "ptrace). On a terminal it redraws every second until the job ends or\n"
+    "'q' is pressed;\n"
     "--once, or output to a pipe or file, prints one plain-text frame.\n"
     "  -1, --once           print one frame and exit\n"
     "  -n, --interval S     refresh period in seconds (default 1)\n"

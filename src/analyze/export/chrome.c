@@ -109,13 +109,9 @@ static void complete_event(cx *c, const char *name, const char *cat, uint64_t ti
 }
 
 /* A track id for steps that no real thread uses. */
-static uint64_t step_track(const prof__an *an) {
-  for (uint64_t t = 0;; t++) {
-    int used = 0;
-    for (size_t i = 0; i < an->nthreads && !used; i++) used = an->threads[i].tid == t;
-    if (!used) return t;
-  }
-}
+/* Steps are slices on the thread that ran them (as torch.profiler's
+ * ProfilerStep#N), enclosing that thread's ranges. */
+static uint64_t step_track(const prof__an *an) { return an->nsteps ? an->steps[0].tid : 0; }
 
 /* Sort position of thread i: the step thread first, then by thread id. */
 static long long thread_rank(const prof__an *an, size_t i) {
@@ -142,9 +138,7 @@ static void write_metadata(cx *c, uint64_t steps_tid) {
     }
     meta_event(c, "thread_name", an->threads[i].tid, "name", name, 0);
   }
-  if (!an->nsteps) return;
-  meta_event(c, "thread_name", steps_tid, "name", "steps", 0);
-  meta_event(c, "thread_sort_index", steps_tid, "sort_index", NULL, -1);
+  (void)steps_tid; /* the step thread is a named thread already, sorted first */
 }
 
 static void write_steps(cx *c, uint64_t steps_tid) {

@@ -12,7 +12,7 @@ const char prof__html_css[] =
     "nav{position:sticky;top:0;background:#f7f7f7;padding:6px 24px;border-bottom:1px solid var(--line);z-index:2}"
     "nav a{margin-right:16px;color:var(--acc);text-decoration:none}"
     "main{padding:0 24px 24px;max-width:1200px}"
-    ".sec{margin-top:18px}h2{font-size:17px;border-bottom:2px solid var(--acc);padding-bottom:2px}"
+    ".sec{margin-top:18px;scroll-margin-top:44px}h2{font-size:17px;border-bottom:2px solid var(--acc);padding-bottom:2px}"
     "h3{font-size:15px;margin:14px 0 6px}"
     "table{border-collapse:collapse;margin:6px 0}td,th{padding:3px 10px;border-bottom:1px solid var(--line);"
     "text-align:left;vertical-align:top}"
