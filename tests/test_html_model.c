@@ -84,7 +84,9 @@ static void panel_has_metric_rms_and_distribution_charts(void **state) {
   /* gradient RMS over steps, then the distribution of fc1/grad */
   const char *rms = strstr(sec, "<h3>RMS of each gradient over steps (log scale)</h3>");
   assert_true(rms && rms < end);
-  const char *dist = strstr(sec, "<h4>fc1/grad — distribution over steps</h4>");
+  const char *grid = strstr(sec, "<div class=\"multiples\">"); /* small multiples, not full-width charts */
+  assert_true(grid && grid < end);
+  const char *dist = strstr(grid, "<h4>fc1/grad</h4>");
   assert_true(dist && dist < end);
   assert_non_null(strstr(dist, "min .. max"));
   assert_non_null(strstr(dist, "<polygon"));
@@ -94,7 +96,13 @@ static void panel_has_metric_rms_and_distribution_charts(void **state) {
   for (const char *p = strstr(sec, ">step</text>"); p && p < end; p = strstr(p + 1, ">step</text>")) axes++;
   assert_int_equal(charts, 3);
   assert_int_equal(axes, 3);
-  assert_true(count(sec, "text-anchor=\"middle\">39</text>") >= 3);
+  /* ticks at round steps inside 0 .. 39: 0 and 30 on the full-width
+   * charts, 0 and 20 on the small one, never a made-up step past 39 */
+  assert_true(count(sec, "text-anchor=\"start\">0</text>") >= 3); /* clear of the axis name */
+  assert_true(count(sec, "text-anchor=\"middle\">30</text>") >= 2);
+  assert_int_equal(count(sec, "class=\"tick xt\" x=\"961"), 0); /* nothing drawn past the right edge */
+  assert_int_equal(count(sec, "middle\">40</text>"), 0);
+  assert_int_equal(count(sec, "middle\">39</text>"), 0);
   free(h);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyze/report/html.h"
+#include "analyze/report/html_axis.h"
 
 #define CH_W 960      /* chart width (user units; the SVG scales to the page) */
 #define CH_H 220
@@ -118,16 +119,6 @@ const char *prof__html_num(char *buf, size_t n, double v) {
   return buf;
 }
 
-/* A round axis maximum >= v: 1, 2 or 5 times a power of ten. */
-static double nice_max(double v) {
-  if (!(v > 0) || !isfinite(v)) return 1;
-  static const double steps[] = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
-  double p = pow(10, floor(log10(v)));
-  double m = v / p;
-  size_t i = 0;
-  while (i < sizeof steps / sizeof steps[0] - 1 && m > steps[i] * (1 + 1e-9)) i++;
-  return steps[i] * p;
-}
 
 static const char *color_of(const prof__chart *c, size_t s) {
   return c->colors && c->colors[s] ? c->colors[s] : palette[s % NPAL];
@@ -139,14 +130,19 @@ static void svg_open(FILE *out, const char *title, int h) {
   fputs("\" xmlns=\"http://www.w3.org/2000/svg\">\n", out);
 }
 
-static void y_axis(FILE *out, double ymax, const char *unit) {
+/* The y axis from 0 to a nice value >= ymax (html_axis.h); returns that
+ * top value, which the chart scales to. */
+static double y_axis(FILE *out, double ymax, const char *unit) {
   char b[32];
-  for (int i = 0; i <= 4; i++) {
-    double v = ymax * i / 4, y = CH_T + (CH_H - CH_T - CH_B) * (1 - i / 4.0);
+  prof__axis a;
+  prof__axis_linear(&a, 0, ymax > 0 && isfinite(ymax) ? ymax : 1, 5);
+  for (size_t i = 0; i < a.n; i++) {
+    double y = CH_T + (CH_H - CH_T - CH_B) * (1 - a.v[i] / a.hi);
     fprintf(out, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", CH_L, CH_W, y, y);
     fprintf(out, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s%s%s</text>\n", CH_L - 4, y + 4,
-            prof__html_num(b, sizeof b, v), unit && *unit ? " " : "", unit ? unit : "");
+            prof__axis_label(&a, a.v[i], b, sizeof b), unit && *unit ? " " : "", unit ? unit : "");
   }
+  return a.hi;
 }
 
 static void legend(FILE *out, const prof__chart *c) {
@@ -199,13 +195,23 @@ static void bar_title(FILE *out, const prof__chart *c, size_t g, size_t k, const
 /* The x axis of a bar chart: up to 6 ticks labelled with the bars' ids
  * (step numbers) or indexes, and the axis name ("step" when the ids are
  * step numbers). */
+static unsigned long long bar_id(const prof__chart *c, size_t i) {
+  return c->ids ? (unsigned long long)c->ids[i] : (unsigned long long)i;
+}
+
 static void x_axis_ids(FILE *out, const prof__chart *c, size_t ng, size_t k, double slot) {
-  size_t nt = ng < 6 ? ng : 6;
-  for (size_t t = 0; t < nt; t++) {
-    size_t g = nt > 1 ? t * (ng - 1) / (nt - 1) : 0, i = g * k;
-    unsigned long long id = c->ids ? (unsigned long long)c->ids[i] : (unsigned long long)i;
-    fprintf(out, "<text class=\"tick xt\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%llu</text>",
-            CH_L + slot * ((double)g + 0.4), CH_H - CH_B + 15, id);
+  prof__axis a; /* round ids (0, 50, 100, ...) inside the ids shown */
+  double first = (double)bar_id(c, 0), last = (double)bar_id(c, c->n - 1);
+  prof__axis_within(&a, first, last, 6);
+  double step = a.step >= 1 ? a.step : 1, next = ceil(first / step) * step;
+  for (size_t g = 0, shown = 0; g < ng && shown < PROF_AXIS_MAX_TICKS; g++) {
+    size_t i0 = g * k, i1 = i0 + k < c->n ? i0 + k : c->n;
+    if ((double)bar_id(c, i1 - 1) < next) continue; /* the group holding the next round id */
+    double x = CH_L + slot * ((double)g + 0.4);
+    fprintf(out, "<text class=\"tick xt\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%.0f</text>", x, CH_H - CH_B + 15,
+            x > CH_W - 24 ? "end" : x < CH_L + 12 ? "start" : "middle", next);
+    shown++;
+    while (next <= (double)bar_id(c, i1 - 1)) next += step;
   }
   int steps = c->id_fmt && strstr(c->id_fmt, "step") != NULL;
   fprintf(out, "<text class=\"tick xl\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", CH_L - 4, CH_H - CH_B + 15,
@@ -222,9 +228,8 @@ void prof__svg_bars(FILE *out, const prof__chart *c) {
     for (size_t s = 0; s < c->nseries; s++) tot += group_mean(c, g, k, s, &m);
     if (tot > ymax) ymax = tot;
   }
-  ymax = nice_max(ymax);
   svg_open(out, c->title, CH_H);
-  y_axis(out, ymax, c->unit);
+  ymax = y_axis(out, ymax, c->unit);
   double slot = (double)(CH_W - CH_L) / (double)ng, bw = slot > 3 ? slot * 0.8 : slot, ph = CH_H - CH_T - CH_B;
   for (size_t g = 0; g < ng; g++) {
     int marked = 0;
@@ -262,10 +267,9 @@ void prof__svg_line(FILE *out, const prof__chart *c) {
   double ymax = 0, x0 = c->x[0], x1 = c->x[c->n - 1];
   for (size_t i = 0; i < c->n; i++)
     if (isfinite(c->v[i]) && c->v[i] > ymax) ymax = c->v[i];
-  ymax = nice_max(ymax);
   double span = x1 > x0 ? x1 - x0 : 1, pw = CH_W - CH_L, ph = CH_H - CH_T - CH_B;
   svg_open(out, c->title, CH_H);
-  y_axis(out, ymax, c->unit);
+  ymax = y_axis(out, ymax, c->unit);
   fprintf(out, "<polyline class=\"line\" fill=\"none\" stroke=\"%s\" points=\"", color_of(c, 0));
   for (size_t i0 = 0; i0 < c->n; i0 += k) {
     size_t i = group_max(c, i0, i0 + k < c->n ? i0 + k : c->n);

@@ -31,6 +31,8 @@ const char prof__html_css[] =
     ".sev-low{border-color:#edc948}.sev-low .sev{background:#b59b1f}"
     ".warn{background:#fff3cd;border:1px solid #e0c060;padding:6px 10px}.note{color:var(--mute);font-size:12px}"
     "figure.chart{margin:8px 0}figure svg{width:100%;height:auto;display:block}"
+    ".multiples{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:4px 16px}"
+    ".multiple h4{margin:6px 0 0;font-size:13px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}"
     "figcaption{font-size:12px;color:var(--mute)}.key{margin-right:14px;white-space:nowrap}"
     ".key i,.sw{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}"
     "svg text{font:11px system-ui,sans-serif;fill:#444}svg .tick{fill:#777}.grid{stroke:#eee}"

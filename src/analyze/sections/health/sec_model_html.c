@@ -4,15 +4,19 @@
  * chart of RMS over steps (log scale, all tensors of a kind together) and
  * one distribution chart each (min..max band, mean ± std band, mean line).
  * Series longer than MAX_PTS points are thinned to every k-th point, the
- * last point always kept. */
+ * last point always kept. Axes tick at nice values (html_axis.h); the
+ * distribution charts are small multiples in a grid. */
 #include <math.h>
 #include <string.h>
 
 #include "analyze/report/html.h"
+#include "analyze/report/html_axis.h"
 #include "analyze/sections/health/sec_model_html.h"
 
-#define W 960
+#define W 960 /* a full-width chart */
 #define H 200
+#define SW 420 /* a small multiple */
+#define SH 170
 #define L 64
 #define B 24
 #define T 10
@@ -23,39 +27,49 @@ static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"
                                       "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
 typedef struct axes {
-  double x0, x1, y0, y1;
+  double x0, x1, y0, y1; /* data ranges (log axes: exponents) */
   int logy;
+  int w, h;              /* chart size: W x H, or SW x SH for a small multiple */
+  prof__axis ya, xa;     /* ticks, set by svg_begin */
 } axes;
 
 static double px(const axes *a, double step) {
-  return L + (a->x1 > a->x0 ? (step - a->x0) / (a->x1 - a->x0) : 0.5) * (W - L - 8);
+  return L + (a->x1 > a->x0 ? (step - a->x0) / (a->x1 - a->x0) : 0.5) * (a->w - L - 8);
 }
 
 static double py(const axes *a, double v) {
-  if (a->logy) v = v > 0 ? log10(v) : a->y0;
-  double f = a->y1 > a->y0 ? (v - a->y0) / (a->y1 - a->y0) : 0.5;
+  if (a->logy) v = v > 0 ? log10(v) : a->ya.lo;
+  double f = a->ya.hi > a->ya.lo ? (v - a->ya.lo) / (a->ya.hi - a->ya.lo) : 0.5;
   if (f < 0) f = 0;
   if (f > 1) f = 1;
-  return T + (1 - f) * (H - T - B);
+  return T + (1 - f) * (a->h - T - B);
 }
 
-static void svg_begin(FILE *out, const char *title, const axes *a) {
+/* Opens the chart and draws its axes: y ticks at nice values over a range
+ * that holds the data, x ticks at round step numbers inside the steps shown
+ * (the last label kept inside the chart). */
+static void svg_begin(FILE *out, const char *title, axes *a) {
   char b[32];
-  fprintf(out, "<figure><svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", W, H);
+  int want = a->h < H ? 4 : 5;
+  if (a->logy) prof__axis_log(&a->ya, a->y0, a->y1, want);
+  else prof__axis_linear(&a->ya, a->y0, a->y1, want);
+  prof__axis_within(&a->xa, a->x0, a->x1, a->w < W ? 4 : 7);
+  fprintf(out, "<figure><svg class=\"chart\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", a->w, a->h);
   prof__html_esc(out, title);
   fputs("\">", out);
-  for (int i = 0; i <= 4; i++) {
-    double v = a->y0 + (a->y1 - a->y0) * i / 4, y = T + (H - T - B) * (1 - i / 4.0);
-    fprintf(out, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", L, W, y, y);
+  for (size_t i = 0; i < a->ya.n; i++) {
+    double v = a->ya.v[i], y = py(a, a->logy ? pow(10, v) : v);
+    fprintf(out, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", L, a->w, y, y);
     fprintf(out, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>", L - 4, y + 4,
-            prof__html_num(b, sizeof b, a->logy ? pow(10, v) : v));
+            prof__axis_label(&a->ya, v, b, sizeof b));
   }
-  for (int i = 0; i <= 5; i++) {
-    double s = a->x0 + (a->x1 - a->x0) * i / 5;
-    fprintf(out, "<text class=\"tick xt\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.0f</text>", px(a, s), H - B + 15,
-            floor(s + 0.5));
+  for (size_t i = 0; i < a->xa.n; i++) {
+    double x = px(a, a->xa.v[i]);
+    const char *anchor = x > a->w - 24 ? "end" : x < L + 12 ? "start" : "middle";
+    fprintf(out, "<text class=\"tick xt\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s</text>", x, a->h - B + 15, anchor,
+            prof__axis_label(&a->xa, a->xa.v[i], b, sizeof b));
   }
-  fprintf(out, "<text class=\"tick xl\" x=\"%d\" y=\"%d\" text-anchor=\"end\">step</text>\n", L - 4, H - B + 15);
+  fprintf(out, "<text class=\"tick xl\" x=\"%d\" y=\"%d\" text-anchor=\"end\">step</text>\n", L - 4, a->h - B + 15);
 }
 
 static void svg_end(FILE *out, const char *const *names, const char *const *colors, size_t n, const char *note) {
@@ -118,7 +132,7 @@ static void metric_charts(FILE *out, const prof__mh_metric *m, size_t nm) {
     int seen = 0; /* the metric was charted with an earlier tag */
     for (size_t k = 0; k < i && !seen; k++) seen = strcmp(m[k].metric, m[i].metric) == 0;
     if (seen || !m[i].n) continue;
-    axes a = {INFINITY, -INFINITY, INFINITY, -INFINITY, 0};
+    axes a = {.x0 = INFINITY, .x1 = -INFINITY, .y0 = INFINITY, .y1 = -INFINITY, .logy = 0, .w = W, .h = H};
     const char *names[8], *colors[8];
     size_t ns = 0;
     for (size_t k = i; k < nm; k++)
@@ -141,7 +155,7 @@ static void metric_charts(FILE *out, const prof__mh_metric *m, size_t nm) {
 
 /* RMS of every tensor of one kind on one log-scale chart. */
 static void rms_chart(FILE *out, const prof__mh_tensor *t, size_t nt, const char *kind) {
-  axes a = {INFINITY, -INFINITY, INFINITY, -INFINITY, 1};
+  axes a = {.x0 = INFINITY, .x1 = -INFINITY, .y0 = INFINITY, .y1 = -INFINITY, .logy = 1, .w = W, .h = H};
   size_t n = 0;
   for (size_t i = 0; i < nt; i++)
     if (strcmp(t[i].kind, kind) == 0 && t[i].n) extend(&a, t[i].step, t[i].rms, t[i].n, 0), n++;
@@ -181,14 +195,15 @@ static void dist_chart(FILE *out, const prof__mh_tensor *t) {
     n++;
     if (j == t->n - 1) break;
   }
-  axes a = {INFINITY, -INFINITY, INFINITY, -INFINITY, 0};
+  axes a = {.x0 = INFINITY, .x1 = -INFINITY, .y0 = INFINITY, .y1 = -INFINITY, .logy = 0, .w = W, .h = H};
+  a.w = SW;
+  a.h = SH;
   extend(&a, x, lo, n, 0);
   extend(&a, x, hi, n, 0);
   if (!(a.y1 >= a.y0)) return;
-  if (a.y1 == a.y0) a.y0 -= 1, a.y1 += 1;
-  fputs("<h4>", out);
+  fputs("<div class=\"multiple\"><h4>", out);
   prof__html_esc(out, t->tag);
-  fputs(" — distribution over steps</h4>\n", out);
+  fputs("</h4>\n", out);
   svg_begin(out, t->tag, &a);
   band(out, &a, x, lo, hi, n, palette[0], 0.18);
   band(out, &a, x, mlo, mhi, n, palette[0], 0.38);
@@ -196,6 +211,7 @@ static void dist_chart(FILE *out, const prof__mh_tensor *t) {
   static const char *const names[] = {"min .. max", "mean ± std", "mean"};
   static const char *const colors[] = {"#d2e3f0", "#9dc1de", "#1f77b4"};
   svg_end(out, names, colors, 3, NULL);
+  fputs("</div>\n", out);
 }
 
 void prof__sec_model_html(FILE *out, const prof__mh_metric *m, size_t nm, const prof__mh_tensor *t, size_t nt) {
@@ -211,8 +227,10 @@ void prof__sec_model_html(FILE *out, const prof__mh_metric *m, size_t nm, const 
     fputs("<h3>Distributions over steps</h3>\n<p class=\"note\">Like TensorBoard's distributions: the light band "
           "spans min .. max of the tensor at each step, the darker one mean ± std.</p>\n",
           out);
+    fputs("<div class=\"multiples\">\n", out);
     for (size_t i = 0, shown = 0; i < nt && shown < MAX_CHARTS; i++)
       if (t[i].n >= 2) dist_chart(out, &t[i]), shown++;
+    fputs("</div>\n", out);
   }
   prof__html_section_end(out);
 }
