@@ -405,6 +405,38 @@ static void decaying_gradient_is_vanishing(void **state) {
   prof__an_free(an);
 }
 
+/* Seven decaying layers are one problem: one finding naming all seven (not
+ * seven near-identical cards that push the others past the list's cut). */
+static void vanishing_in_many_layers_is_one_finding(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "model-vanish-many");
+  tb_steps(&t, 100);
+  for (uint64_t s = 0; s < 100; s++)
+    for (int l = 0; l < 7; l++) {
+      char g[32];
+      snprintf(g, sizeof g, "l%02d/grad", l);
+      tb_hist(&t, g, PROF_HIST_GRADIENT, s, 1e-2 * pow(10, -4.0 * (double)s / 99.0), 0, 0);
+    }
+  prof__an *an = tb_analyze(&t);
+  size_t n = 0;
+  for (size_t i = 0; i < an->nfindings; i++) n += strcmp(an->findings[i].id, "vanishing_gradient") == 0;
+  assert_int_equal(n, 1);
+  const prof__finding *f = find(an, "vanishing_gradient");
+  assert_non_null(strstr(f->title, "7 tensors"));
+  const char *list = NULL;
+  for (int i = 0; i < f->nkeys; i++)
+    if (strcmp(f->keys[i].key, "tensors") == 0) list = f->keys[i].str;
+  assert_non_null(list);
+  for (int l = 0; l < 7; l++) {
+    char g[32];
+    snprintf(g, sizeof g, "l%02d/grad", l);
+    assert_non_null(strstr(list, g));
+    assert_non_null(strstr(f->title, g));
+  }
+  prof__an_free(an);
+}
+
 static void early_layer_far_smaller_is_vanishing(void **state) {
   (void)state;
   tb t;
@@ -761,6 +793,7 @@ int main(void) {
       cmocka_unit_test(nan_loss_is_found_with_step_and_tag),
       cmocka_unit_test(nan_in_gradient_tensor_is_found),
       cmocka_unit_test(decaying_gradient_is_vanishing),
+      cmocka_unit_test(vanishing_in_many_layers_is_one_finding),
       cmocka_unit_test(early_layer_far_smaller_is_vanishing),
       cmocka_unit_test(growing_gradient_is_exploding),
       cmocka_unit_test(all_zero_activation_is_dead),

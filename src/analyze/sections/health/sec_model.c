@@ -140,6 +140,13 @@ static int is_loss(const char *metric) {
 
 /* ---- findings -------------------------------------------------------------- */
 
+/* Findings about one tensor that are grouped per problem: one finding per
+ * id names every tensor it concerns, instead of a card per layer. */
+static int per_tensor(const char *id) {
+  return !strcmp(id, "vanishing_gradient") || !strcmp(id, "exploding_gradient") || !strcmp(id, "dead_units") ||
+         !strcmp(id, "nan_inf");
+}
+
 static void note(prof__an *an, model_st *st, const char *id, const char *sev, const char *tag, uint64_t step,
                  double value, const char *title, const char *measured, const char *rec) {
   health *f = prof__arr_room(st->f, &st->fcap, st->nf + 1, sizeof *f);
@@ -151,10 +158,65 @@ static void note(prof__an *an, model_st *st, const char *id, const char *sev, co
     snprintf(h->tag, sizeof h->tag, "%s", tag);
     h->step = step;
     h->value = value;
+    snprintf(h->sev, sizeof h->sev, "%s", sev);
+    snprintf(h->title, sizeof h->title, "%s", title);
+    snprintf(h->measured, sizeof h->measured, "%s", measured);
+    h->rec = rec;
+    if (per_tensor(id)) return; /* written by emit_grouped() */
+  } else if (per_tensor(id)) {
+    return; /* out of memory: the finding is lost with its row */
   }
   prof__an_finding(an, id, sev, value, title, measured, rec);
   prof__an_finding_kstr(an, "tensor", tag);
   prof__an_finding_knum(an, "first_step", (double)step);
+}
+
+/* One finding for the rows i0 .. (same id): alone as written; several as
+ * "<problem> in N tensors: 'a', 'b', ...", the worst severity, the earliest
+ * step, the first tensor's measurement and every tensor in "tensors". */
+static void emit_group(prof__an *an, const model_st *st, size_t i0) {
+  const health *h0 = &st->f[i0];
+  size_t n = 0, worst = i0;
+  uint64_t first = UINT64_MAX;
+  char names[1024] = "", list[1024] = "";
+  size_t used = 0, lused = 0;
+  for (size_t i = i0; i < st->nf; i++) {
+    const health *h = &st->f[i];
+    if (strcmp(h->id, h0->id) != 0) continue;
+    if (!strcmp(h->sev, "high") && strcmp(st->f[worst].sev, "high")) worst = i;
+    if (h->step < first) first = h->step;
+    if (used < sizeof names)
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", n ? ", " : "", h->tag);
+    if (lused < sizeof list) lused += (size_t)snprintf(list + lused, sizeof list - lused, "%s%s", n ? "," : "", h->tag);
+    n++;
+  }
+  if (n == 1) {
+    prof__an_finding(an, h0->id, h0->sev, h0->value, h0->title, h0->measured, h0->rec);
+    prof__an_finding_kstr(an, "tensor", h0->tag);
+    prof__an_finding_knum(an, "first_step", (double)h0->step);
+    return;
+  }
+  const health *w = &st->f[worst];
+  char title[1024], measured[1024], problem[128];
+  const char *in = strstr(w->title, " in '"); /* "Vanishing gradient in 'x'" -> "Vanishing gradient" */
+  const char *colon = strchr(w->title, ':');
+  size_t plen = in ? (size_t)(in - w->title) : colon ? (size_t)(colon - w->title) : strlen(w->title);
+  snprintf(problem, sizeof problem, "%.*s", (int)plen, w->title);
+  snprintf(title, sizeof title, "%s in %zu tensors: %s", problem, n, names);
+  snprintf(measured, sizeof measured, "%s (first of the %zu; the section lists each)", w->measured, n);
+  prof__an_finding(an, w->id, w->sev, w->value, title, measured, w->rec);
+  prof__an_finding_kstr(an, "tensor", w->tag);
+  prof__an_finding_kstr(an, "tensors", list); /* comma-separated */
+  prof__an_finding_knum(an, "first_step", (double)first);
+}
+
+static void emit_grouped(prof__an *an, const model_st *st) {
+  for (size_t i = 0; i < st->nf; i++) {
+    if (!per_tensor(st->f[i].id)) continue;
+    int seen = 0;
+    for (size_t k = 0; k < i && !seen; k++) seen = strcmp(st->f[k].id, st->f[i].id) == 0;
+    if (!seen) emit_group(an, st, i);
+  }
 }
 
 static uint64_t step_of(uint64_t step1) { return step1 ? step1 - 1 : 0; }
@@ -555,6 +617,7 @@ static void model_finish(prof__an *an, void *vst) {
   if (skip) rule_underfitting(an, st, skip);
   rule_plateau(an, st, skip);
   free(skip);
+  emit_grouped(an, st);
 }
 
 /* The HTML panel (sec_model_html.c) from plain arrays: steps are the

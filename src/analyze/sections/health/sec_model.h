@@ -44,6 +44,12 @@ typedef struct health {
   char tag[128];
   uint64_t step;
   double value;
+  /* the finding as written for this tensor alone; findings of one id on
+   * several tensors become one finding naming them all (sec_model.c) */
+  char sev[8];
+  char title[256];
+  char measured[512];
+  const char *rec;
 } health;
 
 typedef struct model_st {
