@@ -42,6 +42,10 @@ static void advice_follows_the_function_and_module(void **state) {
   kind_is("__vdso_clock_gettime", "[vdso]", "clock_reads");
   kind_is("dot_avx", "train", "generic");
   kind_is("accessor", NULL, "generic");
+  /* a matrix product written in the program is not told to "move the loop
+   * to a GEMM kernel": it is one */
+  kind_is("gemm_nt", "darknet", "matrix_kernel");
+  kind_is("matmul_forward", "train_gpt2", "matrix_kernel");
 }
 
 static void advice_text_names_what_to_do(void **state) {
@@ -57,6 +61,9 @@ static void advice_text_names_what_to_do(void **state) {
   assert_non_null(strstr(b, "Vectorise"));
   prof__advice_text("malloc", "libc.so.6", NULL, 0, b, sizeof b);
   assert_non_null(strstr(b, "pool"));
+  prof__advice_text("gemm_nt", "darknet", NULL, 0, b, sizeof b);
+  assert_non_null(strstr(b, "cblas_sgemm"));
+  assert_null(strstr(b, "BLAS-style kernel"));
   prof__advice_text("dot_avx", "train", "train.c", 42, b, sizeof b);
   assert_non_null(strstr(b, "train.c:42"));
 }

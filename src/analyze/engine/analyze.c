@@ -304,9 +304,12 @@ int prof__an_events_split(const prof__an *an, uint64_t *recorded, uint64_t *prof
 size_t prof__an_finding_details(const prof__finding *f, char *buf, size_t n) {
   size_t k = 0;
   if (n) buf[0] = 0;
-  for (int i = 0; i < f->nkeys && k < n; i++) {
-    int w = f->keys[i].is_num ? snprintf(buf + k, n - k, "%s%s=%.6g", i ? ", " : "", f->keys[i].key, f->keys[i].num)
-                              : snprintf(buf + k, n - k, "%s%s=%s", i ? ", " : "", f->keys[i].key, f->keys[i].str);
+  for (int i = 0, shown = 0; i < f->nkeys && k < n; i++) {
+    /* the generic advice kind says nothing a reader can use */
+    if (!f->keys[i].is_num && !strcmp(f->keys[i].key, "advice") && !strcmp(f->keys[i].str, "generic")) continue;
+    int w = f->keys[i].is_num ? snprintf(buf + k, n - k, "%s%s=%.6g", shown ? ", " : "", f->keys[i].key, f->keys[i].num)
+                              : snprintf(buf + k, n - k, "%s%s=%s", shown ? ", " : "", f->keys[i].key, f->keys[i].str);
+    shown++;
     if (w < 0) break;
     k += (size_t)w;
   }

@@ -43,6 +43,20 @@ static int reference_blas_module(const char *module) {
   return 1;
 }
 
+/* A matrix product written in the program itself (darknet's gemm_nt,
+ * llm.c's matmul_forward, a BLAS routine outside the reference library):
+ * the advice "move the loop to a GEMM kernel" would be absurd for it. */
+static int matrix_kernel(const char *f, const char *module) {
+  static const char *const lib[] = {"blas", "blis", "mkl", "dnnl", "mkldnn", "torch", "atlas", "eigen", NULL};
+  for (int i = 0; module && lib[i]; i++)
+    if (strstr(module, lib[i])) return 0; /* an optimised library's own kernel */
+  if (blas_routine(f) || starts(f, "cblas_")) return 0;
+  static const char *const k[] = {"gemm", "matmul", "GEMM", "MatMul", NULL};
+  for (int i = 0; k[i]; i++)
+    if (strstr(f, k[i])) return 1;
+  return 0;
+}
+
 int prof__advice_kind(const char *func, const char *module) {
   const char *f = func ? func : "", *m = base_of(module);
   if (blas_routine(f) && reference_blas_module(module)) return PROF_ADV_REFERENCE_BLAS;
@@ -59,6 +73,7 @@ int prof__advice_kind(const char *func, const char *module) {
   if (strcmp(m, "[vdso]") == 0 || starts(m, "linux-vdso") || starts(f, "__vdso_") ||
       strcmp(f, "clock_gettime") == 0 || strcmp(f, "gettimeofday") == 0)
     return PROF_ADV_CLOCK;
+  if (matrix_kernel(f, module)) return PROF_ADV_MATMUL;
   return PROF_ADV_GENERIC;
 }
 
@@ -126,6 +141,15 @@ const char *prof__advice_text(const char *func, const char *module, const char *
     snprintf(buf, n,
              "%s is reading the clock (%s): the timing calls themselves are hot. Read the time once per batch or "
              "step rather than per element or per call.",
+             f, base_of(module));
+    break;
+  case PROF_ADV_MATMUL:
+    snprintf(buf, n,
+             "%s is a matrix product (%s) computed by the program's own loops. An optimised library does the "
+             "same work several times faster: call cblas_sgemm from OpenBLAS, BLIS or MKL (or oneDNN), or "
+             "let the framework's matmul do it; if it must stay hand-written, block it for the cache (tiles of "
+             "the output that fit L1/L2), make the inner loop contiguous and vectorised (-O3 -march=native), "
+             "and spread the outer loop over threads.",
              f, base_of(module));
     break;
   default:

@@ -12,7 +12,8 @@
   X(PROF_ADV_PYTHON, "python_interpreter")                     \
   X(PROF_ADV_MEMORY, "allocation_copies")                      \
   X(PROF_ADV_CLOCK, "clock_reads")                             \
-  X(PROF_ADV_GENERIC, "generic")
+  X(PROF_ADV_GENERIC, "generic")                               \
+  X(PROF_ADV_MATMUL, "matrix_kernel")
 
 enum {
 #define PROF__ADV_ENUM(e, s) e,

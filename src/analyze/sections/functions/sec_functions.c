@@ -4,6 +4,7 @@
  * wall time per step (compute-bound vs waiting), and the `hot_function`
  * finding. Samples carry a weight (sampling periods, see
  * docs/cpu-sampling.md); every share here is a share of weight. */
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,15 @@
 #define HOT_SHARE 0.25      /* hot_function: one function's self share ... */
 #define HOT_SHARE_HIGH 0.5  /* ... high severity from here */
 #define HOT_MIN_SAMPLES 20
+/* Severity follows the evidence: below HOT_FEW_SAMPLES samples a hot function
+ * is "low" (the share's 95 % interval is wide), and "high" needs
+ * HOT_HIGH_SAMPLES samples. */
+#define HOT_FEW_SAMPLES 100
+#define HOT_HIGH_SAMPLES 400
+/* A family of functions (one name prefix up to '_', e.g. gemm_nn, gemm_nt)
+ * holding HOT_SHARE together, with no single member above it, is one hot
+ * spot. */
+#define HOT_FAMILY_MIN 2
 
 /* ---- state ----------------------------------------------------------------- */
 
@@ -222,13 +232,71 @@ static void step_times(prof__an *an, prof__fn_st *s) {
   }
 }
 
+static const char *hot_severity(double share, uint64_t samples) {
+  if (samples < HOT_FEW_SAMPLES) return "low";
+  return share >= HOT_SHARE_HIGH && samples >= HOT_HIGH_SAMPLES ? "high" : "medium";
+}
+
+/* Length of a function name's family prefix ("gemm_" of "gemm_nt"), 0 when
+ * the name has none. */
+static size_t family_len(const char *name) {
+  size_t n = 0, k = 0;
+  while (isalnum((unsigned char)name[n])) n++; /* a plain C prefix: no "ns::", no "void " */
+  if (n < 3 || name[n] != '_') return 0;
+  while (isalnum((unsigned char)name[n + 1 + k])) k++;
+  /* variants of one kernel (gemm_nn, gemm_nt, conv_f32), not different
+   * functions that share a word (dense_forward, dense_backward) */
+  return k >= 1 && k <= 4 && !name[n + 1 + k] ? n + 1 : 0;
+}
+
+/* Functions of one family that hold more together than the hottest single
+ * function: one finding for the family (returns 1), else 0. */
+static int add_family_finding(prof__an *an, prof__fn_st *s, double single) {
+  size_t best = SIZE_MAX, best_len = 0;
+  uint64_t best_self = 0;
+  for (size_t i = 0; i < s->nf; i++) {
+    size_t len = family_len(s->f[i].name);
+    if (!len) continue;
+    uint64_t self = 0;
+    size_t members = 0;
+    for (size_t k = 0; k < s->nf; k++)
+      if (family_len(s->f[k].name) == len && strncmp(s->f[k].name, s->f[i].name, len) == 0) self += s->f[k].self, members++;
+    if (members >= HOT_FAMILY_MIN && self > best_self) best = i, best_len = len, best_self = self;
+  }
+  double share = best == SIZE_MAX ? 0 : (double)best_self / (double)s->total_w;
+  if (share < HOT_SHARE || share <= single) return 0;
+  char names[400] = "";
+  size_t used = 0, members = 0;
+  const prof__fn_func *top = NULL;
+  for (size_t k = 0; k < s->nf; k++) {
+    const prof__fn_func *f = &s->f[k];
+    if (family_len(f->name) != best_len || strncmp(f->name, s->f[best].name, best_len) != 0) continue;
+    if (!top || f->self > top->self) top = f;
+    if (used < sizeof names)
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s%s %.0f%%", members ? ", " : "", f->name,
+                               (double)f->self / (double)s->total_w * 100);
+    members++;
+  }
+  char title[512], measured[1024], rec[1024];
+  snprintf(title, sizeof title, "%.*s* (%zu functions) hold %.0f%% of the %s samples together", (int)best_len,
+           s->f[best].name, members, share * 100, s->mode ? "wall-clock" : "CPU");
+  snprintf(measured, sizeof measured, "self time: %s (of %llu sampled periods)", names, (unsigned long long)s->total_w);
+  uint64_t n = s->samples[s->mode];
+  prof__an_finding(an, "hot_function", hot_severity(share, n), share, title, measured,
+                   prof__advice_text(top->name, top->module, top->file, top->line, rec, sizeof rec));
+  prof__an_finding_kstr(an, "advice", prof__advice_name(prof__advice_kind(top->name, top->module)));
+  prof__an_finding_knum(an, "samples", (double)n);
+  prof__an_finding_knum(an, "functions", (double)members);
+  return 1;
+}
+
 static void add_finding(prof__an *an, prof__fn_st *s) {
   if (!s->nf || s->samples[s->mode] < HOT_MIN_SAMPLES || !s->total_w) return;
   size_t best = 0;
   for (size_t i = 1; i < s->nf; i++)
     if (s->f[i].self > s->f[best].self) best = i;
   double share = (double)s->f[best].self / (double)s->total_w;
-  if (share < HOT_SHARE) return;
+  if (add_family_finding(an, s, share) || share < HOT_SHARE) return;
   char title[512], measured[512];
   snprintf(title, sizeof title, "%s holds %.0f%% of the %s samples", s->f[best].name, share * 100,
            s->mode ? "wall-clock" : "CPU");
@@ -239,9 +307,11 @@ static void add_finding(prof__an *an, prof__fn_st *s) {
            s->f[best].file ? s->f[best].file : "", s->f[best].file ? "" : "");
   const prof__fn_func *h = &s->f[best];
   char rec[1024];
-  prof__an_finding(an, "hot_function", share >= HOT_SHARE_HIGH ? "high" : "medium", share, title, measured,
+  uint64_t n = s->samples[s->mode];
+  prof__an_finding(an, "hot_function", hot_severity(share, n), share, title, measured,
                    prof__advice_text(h->name, h->module, h->file, h->line, rec, sizeof rec));
   prof__an_finding_kstr(an, "advice", prof__advice_name(prof__advice_kind(h->name, h->module)));
+  prof__an_finding_knum(an, "samples", (double)n);
 }
 
 static void fn_finish(prof__an *an, void *st) {
