@@ -164,11 +164,40 @@ static void generic_advice_is_not_a_detail(void **state) {
   prof__an_free(an);
 }
 
+/* CPU outside every step (evaluation, start-up) is named and measured, and
+ * samples outside every range are "Outside every range", not "(none)". */
+static void cpu_outside_steps_is_named_with_its_share(void **state) {
+  (void)state;
+  char err[256];
+  prof__kv hdr[] = {{"program", "he-train"}, {"pid", "7"}, {"cpu.sample_hz", "1000"}};
+  const char *path = th_tmp_path("he-outside", ".mlpt");
+  prof__tw *w = prof__tw_open(path, hdr, 3, err);
+  if (!w) fail_msg("%s", err);
+  modules_chunk(w);
+  stacks_chunk(w);
+  put(w, 1, T0, PROF_EV_STEP_BEGIN, 0, 0, 0, 0);
+  for (int i = 0; i < 100; i++) put(w, 1, T0 + (uint64_t)(i + 1) * US, PROF_EV_SAMPLE, 1, 0, 0, 1);
+  put(w, 1, T0 + 200 * US, PROF_EV_STEP_END, 0, 0, 0, 0);
+  for (int i = 0; i < 300; i++) put(w, 1, T0 + (uint64_t)(300 + i) * US, PROF_EV_SAMPLE, 4, 0, 0, 1);
+  prof__an *an = analyze(close_trace(w, path));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_int_equal(prof__report_write(an, "text", out), 0);
+  fclose(out);
+  assert_non_null(strstr(text, "Outside steps: 75.0% of the CPU samples"));
+  assert_non_null(strstr(text, "Outside every range (100%)"));
+  assert_null(strstr(text, "(none)"));
+  free(text);
+  prof__an_free(an);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(severity_follows_the_sample_count),
       cmocka_unit_test(a_hot_family_is_summed),
       cmocka_unit_test(generic_advice_is_not_a_detail),
+      cmocka_unit_test(cpu_outside_steps_is_named_with_its_share),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

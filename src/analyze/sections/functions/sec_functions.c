@@ -226,7 +226,10 @@ static void step_times(prof__an *an, prof__fn_st *s) {
   if (!s->steps) return;
   for (size_t i = 0; i < s->nts; i++) {
     long k = prof__an_step_at(an, s->ts[i].ts);
-    if (k < 0) continue;
+    if (k < 0) {
+      s->outside_w += s->ts[i].weight;
+      continue;
+    }
     s->steps[k].all_w += s->ts[i].weight;
     if (s->ts[i].tid == an->steps[k].tid) s->steps[k].cpu_w += s->ts[i].weight;
   }
@@ -539,6 +542,7 @@ static void fn_json(prof__an *an, void *st, prof__json *j) {
   json_tree(j, s);
   json_ranges(an, j, s);
   json_steps(an, j, s);
+  if (s->steps && s->mode == 0) prof__json_knum(j, "outside_steps_pct", 100.0 * (double)s->outside_w / (double)s->total_w);
   json_python(j, s);
   prof__json_obj_end(j);
 }
@@ -557,6 +561,9 @@ static void text_steps(prof__an *an, const prof__fn_st *s, FILE *out) {
   fprintf(out,
           "  Steps: CPU time of the step thread is %.0f%% of wall time (%zu compute-bound, %zu mixed, %zu off-CPU)\n",
           wall > 0 ? 100 * cpu / wall : 0, kinds[2], kinds[1], kinds[0]);
+  if (s->outside_w)
+    fprintf(out, "  Outside steps: %.1f%% of the CPU samples (%.1f ms: start-up, evaluation, generation, shutdown)\n",
+            100.0 * (double)s->outside_w / (double)s->total_w, (double)s->outside_w * s->period_ns / 1e6);
   fputs("    (off-CPU: the thread was not running for most of the step: blocked on I/O, a lock or another\n"
         "    thread, or runnable but waiting for a core; 'Counters per step' splits the two)\n",
         out);
@@ -725,7 +732,7 @@ static void fn_text(prof__an *an, void *st, FILE *out) {
   for (size_t i = 0; r && i < n && i < 5; i++) {
     prof__kv64 top[3];
     size_t nt = prof__fn_range_top(s, r[i].k, top, 3);
-    fprintf(out, "  Range %s (%.0f%%):", r[i].k ? prof__an_str(an, (uint32_t)r[i].k) : "(none)",
+    fprintf(out, "  %s%s (%.0f%%):", r[i].k ? "Range " : "", r[i].k ? prof__an_str(an, (uint32_t)r[i].k) : "Outside every range",
             100.0 * (double)r[i].v / (double)s->total_w);
     for (size_t k = 0; k < nt; k++)
       fprintf(out, "%s %s %.0f%%", k ? "," : "", s->f[top[k].k].name, 100.0 * (double)top[k].v / (double)r[i].v);

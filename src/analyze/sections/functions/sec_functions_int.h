@@ -54,6 +54,7 @@ typedef struct prof__fn_st {
   const char **mods;        /* module names of pylib keys */
   size_t nmods;
   prof__fn_step *steps;     /* per step of the analyzer, cpu mode only */
+  uint64_t outside_w;       /* weight of the samples outside every step (start-up, evaluation, ...) */
   uint64_t total_w;
   uint64_t own_w;           /* samples in the profiler's own code (never a user hot spot) */
 } prof__fn_st;
