@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/producer.h"
 #include "trace/tids.h"
 #include "gpu.h"
@@ -327,8 +328,17 @@ PROF_API int (*InitializeInjectionNvtx2_fnptr)(NvtxGetExportTableFunc_t) = Initi
 uint64_t prof__nvtx_async_dropped(void) { return __atomic_load_n(&async_dropped, __ATOMIC_RELAXED); }
 
 /* Programs linked with the shared libmlprof: NVTX_INJECTION64_PATH names
- * it, unless the user (or nsys) set one. Done at prof_init on the caller's
- * thread, before the program's first NVTX call in the usual order. */
+ * it, unless the user (or nsys) set one. NVTX looks for its tool once, at
+ * the program's first NVTX call, which may come before prof_init: so the
+ * library names itself when it is loaded (a constructor, before main for a
+ * linked program; MLPROF_DISABLE=1 leaves the environment alone), and again
+ * at prof_init for a library loaded after that. */
 void prof__nvtx_session_start(void) { prof__gpu_point_env("NVTX_INJECTION64_PATH"); }
+
+__attribute__((constructor)) static void nvtx_point_at_load(void) {
+  const char *off = getenv("MLPROF_DISABLE");
+  if (off && prof__flag_parse(off) == 1) return;
+  prof__gpu_point_env("NVTX_INJECTION64_PATH");
+}
 
 #endif /* PROF_HAVE_NVTX */

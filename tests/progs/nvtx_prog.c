@@ -1,7 +1,8 @@
 /* nvtx_prog.c — a program annotated only with NVTX (header-only, -ldl):
  * run bare, under `mlprof run`, or (built with NVTX_PROG_LINKED) linked
- * with the shared libmlprof, which it starts itself and which then needs
- * no environment variable. argv[1]: the trace path (linked build only).
+ * with the shared libmlprof, which it starts itself after a first NVTX call
+ * and which then needs no environment variable. argv[1]: the trace path
+ * (linked build only).
  */
 #include <stdio.h>
 
@@ -12,6 +13,9 @@
 
 int main(int argc, char **argv) {
 #ifdef NVTX_PROG_LINKED
+  /* NVTX first, profiler later: this first call initialises NVTX, which
+   * looks for its tool now (the library names itself at load time). */
+  nvtxMarkA("before prof_init");
   prof_config cfg = prof_config_default();
   cfg.output = argc > 1 ? argv[1] : "nvtx_linked.mlpt";
   cfg.report = 0;
