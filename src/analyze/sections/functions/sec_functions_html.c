@@ -133,13 +133,7 @@ static double step_wall_ms(const prof__an *an, size_t i) {
   return (double)(an->steps[i].end_ns - an->steps[i].begin_ns) / 1e6;
 }
 
-/* CPU time of the step's thread from its samples, at most the step's wall
- * time (one thread cannot run longer; a sample's period can be longer than
- * a short step). */
-static double step_cpu_ms(const prof__fn_st *s, size_t i, double wall_ms) {
-  double c = (double)s->steps[i].cpu_w * s->period_ns / 1e6;
-  return c < wall_ms ? c : wall_ms;
-}
+static double step_cpu_ms(const prof__fn_st *s, size_t i, double wall_ms) { return prof__fn_step_cpu_ms(s, i, wall_ms); }
 
 static void step_kinds(prof__an *an, const prof__fn_st *s, FILE *out) {
   static const char *const kinds[] = {"compute", "mixed", "waiting"};

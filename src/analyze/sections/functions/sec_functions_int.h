@@ -28,7 +28,15 @@ typedef struct prof__fn_func {
 
 typedef struct prof__fn_step {
   uint64_t cpu_w, all_w;
+  double cpu_ns;  /* the step thread's CPU time from its clock read at the step's begin and end; NAN: not read */
 } prof__fn_step;
+
+/* The step thread's CPU clock read at a step boundary (cpuctr/cpu_ns
+ * COUNTER events the CPU module writes next to STEP_BEGIN and STEP_END). */
+typedef struct prof__fn_bound {
+  uint64_t step;
+  double begin, end; /* NAN until read */
+} prof__fn_bound;
 
 typedef struct prof__fn_st {
   prof__u64map agg[2];      /* (range << 32 | stack) -> weight, per mode */
@@ -55,6 +63,13 @@ typedef struct prof__fn_st {
   size_t nmods;
   prof__fn_step *steps;     /* per step of the analyzer, cpu mode only */
   uint64_t outside_w;       /* weight of the samples outside every step (start-up, evaluation, ...) */
+  uint32_t cpu_ns_id;       /* string id of "cpuctr/cpu_ns", 0 until seen */
+  prof__u64map last_cpu;    /* tid + 1 -> index + 1 into rd: the thread's last CPU reading */
+  struct { uint64_t ts; double v; uint64_t want_end; uint64_t end_ts; } *rd; /* per thread with readings */
+  size_t nrd, rdcap;
+  prof__fn_bound *bounds;   /* per step number seen, in order */
+  size_t nbounds, bcap;
+  prof__u64map bound_at;    /* step number + 1 -> index + 1 into bounds */
   uint64_t total_w;
   uint64_t own_w;           /* samples in the profiler's own code (never a user hot spot) */
 } prof__fn_st;
@@ -72,6 +87,9 @@ prof__kv64 *prof__fn_sorted_map(const prof__u64map *m, size_t *n);
 size_t prof__fn_range_top(const prof__fn_st *s, uint64_t range, prof__kv64 *top, size_t max);
 /* "compute", "mixed" or "waiting" for a step's CPU / wall ratio. */
 const char *prof__fn_step_kind(double ratio);
+/* CPU ms of the step thread in analyzer step i (clock readings at the step's
+ * boundaries when present, else its samples), at most wall_ms. */
+double prof__fn_step_cpu_ms(const prof__fn_st *s, size_t i, double wall_ms);
 
 /* The hottest lines of function fi by self weight: (line, weight), at most max. */
 size_t prof__fn_hot_lines(const prof__fn_st *s, size_t fi, prof__kv64 *top, size_t max);
