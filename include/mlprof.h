@@ -84,7 +84,10 @@ enum prof_category {
 typedef struct prof_config {
   size_t size;          /* sizeof(prof_config) */
   const char *output;   /* trace path, or an existing directory; NULL: MLPROF_OUTPUT,
-                           else "<program>.<pid>.mlpt" in the working directory */
+                           else "<program>.<pid>.mlpt" in the working directory. A
+                           taken name gives "<name>.1.mlpt", "<name>.2.mlpt", ...
+                           (prof_trace_path() says which); the folder must be the
+                           user's own or root's */
   uint32_t ring_kb;     /* per-thread ring size in KiB; 0: MLPROF_RING_KB, else 1024 */
   int report;           /* 1: write reports at shutdown, 0: don't, -1: MLPROF_REPORT (default 1) */
   int disable;          /* 1: profile nothing (all calls become cheap no-ops) */
@@ -308,7 +311,8 @@ typedef struct prof_stats {
 /* Fill `st` (whose size field must be set). Returns 0 or PROF_EINVAL. */
 PROF_API int prof_stats_get(prof_stats *st);
 
-/* Path of the trace being written, or NULL when not running. */
+/* Path of the trace being written (the name actually taken: never an
+ * existing trace's), or NULL when not running. */
 PROF_API const char *prof_trace_path(void);
 
 #ifdef __cplusplus

@@ -178,7 +178,9 @@ static void lossy_trace_withholds_leaks_and_growth(void **state) {
   assert_true(has_finding(r, "memory_growth"));
   assert_true(has_finding(r, "memory_leak"));
   prof__jv_free(r);
-  /* ... and withholds both when a small ring dropped events on purpose */
+  /* ... and withholds both when a small ring dropped events on purpose
+   * (a trace of its own: an existing trace is never written over) */
+  trace = th_tmp_path("lossy", ".mlpt");
   snprintf(cmd, sizeof cmd, "MLPROF_MEM=full MLPROF_RING_FULL=drop MLPROF_RING_KB=16 MLPROF_OUTPUT=%s %s burst 20000",
            trace, LINKED);
   assert_int_equal(th_run(cmd, NULL), 0);

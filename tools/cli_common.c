@@ -1,6 +1,7 @@
 /* cli_common.c — option parsing, error messages and trace/output handling
  * shared by the mlprof subcommands (see cli.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,8 +116,13 @@ FILE *cli_open_out(const char *cmd, const char *path) {
               strcmp(sfx, ".gz") == 0 ? "" : " (only 'export --chrome' writes .gz)", sfx);
     return NULL;
   }
-  FILE *f = fopen(path, "w");
-  if (!f) cli_error(cmd, "cannot create '%s': %s", path, strerror(errno));
+  /* A new file is private (0600), as the report files are. */
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    cli_error(cmd, "cannot create '%s': %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+  }
   return f;
 }
 

@@ -9,7 +9,8 @@
  * idempotent). Children that exec inherit the preload and write their own
  * traces, "<program>.<pid>.mlpt" in the folder of the main trace, unless
  * --no-children is given; forked children that do not exec record nothing.
- * Only the main process's trace is reported here.
+ * Only the main process's trace is reported here: when it exec'd, each image
+ * wrote its own (run_trace.c) and the last one is reported.
  */
 #include <errno.h>
 #include <glob.h>
@@ -25,6 +26,7 @@
 
 #include "mlprof.h"
 #include "cli.h"
+#include "run_trace.h"
 #include "trace/outfile.h"
 
 typedef struct run_opts {
@@ -166,8 +168,8 @@ static void trace_path(const run_opts *o, const char *prog, pid_t pid, char *out
   const char *output = output_of(o);
   struct stat st;
   size_t len = output ? strlen(output) : 0;
-  char err[256];
-  if (len && output[len - 1] == '/' && prof__mkdirs(output, err) != 0) cli_error("run", "%s", err);
+  char err[256]; /* a folder that cannot be used is named once, by run_folder_refused */
+  if (len && output[len - 1] == '/') (void)prof__mkdirs(output, err);
   if (output && stat(output, &st) == 0 && S_ISDIR(st.st_mode))
     snprintf(out, n, "%s%s%s.%d.mlpt", output, output[len - 1] == '/' ? "" : "/", base, (int)pid);
   else if (output) snprintf(out, n, "%s", output);
@@ -270,13 +272,20 @@ static int run(int argc, char **argv) {
   char lib[PATH_MAX];
   if (!find_library(&o, lib, sizeof lib)) return CLI_USAGE;
   if (o.mpi) return run_mpi(&o, lib, argv + prog);
+  char trace[PATH_MAX];
+  trace_path(&o, argv[prog], 0, trace, sizeof trace);
   fflush(NULL);
+  if (run_folder_refused(trace)) { /* another user's folder: no output there */
+    execvp(argv[prog], argv + prog);
+    cli_error("run", "cannot run '%s': %s", argv[prog], strerror(errno));
+    return 127;
+  }
+  uint64_t t0 = run_clock_ns();
   pid_t pid = fork();
   if (pid < 0) {
     cli_error("run", "cannot start a process: %s", strerror(errno));
     return CLI_USAGE;
   }
-  char trace[PATH_MAX];
   if (pid == 0) {
     trace_path(&o, argv[prog], getpid(), trace, sizeof trace);
     child_env(&o, lib, trace);
@@ -286,7 +295,11 @@ static int run(int argc, char **argv) {
   }
   int status = wait_child(pid);
   trace_path(&o, argv[prog], pid, trace, sizeof trace);
-  if (status == 127 && !readable(trace)) return status;
+  if (!run_find_trace(trace, sizeof trace, pid, t0, o.quiet)) { /* an earlier run's trace is not this one's */
+    if (status == 127) return status;
+    cli_error("run", "the program wrote no trace '%s' (did it exit before the library loaded?)", trace);
+    return status ? status : CLI_BADTRACE;
+  }
   int rc = report(&o, trace, reports_wanted());
   return status ? status : rc;
 }
@@ -307,7 +320,11 @@ const mlprof_cmd mlprof_cmd_run = {
     "analysis and no report files.\n\n"
     "Children that exec inherit the preload and each write their own trace,\n"
     "<program>.<pid>.mlpt in the folder of the main trace; forked children that\n"
-    "do not exec record nothing. Only the main trace is reported.\n\n"
+    "do not exec record nothing. Only the main trace is reported. No trace is\n"
+    "written over: a taken name gets the next numbered one (x.1.mlpt, ...); when\n"
+    "the program execs, each image writes its own and the last is reported (its\n"
+    "report names the one before). The trace's folder must be the user's own or\n"
+    "root's; otherwise the program runs without the profiler.\n\n"
     "  -o, --output F   trace path or folder (default: MLPROF_OUTPUT, else\n"
     "                   <program>.<pid>.mlpt here)\n"
     "      --mem MODE   memory profiling: off, counts, sampled (default), full\n"

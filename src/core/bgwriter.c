@@ -196,7 +196,7 @@ static void seg_update(struct seg *g) {
   if (!want || W.failed) return;
   if (!g->tw) {
     char err[256];
-    g->tw = prof__session_open_trace(g->path, err);
+    g->tw = prof__session_open_trace(g->path, sizeof g->path, err);
     if (!g->tw) {
       fprintf(stderr, "mlprof: capture '%s' not written: %s\n", g->path, err);
       pthread_mutex_lock(&W.mu);

@@ -111,7 +111,12 @@ static void default_name(char *out, size_t n) {
   }
 }
 
-static void make_path(char *out, size_t n, const char *output) {
+/* The trace path for `output`. A folder (named with a final '/', or an
+ * existing one) is created with every missing folder above it, as
+ * TensorBoard's writers do, and the trace gets the default name in it; a file
+ * name gets the folders it goes in. A folder that cannot be created, or is
+ * another user's (prof__mkdirs), leaves no path and the reason in `err`. */
+static void make_path(char *out, size_t n, const char *output, char *err) {
   char name[256];
   default_name(name, sizeof name);
   if (!output) {
@@ -119,24 +124,18 @@ static void make_path(char *out, size_t n, const char *output) {
     return;
   }
   size_t len = strlen(output);
-  char dir[PATH_MAX], err[256];
+  char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", output);
-  if (len && output[len - 1] == '/') {
-    /* A trailing slash asks for a directory: create it and every missing
-     * folder above it, as TensorBoard's writers do. */
-    if (!is_dir(output) && prof__mkdirs(dir, err) != 0) fprintf(stderr, "mlprof: %s\n", err);
-  } else {
-    /* A file name: create the folders it goes in. */
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-      *slash = 0;
-      if (!is_dir(dir) && prof__mkdirs(dir, err) != 0) fprintf(stderr, "mlprof: %s\n", err);
-    }
+  if ((len && output[len - 1] == '/') || is_dir(output)) {
+    if (prof__mkdirs(dir, err) == 0) snprintf(out, n, "%s%s%s", output, output[len - 1] == '/' ? "" : "/", name);
+    return;
   }
-  if (is_dir(output))
-    snprintf(out, n, "%s%s%s", output, output[len - 1] == '/' ? "" : "/", name);
-  else
-    snprintf(out, n, "%s", output);
+  char *slash = strrchr(dir, '/');
+  if (slash && slash != dir) {
+    *slash = 0;
+    if (!is_dir(dir) && prof__mkdirs(dir, err) != 0) return;
+  }
+  snprintf(out, n, "%s", output);
 }
 
 int prof__sched_parse(const char *s, prof__sched *out) {
@@ -196,7 +195,7 @@ int prof__config_resolve(const prof_config *cfg, prof__cfg *out) {
   out->report = c.report >= 0 ? c.report : prof__env_flag("REPORT", 1);
   static const char *const clocks[] = {"auto", "tsc", "monotonic"};
   out->force_monotonic = prof__env_choice("CLOCK", clocks, 3, 0) == 2;
-  make_path(out->path, sizeof out->path, c.output ? c.output : prof__env("OUTPUT"));
+  make_path(out->path, sizeof out->path, c.output ? c.output : prof__env("OUTPUT"), out->out_err);
   const char *sched = cfg && cfg->size <= offsetof(prof_config, schedule) ? NULL : c.schedule;
   return resolve_schedule(sched, &out->sched);
 }

@@ -21,6 +21,7 @@ typedef struct prof__cfg {
   int report;
   int force_monotonic;
   char path[PATH_MAX];
+  char out_err[256];   /* why no trace may be written there ("": it may) */
   prof__sched sched;
 } prof__cfg;
 

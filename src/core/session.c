@@ -30,6 +30,8 @@
 #include "rank.h"
 #include "session.h"
 #include "trace/outfile.h"
+#include "trace/tracename.h"
+#include "tracepath.h"
 
 enum { ST_IDLE, ST_RUNNING, ST_DOWN, ST_OFF };
 
@@ -200,7 +202,17 @@ static void append_cmdline(char *out, size_t n) {
   out[len] = 0;
 }
 
-static prof__tw *open_trace(const char *path, char *err) {
+/* Create the trace at `path` (path_n bytes) or the first free name after it
+ * (trace/tracename.h); `path` becomes the name taken. The session's own
+ * trace (`own`) names the trace this process wrote before it and is named
+ * for the ones after it (tracepath.h); capture segments do neither. */
+static prof__tw *open_trace(char *path, size_t path_n, int own, char *err) {
+  if (own && cfg.out_err[0]) { /* the output folder was refused */
+    snprintf(err, 256, "%s", cfg.out_err);
+    return NULL;
+  }
+  char prev[PATH_MAX] = "";
+  if (own) prof__prev_trace(prev, sizeof prev);
   char pid[24], rt[32], mono[32], tsc0[32], ring[24], host[256] = "", cmd[2048];
   struct utsname u;
   snprintf(pid, sizeof pid, "%d", (int)getpid());
@@ -235,17 +247,20 @@ static prof__tw *open_trace(const char *path, char *err) {
       {"start_mono_ns", mono},
       {"start_realtime_ns", rt},
       {"ring_kb", ring},
+      {"previous_trace", prev},
   };
   enum { BASE = sizeof kv / sizeof kv[0], MAX = BASE + 64 };
   prof__kv all[MAX];
   memcpy(all, kv, sizeof kv);
-  size_t n = BASE;
+  size_t n = BASE - !prev[0]; /* previous_trace only when there is one */
   for (int i = 0; i < nmodules; i++)
     if (modules[i].header) n += modules[i].header(all + n, MAX - n);
-  return prof__tw_open(path, all, n, err);
+  prof__tw *tw = prof__trace_create_free(path, path_n, all, n, err);
+  if (tw && own) prof__prev_trace_set(path);
+  return tw;
 }
 
-prof__tw *prof__session_open_trace(const char *path, char *err) { return open_trace(path, err); }
+prof__tw *prof__session_open_trace(char *path, size_t n, char *err) { return open_trace(path, n, 0, err); }
 
 /* ---- capture ----------------------------------------------------------------- */
 
@@ -443,7 +458,7 @@ static int init_locked(const prof_config *c) {
   if (rc) return go_off(rc);
   own_trace_path();
   char err[256];
-  prof__tw *tw = open_trace(cfg.path, err);
+  prof__tw *tw = open_trace(cfg.path, sizeof cfg.path, 1, err);
   if (!tw) {
     fprintf(stderr, "mlprof: %s; profiling is off, the program continues\n", err);
     return go_off(PROF_EIO);

@@ -64,7 +64,7 @@ PROF_API int prof_snapshot(const char *path) {
   mark_live(an);
   prof__xfsz_guard xg; /* a file size limit fails the write, never kills the process */
   prof__xfsz_block(&xg);
-  int fd = prof__out_check(path, err) == 0 ? prof__out_create(path, tmp, sizeof tmp, 0644, err) : -1;
+  int fd = prof__out_check(path, err) == 0 ? prof__out_create(path, tmp, sizeof tmp, 0600, err) : -1;
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) {
     if (fd >= 0) {

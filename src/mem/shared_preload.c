@@ -76,7 +76,7 @@ __attribute__((constructor)) static void preload_start(void) {
     unsetenv("MLPROF_PRELOAD");
   }
   int rc = prof_init(NULL);
-  if (rc && rc != PROF_EDISABLED)
+  if (rc && rc != PROF_EDISABLED && rc != PROF_EIO) /* prof_init named an output failure itself */
     fprintf(stderr, "mlprof: preloaded profiler could not start: %s\n", prof_strerror(rc));
   prof__guard_end();
 }

@@ -151,14 +151,58 @@ int prof__mkdirs(const char *dir, char *err) {
     }
     p[i] = c;
   }
+  return prof__out_dir_check(dir, err);
+}
+
+/* Is the folder open on fd the user's own (or root's)? */
+static int dir_owned(int fd, const char *dir, char *err) {
   struct stat st;
-  if (stat(dir, &st) != 0) {
-    snprintf(err, 256, "cannot create directory '%.200s': %s", dir, strerror(errno));
+  if (fstat(fd, &st) != 0) {
+    snprintf(err, 256, "cannot check folder '%.200s': %s", dir, strerror(errno));
     return -1;
   }
   if (!S_ISDIR(st.st_mode)) {
-    snprintf(err, 256, "cannot create directory '%.200s': a file of that name exists", dir);
+    snprintf(err, 256, "cannot use '%.200s' as a folder: it is not one", dir);
+    return -1;
+  }
+  if (st.st_uid != geteuid() && st.st_uid != 0) {
+    snprintf(err, 256, "refusing output folder '%.160s': it belongs to another user (uid %u)", dir,
+             (unsigned)st.st_uid);
     return -1;
   }
   return 0;
+}
+
+int prof__out_dir_check(const char *dir, char *err) {
+  char d[4096];
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/') n--; /* "x/" would follow a symlink x */
+  if (n == 0 || n >= sizeof d) {
+    snprintf(err, 256, "cannot use folder '%.200s': bad length", dir);
+    return -1;
+  }
+  memcpy(d, dir, n);
+  d[n] = 0;
+  int fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+    /* A symlink: the user's own (or root's) link to a folder of theirs. */
+    struct stat ls;
+    if (lstat(d, &ls) == 0 && S_ISLNK(ls.st_mode)) {
+      if (ls.st_uid != geteuid() && ls.st_uid != 0) {
+        snprintf(err, 256, "refusing output folder '%.160s': it is another user's symbolic link", dir);
+        return -1;
+      }
+      fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    } else {
+      snprintf(err, 256, "cannot use '%.200s' as a folder: a file of that name exists", dir);
+      return -1;
+    }
+  }
+  if (fd < 0) {
+    snprintf(err, 256, "cannot use folder '%.200s': %s", dir, strerror(errno));
+    return -1;
+  }
+  int rc = dir_owned(fd, dir, err);
+  close(fd);
+  return rc;
 }

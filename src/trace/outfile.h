@@ -49,9 +49,18 @@ int prof__out_fopen(prof__outf *o, const char *path, int mode, char *err);
 int prof__out_fclose(prof__outf *o, int ok, char *err);
 
 /* Create the directory `dir` and every missing folder above it (mode 0777
- * less the umask), as `mkdir -p` does. 0 when it exists afterwards; -1 with
- * a message in `err` (256 bytes) otherwise. Allocates nothing. */
+ * less the umask), as `mkdir -p` does. 0 when it exists afterwards and
+ * passes prof__out_dir_check; -1 with a message in `err` (256 bytes)
+ * otherwise. Allocates nothing. */
 int prof__mkdirs(const char *dir, char *err);
+
+/* May the profiler write into the folder `dir`? It must be a folder owned by
+ * the effective user or by root, checked with fstat on a descriptor opened
+ * O_DIRECTORY | O_NOFOLLOW (a symlink counts when the link itself is the
+ * user's or root's and leads to such a folder). 0, or -1 with a message in
+ * `err` (256 bytes). Another user's folder in a shared directory (/tmp) is
+ * refused: its owner could read, replace or remove what is written there. */
+int prof__out_dir_check(const char *dir, char *err);
 
 /* Is `path` a trace that a live process is writing now (it holds the file's
  * lock)? Writers lock their trace with flock(LOCK_EX) while it is open. */

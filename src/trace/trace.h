@@ -48,8 +48,15 @@ typedef struct prof__kv {
 typedef struct prof__tw prof__tw;
 
 /* Create `path` and write the header from `kv[0..n)`. Returns NULL on failure
- * with a message in `err` (at least 256 bytes), e.g. the path and strerror. */
+ * with a message in `err` (at least 256 bytes), e.g. the path and strerror.
+ * A regular file of the user's at `path` is replaced (tools, tests). */
 prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *err);
+
+/* As prof__tw_open, but `path` must not exist: it is created with O_EXCL
+ * and anything already there is left alone (*taken = 1 when that was the
+ * failure). The profiler's own traces are created this way
+ * (trace/tracename.h picks a free name). */
+prof__tw *prof__tw_create(const char *path, const prof__kv *kv, size_t n, int *taken, char *err);
 
 /* Queue a string table entry (id > 0). Strings go out before the events of
  * the same flush, so events may reference them in the same chunk round. */

@@ -5,10 +5,13 @@
  * names are already in the file). Write errors (full disk, closed file) are
  * sticky: the first one is remembered and every later call fails fast.
  *
- * The file is created under a fresh temporary name (O_EXCL, O_NOFOLLOW, mode
- * 0600: it holds the command line), locked with flock(LOCK_EX) for as long
- * as it is open (so a child that execs sees that the name is taken), and
- * renamed over `path` once its header is written.
+ * prof__tw_create (the profiler's traces) creates the file at its name
+ * (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600: it holds the command line) and
+ * never touches a file already there; prof__tw_open (tools and tests)
+ * creates it under a fresh temporary name and renames it over `path` (the
+ * user's own regular file or nothing) once its header is written. Either
+ * way the file is locked with flock(LOCK_EX) for as long as it is open, so
+ * a child that execs sees that the name is taken.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,6 +73,30 @@ static void put_kvs(prof__buf *b, const prof__kv *kv, size_t n) {
   }
 }
 
+/* The header (magic, version, key/values, CRC) at the start of w->fd. */
+static int put_header(prof__tw *w, const prof__kv *kv, size_t n) {
+  w->zc = prof__zc_new(LEVEL_SMALL);
+  prof__buf hdr = {0};
+  put_kvs(&hdr, kv, n);
+  unsigned char fixed[16];
+  memcpy(fixed, PROF_TRACE_MAGIC, 8);
+  prof__le32(fixed + 8, PROF_TRACE_VERSION);
+  prof__le32(fixed + 12, (unsigned)hdr.len);
+  unsigned char crc[4];
+  prof__le32(crc, prof__crc32c(0, hdr.p, hdr.len));
+  int rc = w->zc && !hdr.oom ? 0 : PROF_ENOMEM;
+  if (!rc) rc = write_all(w, fixed, sizeof fixed);
+  if (!rc) rc = write_all(w, hdr.p, hdr.len);
+  if (!rc) rc = write_all(w, crc, 4);
+  prof__buf_free(&hdr);
+  return rc;
+}
+
+static void header_failed(int rc, const char *path, char *err) {
+  snprintf(err, 256, "cannot write trace header to '%s': %s", path,
+           rc == PROF_ENOMEM ? "out of memory" : strerror(errno));
+}
+
 prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *err) {
   if (prof__out_check(path, err) != 0) return NULL;
   prof__tw *w = calloc(1, sizeof *w);
@@ -88,23 +115,9 @@ prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *er
     return NULL;
   }
   (void)flock(w->fd, LOCK_EX | LOCK_NB); /* a fresh file: nobody else holds it */
-  w->zc = prof__zc_new(LEVEL_SMALL);
-  prof__buf hdr = {0};
-  put_kvs(&hdr, kv, n);
-  unsigned char fixed[16];
-  memcpy(fixed, PROF_TRACE_MAGIC, 8);
-  prof__le32(fixed + 8, PROF_TRACE_VERSION);
-  prof__le32(fixed + 12, (unsigned)hdr.len);
-  unsigned char crc[4];
-  prof__le32(crc, prof__crc32c(0, hdr.p, hdr.len));
-  int rc = w->zc && !hdr.oom ? 0 : PROF_ENOMEM;
-  if (!rc) rc = write_all(w, fixed, sizeof fixed);
-  if (!rc) rc = write_all(w, hdr.p, hdr.len);
-  if (!rc) rc = write_all(w, crc, 4);
-  prof__buf_free(&hdr);
+  int rc = put_header(w, kv, n);
   if (rc) {
-    snprintf(err, 256, "cannot write trace header to '%s': %s", path,
-             rc == PROF_ENOMEM ? "out of memory" : strerror(errno));
+    header_failed(rc, path, err);
     unlink(tmp);
   } else if (prof__out_commit(tmp, path, err) != 0) {
     rc = PROF_EIO;
@@ -117,6 +130,30 @@ prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *er
     return NULL;
   }
   return w;
+}
+
+prof__tw *prof__tw_create(const char *path, const prof__kv *kv, size_t n, int *taken, char *err) {
+  *taken = 0;
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *taken = errno == EEXIST;
+    snprintf(err, 256, "cannot create '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  prof__tw *w = calloc(1, sizeof *w);
+  int rc = PROF_ENOMEM;
+  if (w) {
+    w->fd = fd;
+    (void)flock(fd, LOCK_EX | LOCK_NB); /* created now: nobody else holds it */
+    rc = put_header(w, kv, n);
+  }
+  if (!rc) return w;
+  header_failed(rc, path, err);
+  unlink(path); /* this call created it */
+  close(fd);
+  if (w) prof__zc_free(w->zc);
+  free(w);
+  return NULL;
 }
 
 static int put_chunk(prof__tw *w, int type, const void *data, size_t len) {

@@ -349,7 +349,7 @@ static int create_file(prof__an *an, const char *dir, char *path, size_t n, prof
   name_part(host, sizeof host, prof__an_header(an, "hostname"), "localhost");
   name_part(pid, sizeof pid, prof__an_header(an, "pid"), "0");
   snprintf(path, n, "%s/events.out.tfevents.%lld.%s.%s.mlprof", dir, (long long)time(NULL), host, pid);
-  return prof__out_fopen(o, path, 0644, err);
+  return prof__out_fopen(o, path, 0600, err);
 }
 
 static double realtime_offset(const prof__an *an) {

@@ -75,7 +75,7 @@ FILE *prof__gz_open(const char *path, char *err) {
     free(g);
     return NULL;
   }
-  if (prof__out_fopen(&g->o, path, 0644, err) != 0) {
+  if (prof__out_fopen(&g->o, path, 0600, err) != 0) {
     deflateEnd(&g->z);
     free(g);
     return NULL;

@@ -68,7 +68,7 @@ static int write_one(prof__an *an, const char *trace, const char *suffix, const 
   snprintf(path, n, "%s%s", trace, suffix);
   prof__outf o;
   int rc = PROF_EIO;
-  if (prof__out_fopen(&o, path, 0644, err) == 0) {
+  if (prof__out_fopen(&o, path, 0600, err) == 0) {
     rc = prof__report_write(an, format, o.f);
     if (rc) snprintf(err, 256, "cannot write report '%s': %s", path, rc == PROF_EIO ? strerror(errno) : prof_strerror(rc));
     if (prof__out_fclose(&o, rc == 0, err) != 0 && rc == 0) rc = PROF_EIO;

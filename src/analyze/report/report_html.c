@@ -83,6 +83,8 @@ static void facts(prof__an *an, FILE *out) {
   prof__html_fact(out, "process", b);
   const char *cmd = prof__an_header(an, "cmdline");
   if (cmd && *cmd) prof__html_fact(out, "command", cmd);
+  const char *prev = prof__an_header(an, "previous_trace");
+  if (prev && *prev) prof__html_fact(out, "previous trace", prev);
   snprintf(b, sizeof b, "%s (%llu events, %zu threads)", NS(d, an->last_ns - an->first_ns),
            (unsigned long long)an->events, an->nthreads);
   prof__html_fact(out, "traced", b);

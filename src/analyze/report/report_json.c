@@ -25,6 +25,7 @@ static void json_trace(prof__an *an, prof__json *j) {
   else prof__json_null(j);
   prof__json_kstr(j, "hostname", prof__an_header(an, "hostname"));
   prof__json_kstr(j, "cmdline", prof__an_header(an, "cmdline"));
+  prof__json_kstr(j, "previous_trace", prof__an_header(an, "previous_trace")); /* an earlier image's */
   prof__json_kstr(j, "clock", prof__an_header(an, "clock"));
   prof__json_kstr(j, "version", prof__an_header(an, "version"));
   prof__json_kuint(j, "events", an->events);

@@ -33,6 +33,8 @@ static void text_header(prof__an *an, FILE *out) {
   char d[32];
   fprintf(out, "mlprof report — %s (pid %s on %s)\n", hdr(an, "program"), hdr(an, "pid"), hdr(an, "hostname"));
   fprintf(out, "trace: %s\n", an->path);
+  const char *prev = prof__an_header(an, "previous_trace");
+  if (prev && *prev) fprintf(out, "previous trace: %s (written before by this process: an earlier image or session)\n", prev);
   const char *cmd = prof__an_header(an, "cmdline");
   if (cmd && *cmd) fprintf(out, "command: %s\n", cmd);
   fprintf(out, "clock: %s; %llu events, %zu threads, %llu chunks, %s traced\n", hdr(an, "clock"),
