@@ -12,6 +12,7 @@
 
 #define PROF_FN_WAIT_RATIO 0.5    /* step: CPU/wall below this = waiting */
 #define PROF_FN_COMPUTE_RATIO 0.8 /* at least this = compute-bound */
+#define PROF_FN_FEW_SAMPLES 100   /* below this, shares get a caveat */
 
 typedef struct prof__fn_tsample {
   uint64_t ts, weight;
@@ -90,6 +91,13 @@ const char *prof__fn_step_kind(double ratio);
 /* CPU ms of the step thread in analyzer step i (clock readings at the step's
  * boundaries when present, else its samples), at most wall_ms. */
 double prof__fn_step_cpu_ms(const prof__fn_st *s, size_t i, double wall_ms);
+/* sec_functions_steps.c: the step-boundary CPU readings (record hook, for
+ * COUNTER / STEP events), the per-step figures after the pass, and their
+ * JSON ("steps", "outside_steps_pct" is the caller's) and text lines. */
+void prof__fn_steps_record(prof__an *an, prof__fn_st *s, const prof__rec *rec);
+void prof__fn_steps_finish(prof__an *an, prof__fn_st *s);
+void prof__fn_steps_json(prof__an *an, prof__json *j, const prof__fn_st *s);
+void prof__fn_steps_text(prof__an *an, const prof__fn_st *s, FILE *out);
 
 /* The hottest lines of function fi by self weight: (line, weight), at most max. */
 size_t prof__fn_hot_lines(const prof__fn_st *s, size_t fi, prof__kv64 *top, size_t max);
