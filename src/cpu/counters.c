@@ -56,10 +56,10 @@ static void probe(void) {
     prof__meta_add("counters.papi_reason", why);
   }
   prof__meta_add("counters.source", C.papi_ok ? "papi+software" : "software");
-  C.id_cpu = prof__intern(PROF_CPUCTR_PREFIX "cpu_ns");
-  C.id_faults = prof__intern(PROF_CPUCTR_PREFIX "page_faults");
-  C.id_cs = prof__intern(PROF_CPUCTR_PREFIX "ctx_switches");
-  C.id_runq = prof__intern(PROF_CPUCTR_PREFIX "runq_ns");
+  C.id_cpu = prof__intern(PROF_CPUCTR_CPU_NS);
+  C.id_faults = prof__intern(PROF_CPUCTR_PAGE_FAULTS);
+  C.id_cs = prof__intern(PROF_CPUCTR_CTX_SWITCHES);
+  C.id_runq = prof__intern(PROF_CPUCTR_RUNQ_NS);
 }
 
 /* Step hook, on the thread that runs the steps: its CPU time at the step's
@@ -71,7 +71,7 @@ void prof__counters_step(void) {
   struct timespec ts;
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return;
   double cpu = (double)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-  prof__emit(PROF_EV_COUNTER, 0, C.id_cpu, prof__f64_bits(cpu), 0);
+  prof__emit(PROF_EV_COUNTER, PROF_CPUCTR_CAT_BOUNDARY, C.id_cpu, prof__f64_bits(cpu), 0);
 }
 
 /* In prof_init(), on the caller's thread: PAPI's library and thread set-up

@@ -13,7 +13,7 @@
 
 /* Counter events are PROF_EV_COUNTER with names "cpuctr/<counter>" and the
  * cumulative per-thread value (a double in `a`), written by the writer. */
-#define PROF_CPUCTR_PREFIX "cpuctr/"
+#include "trace/ev_cpuctr.h" /* counter names and the step-boundary flag */
 
 unsigned prof__sampler_hz(void);
 /* The realtime signal the sampler's timers send while its handler is

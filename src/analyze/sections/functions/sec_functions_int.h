@@ -66,7 +66,7 @@ typedef struct prof__fn_st {
   uint64_t outside_w;       /* weight of the samples outside every step (start-up, evaluation, ...) */
   uint32_t cpu_ns_id;       /* string id of "cpuctr/cpu_ns", 0 until seen */
   prof__u64map last_cpu;    /* tid + 1 -> index + 1 into rd: the thread's last CPU reading */
-  struct { uint64_t ts; double v; uint64_t want_end; uint64_t end_ts; } *rd; /* per thread with readings */
+  struct { uint64_t ts; double v; uint64_t want_end; uint64_t end_ts; int marked, marked_trace; } *rd; /* per thread with readings */
   size_t nrd, rdcap;
   prof__fn_bound *bounds;   /* per step number seen, in order */
   size_t nbounds, bcap;

@@ -11,6 +11,7 @@
 
 #include "analyze/sections/functions/sec_functions_int.h"
 #include "analyze/util/array.h"
+#include "trace/ev_cpuctr.h"
 
 /* ---- exact per-step CPU time ------------------------------------------------ */
 
@@ -40,12 +41,15 @@ static prof__fn_bound *bound_of(prof__fn_st *s, uint64_t step) {
 }
 
 /* STEP_BEGIN takes the thread's last reading (just before it); STEP_END the
- * next one (just after it). */
+ * next one (just after it). Readings the step hook marked as boundary
+ * readings count whatever time passed (a preempted thread uses no CPU in
+ * between); unmarked ones (older traces, the writer's periodic readings)
+ * only within BOUND_SLACK_NS. */
 void prof__fn_steps_record(prof__an *an, prof__fn_st *s, const prof__rec *rec) {
   const prof__event *ev = &rec->ev;
   if (ev->type == PROF_EV_COUNTER) {
     if (!s->cpu_ns_id) {
-      if (strcmp(prof__an_str(an, ev->name), "cpuctr/cpu_ns") != 0) return;
+      if (strcmp(prof__an_str(an, ev->name), PROF_CPUCTR_CPU_NS) != 0) return;
       s->cpu_ns_id = ev->name;
     } else if (ev->name != s->cpu_ns_id) {
       return;
@@ -53,21 +57,34 @@ void prof__fn_steps_record(prof__an *an, prof__fn_st *s, const prof__rec *rec) {
     size_t r = reader_of(s, rec->tid);
     if (r == SIZE_MAX) return;
     double v = prof__bits_f64(ev->a);
-    if (s->rd[r].want_end && ev->ts >= s->rd[r].end_ts && ev->ts - s->rd[r].end_ts <= BOUND_SLACK_NS) {
+    int marked = (ev->cat & PROF_CPUCTR_CAT_BOUNDARY) != 0;
+    if (s->rd[r].want_end && ev->ts >= s->rd[r].end_ts && (marked || ev->ts - s->rd[r].end_ts <= BOUND_SLACK_NS)) {
       prof__fn_bound *b = bound_of(s, s->rd[r].want_end - 1);
       if (b) b->end = v;
+      s->rd[r].want_end = 0;
+      marked = 0; /* used as an end: not the next step's begin */
+    } else if (!s->rd[r].marked_trace || marked) {
+      s->rd[r].want_end = 0; /* unmarked traces: only the reading right after the step */
     }
-    s->rd[r].want_end = 0;
-    s->rd[r].ts = ev->ts;
-    s->rd[r].v = v;
+    if (marked) s->rd[r].marked_trace = 1;
+    /* in a trace with marked readings, a periodic reading never stands for
+     * a boundary (it may arrive between the hook's reading and the step
+     * event, from another chunk) */
+    if (marked || !s->rd[r].marked_trace) {
+      s->rd[r].ts = ev->ts;
+      s->rd[r].v = v;
+      s->rd[r].marked = marked;
+    }
     return;
   }
   size_t r = reader_of(s, rec->tid);
   if (r == SIZE_MAX) return;
   if (ev->type == PROF_EV_STEP_BEGIN) {
     prof__fn_bound *b = bound_of(s, ev->a);
-    if (b && isfinite(s->rd[r].v) && ev->ts >= s->rd[r].ts && ev->ts - s->rd[r].ts <= BOUND_SLACK_NS)
+    if (b && isfinite(s->rd[r].v) && ev->ts >= s->rd[r].ts &&
+        (s->rd[r].marked || (!s->rd[r].marked_trace && ev->ts - s->rd[r].ts <= BOUND_SLACK_NS)))
       b->begin = s->rd[r].v;
+    s->rd[r].marked = 0; /* consumed */
   } else if (ev->type == PROF_EV_STEP_END) {
     s->rd[r].want_end = ev->a + 1;
     s->rd[r].end_ts = ev->ts;
