@@ -9,6 +9,9 @@
 #include "trace/trace.h"
 
 #define PROF_SAMPLE_HZ_DEFAULT 99 /* see docs/cpu-sampling.md */
+/* Above it MLPROF_SAMPLE_HZ is capped: one CPU-time timer per thread firing
+ * at 10 kHz already costs about a quarter of the run (docs/performance.md). */
+#define PROF_SAMPLE_HZ_MAX 10000
 enum { PROF_SAMPLE_CPU = 0, PROF_SAMPLE_WALL = 1 }; /* SAMPLE event aux */
 
 /* Counter events are PROF_EV_COUNTER with names "cpuctr/<counter>" and the
