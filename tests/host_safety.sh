@@ -10,6 +10,8 @@
 #     live page removed;
 #   - `ulimit -f` at exit: the program keeps its exit status and its
 #     buffered stdout, the failed report is named, no .tmp is left;
+#   - a full /dev/shm (a 64 KiB tmpfs filled up): no live page, one message,
+#     the program and its trace unchanged;
 #   - planted symlinks at the trace and report names are refused, never
 #     followed; traces are 0600; stale live pages of dead processes go;
 #   - `mlprof resume` / `trigger` refuse processes that are not mlprof jobs.
@@ -122,6 +124,39 @@ rc=$?
 grep -q 'this line still buffered' "$D/out.txt" || fail "ulimit -f: the program's buffered stdout was lost"
 grep -q "cannot write report '$D/f.mlpt.report" "$D/err.txt" || fail "ulimit -f: no message naming the report: $(cat "$D/err.txt")"
 ls "$D" | grep -q 'tmp' && fail "ulimit -f: temporary files left: $(ls "$D")"
+
+# ---- a full /dev/shm -------------------------------------------------------------------
+# The live page on a full tmpfs: no page and one message; the program's
+# output, exit status and trace are as without it (it used to die of SIGBUS
+# before its first step). The tmpfs is mounted in a mount namespace of its
+# own (root, or an unprivileged user namespace); without either the check is
+# skipped, with a note.
+D=$WORK/fullshm
+mkdir -p "$D/shm"
+NS=
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+  NS="unshare -m"
+elif unshare -rm true 2>/dev/null; then
+  NS="unshare -rm"
+fi
+rc=90
+if [ -n "$NS" ]; then
+  $NS sh -c 'mount -t tmpfs -o size=64k tmpfs "$1" || exit 90
+    dd if=/dev/zero of="$1/fill" bs=4096 2>/dev/null
+    MLPROF_LIVE_DIR=$1 MLPROF_REPORT=0 MLPROF_OUTPUT=$2/s.mlpt exec "$3" exit' \
+    sh "$D/shm" "$D" "$PROGS/crash_steps" >"$D/out.txt" 2>"$D/err.txt"
+  rc=$?
+fi
+if [ $rc -eq 90 ]; then
+  echo "host_safety: note: full /dev/shm not checked (no tmpfs can be mounted here: not root, no user namespaces)"
+else
+  [ $rc -eq 3 ] || fail "full /dev/shm: exit $rc, expected the program's 3 (135: SIGBUS)"
+  grep -q 'this line still buffered' "$D/out.txt" || fail "full /dev/shm: the program's stdout was lost"
+  [ "$(grep -c 'mlprof: no live page for mlprof top: .*No space left on device' "$D/err.txt")" -eq 1 ] ||
+    fail "full /dev/shm: not one message: $(cat "$D/err.txt")"
+  complete "$D/s.mlpt" || fail "full /dev/shm: trace not closed: $(cat "$D/s.mlpt.info")"
+  grep -q 'steps: 60 complete' "$D/s.mlpt.info" || fail "full /dev/shm: $(grep steps: "$D/s.mlpt.info")"
+fi
 
 # ---- planted files and symlinks ------------------------------------------------------
 D=$WORK/links

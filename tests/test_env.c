@@ -1,8 +1,9 @@
 /* test_env.c — every MLPROF_* environment value is range-checked: a bad
- * value is ignored with one clear message naming it, the default applies,
- * and no value can make the profiler break the program (a schedule whose
- * cycle length overflows used to divide by zero). Switches take only
- * 1/true/yes/on for yes. */
+ * value is ignored with one clear message naming it (once per process, also
+ * when a schedule writes many files), the default applies, and no value can
+ * make the profiler break the program (a schedule whose cycle length
+ * overflows used to divide by zero). Switches take only 1/true/yes/on for
+ * yes. A sampling rate above 10 kHz is capped, with a message. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,12 +19,16 @@
 
 #include "core/config.h"
 #include "cpu/cpu.h"
+#include "gpu/gpu.h"
 #include "helpers.h"
+#include "live/live.h"
+#include "mem/mem.h"
 #include "mlprof.h"
 
 static const char *const vars[] = {"MLPROF_DISABLE", "MLPROF_RING_KB", "MLPROF_FLUSH_MS", "MLPROF_REPORT",
                                    "MLPROF_CLOCK",   "MLPROF_SCHEDULE", "MLPROF_MODULES",  "MLPROF_SAMPLE_HZ",
-                                   "MLPROF_SAMPLE_MODE", "MLPROF_RESOURCE_MS", "MLPROF_OUTPUT"};
+                                   "MLPROF_SAMPLE_MODE", "MLPROF_RESOURCE_MS", "MLPROF_OUTPUT",
+                                   "MLPROF_LIVE", "MLPROF_GPU", "MLPROF_MEM_SAMPLE_BYTES", "MLPROF_MEM"};
 
 static int clean_env(void **state) {
   (void)state;
@@ -228,8 +233,8 @@ static void modules_and_sampler_values_are_checked(void **state) {
     const char *name, *value, *message;
   } bad[] = {
       {"MLPROF_MODULES", "cpu,gpuu", "MLPROF_MODULES='cpu,gpuu': 'gpuu' is not a module of this build"},
-      {"MLPROF_SAMPLE_HZ", "-5", "ignoring MLPROF_SAMPLE_HZ='-5' (expected 0..100000)"},
-      {"MLPROF_SAMPLE_HZ", "1e3", "ignoring MLPROF_SAMPLE_HZ='1e3' (expected 0..100000)"},
+      {"MLPROF_SAMPLE_HZ", "-5", "ignoring MLPROF_SAMPLE_HZ='-5' (expected 0..10000)"},
+      {"MLPROF_SAMPLE_HZ", "1e3", "ignoring MLPROF_SAMPLE_HZ='1e3' (expected 0..10000)"},
       {"MLPROF_SAMPLE_MODE", "both", "ignoring MLPROF_SAMPLE_MODE='both' (expected one of cpu, wall)"},
       {"MLPROF_RESOURCE_MS", "fast", "ignoring MLPROF_RESOURCE_MS='fast' (expected 0..60000)"},
   };
@@ -259,6 +264,113 @@ static void modules_and_sampler_values_are_checked(void **state) {
   }
 }
 
+/* ---- values read by the modules: the message and what applies ---------------------- */
+
+static int live_on(void) { return prof__live_self() != NULL; }
+static int live_off(void) { return prof__live_self() == NULL; }
+static int gpu_auto(void) { return prof__gpu_env() == -1; }
+static int mem_default(void) { return prof__mem_sample_bytes() == prof__mem_sample_bytes_default(); }
+static int hz_capped(void) { return prof__sampler_hz() == PROF_SAMPLE_HZ_MAX; }
+static int hz_max(void) { return prof__sampler_hz() == 10000; }
+static int hz_default(void) { return prof__sampler_hz() == PROF_SAMPLE_HZ_DEFAULT; }
+
+typedef struct env_case {
+  const char *name, *value, *modules;
+  const char *message; /* NULL: none */
+  int (*applies)(void); /* in the child, after prof_init */
+} env_case;
+
+/* Run a session with the case's value in a child: the program runs its
+ * steps, the message is there once (or there is none), and what applies
+ * is checked in the child (exit 3 when it is not). */
+static void check_case(const env_case *c, const char *schedule) {
+  const char *err = th_tmp_path("env-case", ".err");
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (!freopen(err, "w", stderr)) _exit(99);
+    setenv(c->name, c->value, 1);
+    setenv("MLPROF_MODULES", c->modules, 1);
+    setenv("MLPROF_OUTPUT", th_tmp_path("env-case", ".mlpt"), 1);
+    setenv("MLPROF_REPORT", "0", 1);
+    if (schedule) setenv("MLPROF_SCHEDULE", schedule, 1);
+    if (prof_init(NULL) != 0) _exit(1);
+    int ok = c->applies();
+    for (int i = 0; i < 6; i++) {
+      prof_start();
+      prof_range_push("work");
+      prof_range_pop();
+      prof_stop();
+    }
+    int rc = prof_shutdown() != 0 ? 2 : ok ? 0 : 3;
+    fflush(NULL);
+    _exit(rc);
+  }
+  int st = 0;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  if (WIFSIGNALED(st)) fail_msg("%s=%s: the program died of signal %d", c->name, c->value, WTERMSIG(st));
+  char *t = th_read_file(err, NULL);
+  assert_non_null(t);
+  if (WEXITSTATUS(st) == 3) fail_msg("%s=%s: the value applied is not the expected one", c->name, c->value);
+  if (WEXITSTATUS(st) != 0) fail_msg("%s=%s: the session failed (%d): %s", c->name, c->value, WEXITSTATUS(st), t);
+  const char *at = c->message ? strstr(t, c->message) : NULL;
+  if (c->message && !at) fail_msg("%s=%s: no message '%s' in '%s'", c->name, c->value, c->message, t);
+  if (!c->message && strstr(t, c->name)) fail_msg("%s=%s: unexpected message '%s'", c->name, c->value, t);
+  if (at && strstr(at + strlen(c->message), c->name))
+    fail_msg("%s=%s: said more than once: '%s'", c->name, c->value, t);
+  free(t);
+}
+
+/* The five values that used to pass without a word. */
+static void live_gpu_and_memory_values_are_said(void **state) {
+  (void)state;
+  static const env_case cases[] = {
+      {"MLPROF_LIVE", "perhaps", "live",
+       "mlprof: ignoring MLPROF_LIVE='perhaps' (expected 1/true/yes/on or 0/false/no/off); using 1", live_on},
+      {"MLPROF_LIVE", "off", "live", NULL, live_off},
+      {"MLPROF_GPU", "2", "gpu", "mlprof: ignoring MLPROF_GPU='2' (expected 0/off, 1/on or auto); using auto",
+       gpu_auto},
+      {"MLPROF_GPU", "auto", "gpu", NULL, gpu_auto},
+      {"MLPROF_MEM_SAMPLE_BYTES", "0", "mem",
+       "mlprof: ignoring MLPROF_MEM_SAMPLE_BYTES='0' (expected a number of bytes, 1..1099511627776); using 524288",
+       mem_default},
+      {"MLPROF_MEM_SAMPLE_BYTES", "-1", "mem",
+       "mlprof: ignoring MLPROF_MEM_SAMPLE_BYTES='-1' (expected a number of bytes, 1..1099511627776); using 524288",
+       mem_default},
+      {"MLPROF_LIVE_DIR", "/nonexistent", "live",
+       "mlprof: ignoring MLPROF_LIVE_DIR='/nonexistent' (expected an existing folder: No such file or directory); "
+       "no live page for mlprof top",
+       live_off},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], NULL);
+}
+
+/* 10 kHz is the most: above it, the rate is capped with a message. */
+static void sampling_rate_is_capped_at_10_khz(void **state) {
+  (void)state;
+  static const env_case cases[] = {
+      {"MLPROF_SAMPLE_HZ", "100000", "stack,cpu",
+       "mlprof: MLPROF_SAMPLE_HZ='100000' is above the maximum 10000 (a faster timer on every thread slows the "
+       "program); using 10000",
+       hz_capped},
+      {"MLPROF_SAMPLE_HZ", "10001", "stack,cpu", "MLPROF_SAMPLE_HZ='10001' is above the maximum 10000", hz_capped},
+      {"MLPROF_SAMPLE_HZ", "10000", "stack,cpu", NULL, hz_max},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], NULL);
+}
+
+/* Every capture file of a schedule reads the module headers again: the
+ * message is still said once. */
+static void a_bad_value_is_said_once(void **state) {
+  (void)state;
+  static const env_case c = {"MLPROF_SAMPLE_HZ", "fast", "stack,cpu",
+                             "ignoring MLPROF_SAMPLE_HZ='fast' (expected 0..10000); using 99", NULL};
+  env_case k = c;
+  k.applies = hz_default;
+  check_case(&k, "active=1,repeat=4");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(only_yes_words_disable, clean_env),
@@ -269,6 +381,9 @@ int main(void) {
       cmocka_unit_test_setup(schedule_overflow_does_not_kill_the_program, clean_env),
       cmocka_unit_test_setup(modules_and_sampler_values_are_checked, clean_env),
       cmocka_unit_test_setup(output_folders_are_created, clean_env),
+      cmocka_unit_test_setup(live_gpu_and_memory_values_are_said, clean_env),
+      cmocka_unit_test_setup(sampling_rate_is_capped_at_10_khz, clean_env),
+      cmocka_unit_test_setup(a_bad_value_is_said_once, clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,21 +6,29 @@
  * export and pprof; stacks that read the same are one folded line; Python
  * frames recorded as tagged addresses resolve from the trace's table into
  * "file.py:LINE function" frames and the Python view; JIT code is named
- * from a perf map. */
+ * from a perf map; a module file truncated while it is read (fstat is
+ * mocked to truncate it) leaves its frames unnamed, never a SIGBUS. */
+// wrap: fstat
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "analyze/analyze.h"
 #include "analyze/sections/functions/sec_functions_int.h"
 #include "analyze/sections/stacks/symbols.h"
 #include "stack/stack.h"
 #include "test_analyze_tb.h"
+#include "trace/rec_stacks.h"
 
 /* Functions whose addresses the stacks hold: long enough that +5 stays inside. */
 volatile int sink;
@@ -270,6 +278,77 @@ static void jit_code_is_named_from_the_perf_map(void **state) {
   assert_non_null(strstr(folded, "sym_outer;jit::kernel() 2\n"));
 }
 
+/* ---- a module file truncated under the analysis -------------------------------- */
+
+static struct {
+  const char *path; /* truncated to 4 KiB right after the analysis's fstat of it */
+  dev_t dev;
+  ino_t ino;
+} victim;
+
+int __real_fstat(int fd, struct stat *st);
+int __wrap_fstat(int fd, struct stat *st) {
+  int rc = __real_fstat(fd, st);
+  if (rc == 0 && victim.path && st->st_dev == victim.dev && st->st_ino == victim.ino) {
+    if (truncate(victim.path, 4096) != 0) abort();
+    victim.path = NULL; /* the size fstat gave is now stale */
+  }
+  return rc;
+}
+
+/* A copy of this test program as a module of a hand-made trace. */
+static const char *module_copy(void) {
+  const char *path = th_tmp_path("module", ".so");
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "cp /proc/%d/exe '%s'", (int)getpid(), path);
+  assert_int_equal(th_run(cmd, NULL), 0);
+  return path;
+}
+
+#define MOD_START 0x10000000u
+
+static const char *trace_with_module(const char *module) {
+  tb t = tb_open("truncated-module");
+  prof__rec_list l = {{0}, 0};
+  prof__rec_module m = {.path = module, .path_len = strlen(module), .bias = MOD_START, .start = MOD_START,
+                        .size = 0x1000000};
+  prof__rec_modules_put(&l, &m);
+  prof__buf out = {0};
+  assert_int_equal(prof__rec_list_end(&l, &out), 0);
+  assert_int_equal(prof__tw_chunk(t.w, PROF_CHUNK_MODULES, out.p, out.len), 0);
+  prof__buf_free(&out);
+  prof__rec_list_free(&l);
+  return tb_close(&t, "0");
+}
+
+static void truncated_module_file_is_no_crash(void **state) {
+  (void)state;
+  const char *module = module_copy();
+  const char *trace = trace_with_module(module);
+  struct stat st;
+  assert_int_equal(stat(module, &st), 0);
+  assert_true(st.st_size > 65536); /* its section headers lie far past 4 KiB */
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    signal(SIGBUS, SIG_DFL); /* not cmocka's: the child dies of it */
+    victim.path = module;
+    victim.dev = st.st_dev;
+    victim.ino = st.st_ino;
+    prof__an *a = analyze(trace);
+    const prof__frame *f = prof__an_frame(a, MOD_START + 0x1000);
+    int rc = victim.path != NULL ? 3 : f && f->func ? 0 : 2;
+    prof__an_free(a);
+    _exit(rc);
+  }
+  int rc = 0;
+  assert_int_equal(waitpid(pid, &rc, 0), pid);
+  if (WIFSIGNALED(rc)) fail_msg("the analysis died of signal %d (%s)", WTERMSIG(rc), strsignal(WTERMSIG(rc)));
+  if (WEXITSTATUS(rc) == 3) fail_msg("the module was never opened: the test did not truncate it");
+  assert_int_equal(WEXITSTATUS(rc), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cxx_and_rust_names_are_demangled),
@@ -278,6 +357,7 @@ int main(void) {
       cmocka_unit_test(same_reading_memory_sites_are_one_site),
       cmocka_unit_test(python_frames_resolve_from_the_trace),
       cmocka_unit_test(jit_code_is_named_from_the_perf_map),
+      cmocka_unit_test(truncated_module_file_is_no_crash),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -25,17 +25,61 @@ const char *prof__env(const char *name) {
   return v && *v ? v : NULL;
 }
 
-long prof__env_long(const char *name, long dflt, long lo, long hi) {
-  const char *v = prof__env(name);
-  if (!v) return dflt;
+/* 1 the first time (name, value) is reported in this process, else 0: the
+ * module headers are read again for every capture file of a schedule, and a
+ * bad value is said once. Up to 32 values are remembered (hashes of
+ * "name=value"); past that a message may repeat. Lock-free. */
+static int first_report(const char *name, const char *v) {
+  static uint64_t said[32];
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  h = (h ^ '=') * 1099511628211ull;
+  for (const char *p = v; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  h |= 1; /* 0 marks a free slot */
+  for (int i = 0; i < 32; i++) {
+    uint64_t cur = 0;
+    if (__atomic_compare_exchange_n(&said[i], &cur, h, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 1;
+    if (cur == h) return 0;
+  }
+  return 1;
+}
+
+void prof__env_ignored(const char *name, const char *v, const char *expected, const char *instead) {
+  if (first_report(name, v))
+    fprintf(stderr, "mlprof: ignoring MLPROF_%s='%s' (expected %s); %s\n", name, v, expected, instead);
+}
+
+/* strtol of the whole text: 0, or -1 when it is not a decimal long. */
+static int whole_long(const char *v, long *x) {
   char *end;
   errno = 0;
-  long x = strtol(v, &end, 10);
-  if (errno || end == v || *end || x < lo || x > hi) {
-    fprintf(stderr, "mlprof: ignoring MLPROF_%s='%s' (expected %ld..%ld); using %ld\n", name, v, lo, hi, dflt);
+  *x = strtol(v, &end, 10);
+  return errno || end == v || *end ? -1 : 0;
+}
+
+long prof__env_long(const char *name, long dflt, long lo, long hi) {
+  const char *v = prof__env(name);
+  long x;
+  if (!v) return dflt;
+  if (whole_long(v, &x) != 0 || x < lo || x > hi) {
+    char expected[64], instead[40];
+    snprintf(expected, sizeof expected, "%ld..%ld", lo, hi);
+    snprintf(instead, sizeof instead, "using %ld", dflt);
+    prof__env_ignored(name, v, expected, instead);
     return dflt;
   }
   return x;
+}
+
+long prof__env_long_capped(const char *name, long dflt, long lo, long hi, const char *why) {
+  const char *v = prof__env(name);
+  long x;
+  if (v && whole_long(v, &x) == 0 && x > hi) {
+    if (first_report(name, v))
+      fprintf(stderr, "mlprof: MLPROF_%s='%s' is above the maximum %ld (%s); using %ld\n", name, v, hi, why, hi);
+    return hi;
+  }
+  return prof__env_long(name, dflt, lo, hi);
 }
 
 int prof__flag_parse(const char *v) {
@@ -53,8 +97,7 @@ int prof__env_flag(const char *name, int dflt) {
   if (!v) return dflt;
   int f = prof__flag_parse(v);
   if (f < 0) {
-    fprintf(stderr, "mlprof: ignoring MLPROF_%s='%s' (expected 1/true/yes/on or 0/false/no/off); using %d\n",
-            name, v, dflt);
+    prof__env_ignored(name, v, "1/true/yes/on or 0/false/no/off", dflt ? "using 1" : "using 0");
     return dflt;
   }
   return f;
@@ -65,13 +108,13 @@ int prof__env_choice(const char *name, const char *const *choices, int n, int df
   if (!v) return dflt;
   for (int i = 0; i < n; i++)
     if (strcmp(v, choices[i]) == 0) return i;
-  char list[256] = "";
+  char list[256] = "one of ", instead[80];
   for (int i = 0; i < n; i++) {
     size_t used = strlen(list);
     snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", choices[i]);
   }
-  fprintf(stderr, "mlprof: ignoring MLPROF_%s='%s' (expected one of %s); using %s\n", name, v, list,
-          choices[dflt]);
+  snprintf(instead, sizeof instead, "using %s", choices[dflt]);
+  prof__env_ignored(name, v, list, instead);
   return dflt;
 }
 

@@ -35,8 +35,14 @@ int prof__sched_parse(const char *s, prof__sched *out);
  *  - flag: 1/true/yes/on → 1, 0/false/no/off → 0 (any case).
  *  - choice: the index of the value among `choices` (exact match). */
 long prof__env_long(const char *name, long dflt, long lo, long hi);
+/* As prof__env_long, but an integer above `hi` gives hi, with one message
+ * saying `why` the maximum exists. */
+long prof__env_long_capped(const char *name, long dflt, long lo, long hi, const char *why);
 int prof__env_flag(const char *name, int dflt);
 int prof__env_choice(const char *name, const char *const *choices, int n, int dflt);
+/* The one message for a bad MLPROF_<name>=v: "mlprof: ignoring MLPROF_<name>='v'
+ * (expected <expected>); <instead>", said once per process per value. */
+void prof__env_ignored(const char *name, const char *v, const char *expected, const char *instead);
 /* A switch's text: 1, 0, or -1 when it is none of the words above. */
 int prof__flag_parse(const char *v);
 

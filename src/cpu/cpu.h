@@ -10,6 +10,9 @@
 #include "trace/ev_sample.h" /* PROF_SAMPLE_CPU / _WALL: the SAMPLE event's aux */
 
 #define PROF_SAMPLE_HZ_DEFAULT 99 /* see docs/cpu-sampling.md */
+/* Above it MLPROF_SAMPLE_HZ is capped: one CPU-time timer per thread firing
+ * at 10 kHz already costs about a quarter of the run (docs/performance.md). */
+#define PROF_SAMPLE_HZ_MAX 10000
 
 /* Counter events are PROF_EV_COUNTER with names "cpuctr/<counter>" and the
  * cumulative per-thread value (a double in `a`), written by the writer. */

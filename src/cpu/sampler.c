@@ -356,7 +356,8 @@ static void sampler_hook(prof__tw *tw, int final, void *arg) {
 /* ---- module -------------------------------------------------------------------- */
 
 static int parse_config(void) {
-  S.hz = (unsigned)prof__env_long("SAMPLE_HZ", PROF_SAMPLE_HZ_DEFAULT, 0, 100000);
+  S.hz = (unsigned)prof__env_long_capped("SAMPLE_HZ", PROF_SAMPLE_HZ_DEFAULT, 0, PROF_SAMPLE_HZ_MAX,
+                                         "a faster timer on every thread slows the program");
   static const char *const modes[] = {"cpu", "wall"};
   S.mode = prof__env_choice("SAMPLE_MODE", modes, 2, 0) == 1 ? PROF_SAMPLE_WALL : PROF_SAMPLE_CPU;
   return 0;

@@ -708,9 +708,7 @@ static int start_activity(void) {
 int prof__cupti_start(void) {
   if (running) return 0;
   clock_offset = 0;
-  const char *v = prof__env("GPU");
-  int asked = v && (strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "yes") == 0);
-  int rc = check_driver(asked);
+  int rc = check_driver(prof__gpu_env() == 1);
   if (rc == 1) return PROF_GPU_DEFERRED;
   if (!rc) rc = load_and_subscribe();
   if (!rc) rc = enable_callbacks();

@@ -57,6 +57,11 @@ int InitializeInjection(void);
 int64_t prof__gpu_clock_check(void);
 int64_t prof__gpu_clock_residual_max(void);
 
+/* MLPROF_GPU: 0 never touch CUDA (0/off/no/false), 1 asked for
+ * (1/on/yes/true), -1 automatic (unset or "auto"). Any other value is
+ * automatic, with one message. */
+int prof__gpu_env(void);
+
 /* Why GPU data is absent (or "ok"): the value written to gpu.status. */
 const char *prof__gpu_status(void);
 

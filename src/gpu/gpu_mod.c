@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/bgwriter.h"
+#include "core/config.h"
 #include "core/producer.h"
 #include "gpu.h"
 #include "mlprof.h"
@@ -26,9 +28,16 @@ const char *prof__gpu_status(void) { return status; }
 /* A machine without the NVIDIA driver (or a build without CUPTI) has no GPU
  * to profile: that is said on stderr only when MLPROF_GPU=1 asked for GPU
  * profiling; every other failure is always said. */
-static int quiet_failure(const char *st) {
+int prof__gpu_env(void) {
   const char *v = prof__env("GPU");
-  int asked = v && (strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "yes") == 0);
+  if (!v || strcasecmp(v, "auto") == 0) return -1;
+  int f = prof__flag_parse(v);
+  if (f < 0) prof__env_ignored("GPU", v, "0/off, 1/on or auto", "using auto");
+  return f;
+}
+
+static int quiet_failure(const char *st) {
+  int asked = prof__gpu_env() == 1;
   if (strcmp(st, PROF_GPU_ST_HIDDEN) == 0) return 1; /* a deliberate choice, not a problem */
   return !asked && (strcmp(st, PROF_GPU_ST_NO_DRIVER) == 0 || strcmp(st, PROF_GPU_ST_NOT_BUILT) == 0);
 }
@@ -231,10 +240,7 @@ static void writer_hook(prof__tw *tw, int final, void *arg) {
 
 /* ---- module -------------------------------------------------------------- */
 
-static int gpu_disabled(void) {
-  const char *v = prof__env("GPU");
-  return v && (strcmp(v, "0") == 0 || strcmp(v, "off") == 0 || strcmp(v, "no") == 0);
-}
+static int gpu_disabled(void) { return prof__gpu_env() == 0; }
 
 static size_t gpu_header(prof__kv *kv, size_t max) {
   if (!max) return 0;

@@ -12,6 +12,10 @@
  * `bg` part (memory, totals, top ranges of the last second) from its own
  * cycle. Each part has its own sequence counter, so there is one writer per
  * counter. MLPROF_LIVE=0 turns the page off.
+ *
+ * The page's blocks are reserved before it is mapped (live_page.c): when
+ * they cannot be (a full /dev/shm), there is no live page, one message
+ * says so, and the program and its trace go on as before.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +30,7 @@
 #include <unistd.h>
 
 #include "core/bgwriter.h"
+#include "core/config.h"
 #include "core/producer.h"
 #include "live.h"
 
@@ -52,9 +57,35 @@ static void sweep_stale(const char *dir) {
   closedir(d);
 }
 
+/* MLPROF_LIVE_DIR, when set, must name an existing folder: a page never
+ * goes anywhere but where the user asked. 1 when it does (or is unset). */
+static int live_dir_named_ok(void) {
+  const char *d = getenv("MLPROF_LIVE_DIR");
+  struct stat st;
+  if (!d || !*d) return 1;
+  int missing = stat(d, &st) != 0;
+  if (!missing && S_ISDIR(st.st_mode)) return 1;
+  char expected[128];
+  snprintf(expected, sizeof expected, "an existing folder: %s", missing ? strerror(errno) : "not a folder");
+  prof__env_ignored("LIVE_DIR", d, expected, "no live page for mlprof top");
+  return 0;
+}
+
+/* The page file created and its blocks reserved before it is mapped: on a
+ * full tmpfs a page sized with ftruncate alone maps, then the first store to
+ * it kills the program with SIGBUS. Returns the mapping, or MAP_FAILED with
+ * the cause in *err. */
+static void *map_page(int fd, int *err) {
+  *err = prof__livepage_reserve(fd, sizeof(prof__live_page));
+  if (*err) return MAP_FAILED;
+  void *p = mmap(NULL, sizeof(prof__live_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) *err = errno;
+  return p;
+}
+
 int prof__live_create(void) {
-  const char *off = prof__env("LIVE");
-  if (prof__live_self() || (off && strcmp(off, "0") == 0)) return 0;
+  if (prof__live_self() || !prof__env_flag("LIVE", 1)) return 0;
+  if (!live_dir_named_ok()) return PROF_EINVAL;
   char dir[400];
   if (prof__livepage_dir(dir, sizeof dir, 1) != 0) {
     fprintf(stderr, "mlprof: no live page: folder %s is unsafe or cannot be created (%s); "
@@ -64,14 +95,18 @@ int prof__live_create(void) {
   sweep_stale(dir);
   if (!getenv("MLPROF_LIVE_DIR")) sweep_stale("/dev/shm"); /* pages of the former layout */
   snprintf(page_path, sizeof page_path, "%s/mlprof.%d", dir, (int)getpid());
-  int fd = open(page_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return PROF_EIO; /* no live view; everything else works */
+  int err, fd = open(page_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   void *p = MAP_FAILED;
-  if (ftruncate(fd, sizeof(prof__live_page)) == 0)
-    p = mmap(NULL, sizeof(prof__live_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
+  if (fd < 0) {
+    err = errno;
+  } else {
+    p = map_page(fd, &err);
+    close(fd);
+    if (p == MAP_FAILED) unlink(page_path);
+  }
   if (p == MAP_FAILED) {
-    unlink(page_path);
+    fprintf(stderr, "mlprof: no live page for mlprof top: cannot create %s (%s); profiling continues\n", page_path,
+            strerror(err));
     return PROF_EIO;
   }
   prof__live_page *lp = p;

@@ -7,6 +7,7 @@
  * calls on that thread (exit-time frees) update the shared totals with
  * atomics.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +34,19 @@ static int exit_key_state; /* 0 none, 1 creating, 2 ready, 3 failed */
 void prof__mem_mode_resolve(void) {
   int m = prof__ev_mem_mode_parse(getenv("MLPROF_MEM"));
   if (m >= 0) __atomic_store_n(&prof__mem_mode, m, __ATOMIC_RELAXED);
-  const char *sb = getenv("MLPROF_MEM_SAMPLE_BYTES");
-  if (sb && *sb) {
-    char *end;
-    unsigned long long v = strtoull(sb, &end, 10);
-    if (*end == 0 && v >= 1 && v <= (1ull << 40)) sample_bytes = v;
-  }
+  uint64_t v = prof__mem_sample_bytes_parse(getenv("MLPROF_MEM_SAMPLE_BYTES"));
+  if (v) sample_bytes = v;
 }
+
+uint64_t prof__mem_sample_bytes_parse(const char *s) {
+  if (!s || *s < '0' || *s > '9') return 0; /* strtoull would take " 5" and negate "-1" */
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  return !errno && *end == 0 && v >= 1 && v <= PROF_MEM_SAMPLE_BYTES_MAX ? v : 0;
+}
+
+uint64_t prof__mem_sample_bytes_default(void) { return DEFAULT_SAMPLE_BYTES; }
 
 uint64_t prof__mem_sample_bytes(void) { return sample_bytes; }
 

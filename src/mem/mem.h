@@ -49,6 +49,11 @@ extern __thread prof__mem_tc *prof__mem_self PROF_MEM_IE;
 /* Read MLPROF_MEM / MLPROF_MEM_SAMPLE_BYTES once (no allocation). */
 void prof__mem_mode_resolve(void);
 uint64_t prof__mem_sample_bytes(void);
+/* MLPROF_MEM_SAMPLE_BYTES text as a mean in 1..PROF_MEM_SAMPLE_BYTES_MAX,
+ * or 0 when it is none (a bad value, said by the module's start). */
+#define PROF_MEM_SAMPLE_BYTES_MAX (1ull << 40)
+uint64_t prof__mem_sample_bytes_parse(const char *s);
+uint64_t prof__mem_sample_bytes_default(void);
 
 /* Slow paths (mem.c). */
 prof__mem_tc *prof__mem_tc_get(void);          /* set up the calling thread */

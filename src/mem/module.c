@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/producer.h"
 #include "mem/mem.h"
 
@@ -179,12 +180,24 @@ static void mem_hook(prof__tw *tw, int final, void *arg) {
   if (final) final_meta();
 }
 
+/* A bad MLPROF_MEM_SAMPLE_BYTES (0, negative, not a number, above 1 TiB):
+ * one message; the mean stays the default. */
+static void check_sample_bytes(void) {
+  const char *v = getenv("MLPROF_MEM_SAMPLE_BYTES");
+  if (!v || !*v || prof__mem_sample_bytes_parse(v)) return;
+  char expected[64], instead[64];
+  snprintf(expected, sizeof expected, "a number of bytes, 1..%llu", (unsigned long long)PROF_MEM_SAMPLE_BYTES_MAX);
+  snprintf(instead, sizeof instead, "using %llu", (unsigned long long)prof__mem_sample_bytes_default());
+  prof__env_ignored("MEM_SAMPLE_BYTES", v, expected, instead);
+}
+
 static int mem_start(void) {
   prof__mem_mode_resolve();
   const char *v = getenv("MLPROF_MEM");
   if (v && *v && prof__ev_mem_mode_parse(v) < 0)
     fprintf(stderr, "mlprof: ignoring MLPROF_MEM='%s' (expected off, counts, sampled or full); using %s\n",
             v, prof__ev_mem_mode_name(prof__mem_mode));
+  check_sample_bytes();
   ring_policy_resolve();
   if (prof__mem_mode == PROF_MEM_OFF || M.hooked) return 0;
   int rc = prof__writer_hook_add(mem_hook, NULL);

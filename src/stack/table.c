@@ -50,6 +50,9 @@ static struct {
 #define PROF__PAUSE() __asm__ volatile("" ::: "memory")
 #endif
 
+/* Anonymous memory: no file behind it to run out of blocks or be truncated,
+ * so a store never faults with SIGBUS (the only mapped files in the
+ * recorder are the live page, reserved before it is mapped, src/live). */
 static void *map(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);

@@ -1,7 +1,17 @@
-/* live_page.c — where live pages live and the reader side of the page:
- * map another process's page (only a regular file the user owns, with the
- * right magic, version and pid) and copy a consistent view of it under its
- * seqlocks. The writer side is src/live/live.c.
+/* live_page.c — where live pages live, the reservation of a page's space
+ * before it is mapped, and the reader side of the page: map another
+ * process's page (only a regular file the user owns, with the right magic,
+ * version and pid) and copy a consistent view of it under its seqlocks. The
+ * writer side is src/live/live.c.
+ *
+ * A store to (or a load from) a page of a shared file mapping that the file
+ * system cannot back faults with SIGBUS: a file sized with ftruncate on a
+ * full tmpfs (/dev/shm) is such a mapping. So both sides reserve the page's
+ * blocks before they map it (prof__livepage_reserve) and give the page up
+ * when they cannot. A page can still fault after that only if it is
+ * truncated while mapped; the folder is the user's own (0700) and the page
+ * 0600, so only the user's own processes can do that, and they can as well
+ * kill the job.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +23,33 @@
 #include <unistd.h>
 
 #include "live_page.h"
+
+/* Zeros written over [0, len): a real reservation where the file system has
+ * no fallocate (a write that succeeds has its blocks). */
+static int write_zeros(int fd, size_t len) {
+  static const char zero[512];
+  for (size_t off = 0; off < len;) {
+    size_t n = len - off < sizeof zero ? len - off : sizeof zero;
+    ssize_t w = pwrite(fd, zero, n, (off_t)off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return w < 0 ? errno : ENOSPC;
+    off += (size_t)w;
+  }
+  return 0;
+}
+
+int prof__livepage_reserve(int fd, size_t len) {
+  int rc;
+  do /* posix_fallocate returns the error number; errno is left alone */
+    rc = posix_fallocate(fd, 0, (off_t)len);
+  while (rc == EINTR);
+  if (rc == EOPNOTSUPP || rc == ENOSYS) {
+    struct stat st; /* zeros only over a page not written yet (never a live one) */
+    if (fstat(fd, &st) != 0) return errno;
+    rc = st.st_size == 0 ? write_zeros(fd, len) : EOPNOTSUPP;
+  }
+  return rc;
+}
 
 int prof__livepage_dir(char *out, size_t n, int create) {
   const char *dir = getenv("MLPROF_LIVE_DIR");
@@ -52,11 +89,15 @@ prof__live_page *prof__livepage_open(int pid, char *path_out, size_t n) {
     errno = EACCES;
     return NULL;
   }
-  if ((size_t)st.st_size >= sizeof(prof__live_page))
+  /* A page whose blocks cannot be had (a sparse page on a full tmpfs) is
+   * not mapped. Without fallocate the writer wrote the page out in full. */
+  int reserved = (size_t)st.st_size >= sizeof(prof__live_page) ? prof__livepage_reserve(fd, sizeof(prof__live_page))
+                                                                : EPROTO;
+  if (reserved == 0 || reserved == EOPNOTSUPP)
     p = mmap(NULL, sizeof(prof__live_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED) {
-    errno = EPROTO;
+    errno = reserved == 0 || reserved == EOPNOTSUPP ? EPROTO : reserved; /* ENOSPC: say so */
     return NULL;
   }
   prof__live_page *lp = p;

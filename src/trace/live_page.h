@@ -64,6 +64,13 @@ typedef struct prof__live_page {
  * unsafe (a symlink, not a folder, someone else's). */
 int prof__livepage_dir(char *out, size_t n, int create);
 
+/* Reserve the blocks of the first `len` bytes of the page file fd, so that
+ * its mapping never faults for want of space (a full tmpfs): posix_fallocate
+ * (retried on EINTR), or, where the file system has none, zeros written over
+ * a fresh, empty file. Returns 0 or an error number (ENOSPC: no room; the
+ * page must then not be mapped). Also extends the file to `len`. */
+int prof__livepage_reserve(int fd, size_t len);
+
 /* Reader side (tools, tests): map the page of `pid` read-write. Returns the
  * page or NULL (errno set); unmap with prof__livepage_close. */
 prof__live_page *prof__livepage_open(int pid, char *path_out, size_t n);

@@ -17,11 +17,11 @@
  * per address for the life of the analysis.
  */
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,57 +82,120 @@ static int sym_prio(int bind, const char *name) {
 
 static int in_file(size_t fsz, uint64_t off, uint64_t len) { return off <= fsz && len <= fsz - off; }
 
-static int build_id_matches(const uint8_t *img, size_t fsz, const Elf64_Shdr *sh, int nsh,
-                            const prof__an_module *m) {
+/* The module file is read piece by piece (pread into the heap), never
+ * mapped: a file truncated while the analysis reads it (a library rewritten
+ * in place) would fault a mapping with SIGBUS, where a short read only
+ * leaves that piece out. */
+typedef struct elf_file {
+  int fd;
+  size_t size;
+} elf_file;
+
+/* [off, off + len) of the file, malloc'd; NULL when it is not all there. */
+static void *read_piece(const elf_file *f, uint64_t off, uint64_t len) {
+  if (!in_file(f->size, off, len)) return NULL;
+  uint8_t *b = malloc(len ? (size_t)len : 1);
+  if (!b) return NULL;
+  for (size_t got = 0; got < len;) {
+    ssize_t r = pread(f->fd, b + got, (size_t)len - got, (off_t)(off + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      free(b);
+      return NULL;
+    }
+    got += (size_t)r;
+  }
+  return b;
+}
+
+/* The section's contents, or NULL. */
+static void *read_section(const elf_file *f, const Elf64_Shdr *sh) { return read_piece(f, sh->sh_offset, sh->sh_size); }
+
+/* The note section's build id against the recorded one: 1 same, 0 not,
+ * -1 the section holds none. */
+static int note_build_id(const uint8_t *p, size_t left, const prof__an_module *m) {
+  while (left >= sizeof(Elf64_Nhdr)) {
+    const Elf64_Nhdr *nh = (const Elf64_Nhdr *)p;
+    size_t nsz = (nh->n_namesz + 3u) & ~3u, dsz = (nh->n_descsz + 3u) & ~3u;
+    if (sizeof *nh + nsz + dsz > left) break;
+    if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(p + sizeof *nh, "GNU", 4) == 0)
+      return nh->n_descsz == m->build_id_len && memcmp(p + sizeof *nh + nsz, m->build_id, m->build_id_len) == 0;
+    p += sizeof *nh + nsz + dsz;
+    left -= sizeof *nh + nsz + dsz;
+  }
+  return -1;
+}
+
+static int build_id_matches(const elf_file *f, const Elf64_Shdr *sh, int nsh, const prof__an_module *m) {
   if (!m->build_id_len) return 1;
   for (int i = 0; i < nsh; i++) {
-    if (sh[i].sh_type != SHT_NOTE || !in_file(fsz, sh[i].sh_offset, sh[i].sh_size)) continue;
-    const uint8_t *p = img + sh[i].sh_offset;
-    size_t left = sh[i].sh_size;
-    while (left >= sizeof(Elf64_Nhdr)) {
-      const Elf64_Nhdr *nh = (const Elf64_Nhdr *)p;
-      size_t nsz = (nh->n_namesz + 3u) & ~3u, dsz = (nh->n_descsz + 3u) & ~3u;
-      if (sizeof *nh + nsz + dsz > left) break;
-      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(p + sizeof *nh, "GNU", 4) == 0)
-        return nh->n_descsz == m->build_id_len && memcmp(p + sizeof *nh + nsz, m->build_id, m->build_id_len) == 0;
-      p += sizeof *nh + nsz + dsz;
-      left -= sizeof *nh + nsz + dsz;
-    }
+    if (sh[i].sh_type != SHT_NOTE) continue;
+    uint8_t *p = read_section(f, &sh[i]);
+    int same = p ? note_build_id(p, sh[i].sh_size, m) : -1;
+    free(p);
+    if (same >= 0) return same;
   }
   return 1; /* the file has no build id: trust the path */
 }
 
-static void read_symtab(prof__elfsyms *es, const uint8_t *img, size_t fsz, const Elf64_Shdr *sh, int nsh,
-                        unsigned type) {
+/* The function symbols of one symbol table (names in `names`, nlen bytes). */
+static void add_syms(prof__elfsyms *es, const Elf64_Sym *s, size_t cnt, const char *names, size_t nlen) {
+  free(es->v);
+  es->n = 0;
+  es->v = calloc(cnt ? cnt : 1, sizeof *es->v);
+  if (!es->v) return;
+  for (size_t k = 0; k < cnt; k++) {
+    int t = ELF64_ST_TYPE(s[k].st_info);
+    if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !s[k].st_value || s[k].st_name >= nlen) continue;
+    const char *nm = names + s[k].st_name;
+    if (!memchr(nm, 0, nlen - s[k].st_name)) continue;
+    es->v[es->n].addr = s[k].st_value;
+    es->v[es->n].size = s[k].st_size;
+    es->v[es->n].name = strdup(nm);
+    es->v[es->n].prio = sym_prio(ELF64_ST_BIND(s[k].st_info), nm);
+    if (es->v[es->n].name) es->n++;
+  }
+  qsort(es->v, es->n, sizeof *es->v, cmp_sym);
+}
+
+static void read_symtab(prof__elfsyms *es, const elf_file *f, const Elf64_Shdr *sh, int nsh, unsigned type) {
   for (int i = 0; i < nsh && !es->n; i++) {
     if (sh[i].sh_type != type || sh[i].sh_entsize != sizeof(Elf64_Sym) || sh[i].sh_link >= (unsigned)nsh) continue;
     const Elf64_Shdr *str = &sh[sh[i].sh_link];
-    if (!in_file(fsz, sh[i].sh_offset, sh[i].sh_size) || !in_file(fsz, str->sh_offset, str->sh_size)) continue;
-    size_t cnt = sh[i].sh_size / sizeof(Elf64_Sym);
-    es->v = calloc(cnt ? cnt : 1, sizeof *es->v);
-    if (!es->v) return;
-    const Elf64_Sym *s = (const Elf64_Sym *)(img + sh[i].sh_offset);
-    const char *names = (const char *)img + str->sh_offset;
-    for (size_t k = 0; k < cnt; k++) {
-      int t = ELF64_ST_TYPE(s[k].st_info);
-      if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !s[k].st_value || s[k].st_name >= str->sh_size) continue;
-      const char *nm = names + s[k].st_name;
-      if (!memchr(nm, 0, str->sh_size - s[k].st_name)) continue;
-      es->v[es->n].addr = s[k].st_value;
-      es->v[es->n].size = s[k].st_size;
-      es->v[es->n].name = strdup(nm);
-      es->v[es->n].prio = sym_prio(ELF64_ST_BIND(s[k].st_info), nm);
-      if (es->v[es->n].name) es->n++;
-    }
-    qsort(es->v, es->n, sizeof *es->v, cmp_sym);
+    Elf64_Sym *s = read_section(f, &sh[i]);
+    char *names = s ? read_section(f, str) : NULL;
+    if (names) add_syms(es, s, sh[i].sh_size / sizeof(Elf64_Sym), names, str->sh_size);
+    free(s);
+    free(names);
   }
 }
 
-/* The PLT sections and the functions their entries jump to (.rela.plt against .dynsym). */
-static void read_plt(prof__elfsyms *es, const uint8_t *img, size_t fsz, const Elf64_Ehdr *eh, const Elf64_Shdr *sh) {
+/* The function each PLT slot jumps to: .rela.plt against .dynsym. */
+static void plt_targets(prof__elfsyms *es, const elf_file *f, const Elf64_Shdr *rela, const Elf64_Shdr *dsym,
+                        const Elf64_Shdr *dstr) {
+  Elf64_Rela *r = read_section(f, rela);
+  Elf64_Sym *ds = r ? read_section(f, dsym) : NULL;
+  char *dnames = ds ? read_section(f, dstr) : NULL;
+  size_t n = rela->sh_size / sizeof(Elf64_Rela), nsym = dsym->sh_size / sizeof(Elf64_Sym);
+  es->plt_names = dnames ? calloc(n ? n : 1, sizeof *es->plt_names) : NULL;
+  for (size_t k = 0; es->plt_names && k < n; k++) {
+    size_t si = ELF64_R_SYM(r[k].r_info);
+    if (!si || si >= nsym || ds[si].st_name >= dstr->sh_size) continue;
+    const char *nm = dnames + ds[si].st_name;
+    if (memchr(nm, 0, dstr->sh_size - ds[si].st_name)) es->plt_names[k] = strdup(nm);
+  }
+  if (es->plt_names) es->nplt = n;
+  free(r);
+  free(ds);
+  free(dnames);
+}
+
+/* The PLT sections and the functions their entries jump to. */
+static void read_plt(prof__elfsyms *es, const elf_file *f, const Elf64_Ehdr *eh, const Elf64_Shdr *sh) {
   int nsh = eh->e_shnum;
-  if (eh->e_shstrndx >= nsh || !in_file(fsz, sh[eh->e_shstrndx].sh_offset, sh[eh->e_shstrndx].sh_size)) return;
-  const char *names = (const char *)img + sh[eh->e_shstrndx].sh_offset;
+  if (eh->e_shstrndx >= nsh) return;
+  char *names = read_section(f, &sh[eh->e_shstrndx]);
+  if (!names) return;
   size_t nlen = sh[eh->e_shstrndx].sh_size;
   const Elf64_Shdr *plt = NULL, *sec = NULL, *rela = NULL;
   es->plt_lo = UINT64_MAX;
@@ -147,25 +210,13 @@ static void read_plt(prof__elfsyms *es, const uint8_t *img, size_t fsz, const El
     if (sh[i].sh_addr < es->plt_lo) es->plt_lo = sh[i].sh_addr;
     if (sh[i].sh_addr + sh[i].sh_size > es->plt_hi) es->plt_hi = sh[i].sh_addr + sh[i].sh_size;
   }
+  free(names);
   if (es->plt_lo == UINT64_MAX) es->plt_lo = 0;
   const Elf64_Shdr *slots = sec ? sec : plt;
   if (!slots || !rela || rela->sh_entsize != sizeof(Elf64_Rela) || rela->sh_link >= (unsigned)nsh) return;
   const Elf64_Shdr *dsym = &sh[rela->sh_link], *dstr = dsym->sh_link < (unsigned)nsh ? &sh[dsym->sh_link] : NULL;
-  if (!dstr || dsym->sh_entsize != sizeof(Elf64_Sym) || !in_file(fsz, rela->sh_offset, rela->sh_size) ||
-      !in_file(fsz, dsym->sh_offset, dsym->sh_size) || !in_file(fsz, dstr->sh_offset, dstr->sh_size))
-    return;
-  size_t n = rela->sh_size / sizeof(Elf64_Rela), nsym = dsym->sh_size / sizeof(Elf64_Sym);
-  es->plt_names = calloc(n ? n : 1, sizeof *es->plt_names);
-  if (!es->plt_names) return;
-  const Elf64_Rela *r = (const Elf64_Rela *)(img + rela->sh_offset);
-  const Elf64_Sym *ds = (const Elf64_Sym *)(img + dsym->sh_offset);
-  for (size_t k = 0; k < n; k++) {
-    size_t si = ELF64_R_SYM(r[k].r_info);
-    if (!si || si >= nsym || ds[si].st_name >= dstr->sh_size) continue;
-    const char *nm = (const char *)img + dstr->sh_offset + ds[si].st_name;
-    if (memchr(nm, 0, dstr->sh_size - ds[si].st_name)) es->plt_names[k] = strdup(nm);
-  }
-  es->nplt = n;
+  if (!dstr || dsym->sh_entsize != sizeof(Elf64_Sym)) return;
+  plt_targets(es, f, rela, dsym, dstr);
   es->plt_slots = slots->sh_addr;
   es->plt_entry0 = slots == plt; /* .plt starts with the resolver's entry */
 }
@@ -200,30 +251,26 @@ static int open_module(const char *path, size_t *size) {
 /* Read the symbols of m's file; *fd_out keeps the file open for the line
  * table (the same file that was checked, not the path opened again). */
 static int load_elf(prof__elfsyms *es, const prof__an_module *m, int *fd_out) {
-  size_t fsz;
-  int fd = open_module(m->path, &fsz);
+  elf_file f;
+  f.fd = open_module(m->path, &f.size);
   *fd_out = -1;
-  if (fd < 0) return -1;
-  uint8_t *img = mmap(NULL, fsz, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (img == MAP_FAILED) {
-    close(fd);
-    return -1;
-  }
-  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+  if (f.fd < 0) return -1;
+  Elf64_Ehdr *eh = read_piece(&f, 0, sizeof *eh);
+  Elf64_Shdr *sh = NULL;
   int rc = -1;
-  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
-      eh->e_shentsize == sizeof(Elf64_Shdr) && in_file(fsz, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr))) {
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
-    if (build_id_matches(img, fsz, sh, eh->e_shnum, m)) {
-      read_symtab(es, img, fsz, sh, eh->e_shnum, SHT_SYMTAB);
-      read_symtab(es, img, fsz, sh, eh->e_shnum, SHT_DYNSYM);
-      read_plt(es, img, fsz, eh, sh);
-      rc = 0;
-    }
+  if (eh && memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+      eh->e_shentsize == sizeof(Elf64_Shdr))
+    sh = read_piece(&f, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr));
+  if (sh && build_id_matches(&f, sh, eh->e_shnum, m)) {
+    read_symtab(es, &f, sh, eh->e_shnum, SHT_SYMTAB);
+    read_symtab(es, &f, sh, eh->e_shnum, SHT_DYNSYM);
+    read_plt(es, &f, eh, sh);
+    rc = 0;
   }
-  munmap(img, fsz);
-  if (rc == 0) *fd_out = fd;
-  else close(fd);
+  free(eh);
+  free(sh);
+  if (rc == 0) *fd_out = f.fd;
+  else close(f.fd);
   return rc;
 }
 
@@ -253,7 +300,12 @@ static prof__an_module *module_of(prof__stacks_st *s, uintptr_t pc) {
   return NULL;
 }
 
-/* Takes ownership of fd (libdwfl closes it with the Dwfl). */
+/* Takes ownership of fd (libdwfl closes it with the Dwfl). libelf maps
+ * the file (and any separate debug file) for libdw, which mlprof cannot
+ * change: a module file truncated while libdw reads it can still fault
+ * there. That takes a library rewritten in place (not replaced by a rename,
+ * as installers do) during the analysis, which in a program that still has
+ * it loaded faults the program's own code first. */
 static void open_lines(prof__elfsyms *es, const prof__an_module *m, int fd) {
 #ifdef MLPROF_HAVE_LIBDW
   static const Dwfl_Callbacks cb = {
