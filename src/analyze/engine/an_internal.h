@@ -38,6 +38,7 @@ typedef struct an_priv {
   prof__map32 tid_map;         /* tid -> thread index */
   uint32_t last_tid;
   size_t last_ti;         /* SIZE_MAX: no cache */
+  prof__u64map open_steps;     /* number of an open step -> thread index + 1 */
   size_t scap;            /* capacity of pub.steps */
   size_t rcap;            /* capacity of pub.ranges and rnext */
   uint32_t *rnext;        /* next range with the same name (other category) */

@@ -104,11 +104,9 @@ static void complete_event(cx *c, const char *name, const char *cat, uint64_t ti
 
 /* A track id for steps that no real thread uses. */
 static uint64_t step_track(const prof__an *an) {
-  for (uint64_t t = 0;; t++) {
-    int used = 0;
-    for (size_t i = 0; i < an->nthreads && !used; i++) used = an->threads[i].tid == t;
-    if (!used) return t;
-  }
+  uint64_t t = 0;
+  while (t <= UINT32_MAX && prof__an_thread_index(an, (uint32_t)t) != SIZE_MAX) t++;
+  return t;
 }
 
 /* Sort position of thread i: the step thread first, then by thread id. */

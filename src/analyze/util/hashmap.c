@@ -6,9 +6,15 @@
 
 /* ---- uint32 -> uint32 ------------------------------------------------------ */
 
-static size_t slot32(uint32_t key, size_t cap) {
-  return (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+/* Fibonacci hashing: the top bits of key x 2^64/phi pick the slot, so every
+ * bit of the key counts (middle bits would ignore a key's high half, and
+ * keys that differ only there, such as id << 32 | name, would all probe
+ * the same run of slots). Tables hold at least 64 slots. */
+static size_t fib_slot(uint64_t key, size_t cap) {
+  return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll((unsigned long long)cap)));
 }
+
+static size_t slot32(uint32_t key, size_t cap) { return fib_slot(key, cap); }
 
 uint32_t prof__map32_get(const prof__map32 *m, uint32_t key) {
   if (!m->cap) return UINT32_MAX;
@@ -54,7 +60,7 @@ void prof__map32_free(prof__map32 *m) {
 
 /* ---- uint64 -> uint64 sums ------------------------------------------------- */
 
-static size_t mslot(uint64_t k, size_t cap) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1); }
+static size_t mslot(uint64_t k, size_t cap) { return fib_slot(k, cap); }
 
 static int mgrow(prof__u64map *m) {
   size_t cap = m->cap ? m->cap * 2 : 256;

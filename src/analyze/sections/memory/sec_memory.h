@@ -41,12 +41,12 @@ typedef struct mem_site {
 } mem_site;
 
 typedef struct mem_thr {
-  uint32_t tid;
   uintptr_t last_addr;         /* the thread's latest allocation (temporaries) */
   uint16_t last_pool;
   int last_valid;
   uint32_t depth;
-  uint32_t ranges[64];         /* open range names (innermost last) */
+  uint32_t *ranges;            /* open range names, innermost last (the first 64) */
+  size_t ranges_cap;
 } mem_thr;
 
 typedef struct mem_step {
@@ -84,8 +84,8 @@ typedef struct mem_state {
   mem_idxmap site_idx, range_idx;
   mem_site *sites;
   size_t nsites, sites_cap;
-  mem_thr *thr;
-  size_t nthr, thr_cap, thr_last;
+  mem_thr *thr;                /* by thread index (prof__an_thread_index); zero is the initial state */
+  size_t thr_cap;
   mem_step *steps;
   size_t nsteps, steps_cap;
   mem_range *ranges;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/util/array.h"
 #include "trace/event.h"
 
 #define THR_MIN_STEPS 20        /* patterns need >= 20 steady steps */
@@ -49,17 +50,18 @@ typedef struct sframe {
 } sframe;
 
 typedef struct sthread {
-  uint32_t tid;
+  int used;
   long open;            /* index into recs of the open step, or -1 */
-  sframe st[MAX_DEPTH];
+  sframe *st;           /* open ranges, outermost first (at most MAX_DEPTH) */
+  size_t cap;
   uint32_t depth, overflow;
 } sthread;
 
 typedef struct steptime_st {
   srec *recs;
   size_t nrecs, rcap;
-  sthread **th;
-  size_t nth, thcap;
+  sthread *th;          /* by thread index (prof__an_thread_index) */
+  size_t thcap;
 } steptime_st;
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
@@ -71,17 +73,15 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
   return q;
 }
 
-static sthread *thread_of(steptime_st *st, uint32_t tid) {
-  for (size_t i = 0; i < st->nth; i++)
-    if (st->th[i]->tid == tid) return st->th[i];
-  sthread **a = grow(st->th, &st->thcap, st->nth + 1, sizeof *a);
-  if (!a) return NULL;
-  st->th = a;
-  sthread *t = calloc(1, sizeof *t);
-  if (!t) return NULL;
-  t->tid = tid;
-  t->open = -1;
-  return a[st->nth++] = t;
+static sthread *thread_of(prof__an *an, steptime_st *st, uint32_t tid) {
+  size_t ti = prof__an_thread_index(an, tid);
+  if (ti == SIZE_MAX || prof__arr_grow((void **)&st->th, &st->thcap, ti + 1, sizeof *st->th)) return NULL;
+  sthread *t = &st->th[ti];
+  if (!t->used) {
+    t->used = 1;
+    t->open = -1;
+  }
+  return t;
 }
 
 static void add_cell(srec *r, uint32_t name, uint8_t cat, uint64_t ns) {
@@ -99,11 +99,10 @@ static void add_cell(srec *r, uint32_t name, uint8_t cat, uint64_t ns) {
 }
 
 static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
-  (void)an;
   steptime_st *st = vst;
   if (rec->kind != PROF_REC_EVENT) return;
   const prof__event *ev = &rec->ev;
-  sthread *t = thread_of(st, rec->tid);
+  sthread *t = thread_of(an, st, rec->tid);
   if (!t) return;
   switch (ev->type) {
   case PROF_EV_STEP_BEGIN: {
@@ -134,6 +133,7 @@ static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
       t->overflow++;
       return;
     }
+    if (prof__arr_grow((void **)&t->st, &t->cap, (size_t)t->depth + 1, sizeof *t->st)) return;
     int counted = 1;
     for (uint32_t i = 0; i < t->depth && counted; i++) counted = t->st[i].name != ev->name;
     t->st[t->depth++] = (sframe){ev->name, ev->cat, (uint8_t)counted, ev->ts};
@@ -483,11 +483,8 @@ done:
 }
 
 static int step_thread_lost(const prof__an *an) {
-  for (size_t i = 0; i < an->nthreads; i++) {
-    if (!an->threads[i].lost) continue;
-    for (size_t k = 0; k < an->nsteps; k++)
-      if (an->steps[k].tid == an->threads[i].tid) return 1;
-  }
+  for (size_t i = 0; i < an->nthreads; i++)
+    if (an->threads[i].lost && an->threads[i].steps) return 1;
   return 0;
 }
 
@@ -527,7 +524,7 @@ static void steptime_destroy(prof__an *an, void *vst) {
   steptime_st *st = vst;
   for (size_t i = 0; i < st->nrecs; i++) free(st->recs[i].c);
   free(st->recs);
-  for (size_t i = 0; i < st->nth; i++) free(st->th[i]);
+  for (size_t i = 0; i < st->thcap; i++) free(st->th[i].st);
   free(st->th);
 }
 
