@@ -251,9 +251,13 @@ static void range_end(an_priv *p, an_thread *t, uint32_t name, uint64_t ts) {
 /* Open steps by number -> thread index + 1 (0: none), so that a STEP_END
  * on another thread than its BEGIN finds the step in one lookup. Number
  * UINT64_MAX cannot be a key (the map stores key + 1): such a step ends only
- * on its own thread. */
+ * on its own thread. Closed steps leave the map: it holds the open ones. */
 static void open_step_set(an_priv *p, uint64_t number, uint64_t ti1) {
   if (number == UINT64_MAX) return;
+  if (!ti1) {
+    prof__u64map_del(&p->open_steps, number);
+    return;
+  }
   uint64_t old = prof__u64map_get(&p->open_steps, number);
   if (old != ti1 && prof__u64map_add(&p->open_steps, number, ti1 - old)) p->oom = 1;
 }

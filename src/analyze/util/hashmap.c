@@ -109,6 +109,25 @@ uint64_t prof__u64map_get(const prof__u64map *m, uint64_t key) {
   return 0;
 }
 
+void prof__u64map_del(prof__u64map *m, uint64_t key) {
+  if (!m->cap) return;
+  size_t mask = m->cap - 1, s = mslot(key + 1, m->cap);
+  while (m->k[s] && m->k[s] != key + 1) s = (s + 1) & mask;
+  if (!m->k[s]) return;
+  /* Backward shift: entries after the hole in its run move into it when
+   * their home slot is not between the hole and them, so every key stays
+   * reachable from its home without tombstones. */
+  size_t hole = s;
+  for (size_t j = (s + 1) & mask; m->k[j]; j = (j + 1) & mask) {
+    if (((j - mslot(m->k[j], m->cap)) & mask) < ((j - hole) & mask)) continue;
+    m->k[hole] = m->k[j];
+    m->v[hole] = m->v[j];
+    hole = j;
+  }
+  m->k[hole] = m->v[hole] = 0;
+  m->n--;
+}
+
 void prof__u64map_free(prof__u64map *m) {
   free(m->k);
   free(m->v);

@@ -443,6 +443,7 @@ static void mem_destroy(prof__an *an, void *stp) {
   for (size_t i = 0; i < s->thr_cap; i++) free(s->thr[i].ranges);
   free(s->thr);
   free(s->steps);
+  free(s->by_number);
   free(s->ranges);
   free(s->leak_order);
   for (int i = 0; i < MS_COUNT; i++) {

@@ -55,6 +55,13 @@ typedef struct mem_step {
   int ended;
 } mem_step;
 
+/* The memory steps of one step number (finish): the first that ended and
+ * the last of them, as indices in steps (SIZE_MAX: none). */
+typedef struct mem_stepno {
+  uint64_t number;
+  size_t first_ended, last;
+} mem_stepno;
+
 typedef struct mem_series {
   uint64_t *ts;
   double *v;
@@ -88,6 +95,8 @@ typedef struct mem_state {
   size_t thr_cap;
   mem_step *steps;
   size_t nsteps, steps_cap;
+  mem_stepno *by_number;       /* finish: one per step number, sorted by it */
+  size_t nby_number;
   mem_range *ranges;
   size_t nranges, ranges_cap;
   mem_pool pools[256];

@@ -156,11 +156,59 @@ static void leaks_collect(prof__an *an, mem_state *s) {
   qsort(s->leak_order, s->nleaks, sizeof *s->leak_order, by_leak);
 }
 
+/* ---- memory steps by number -------------------------------------------- */
+
+static const mem_state *order_st;
+
+static int by_number_then_index(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  uint64_t nx = order_st->steps[x].number, ny = order_st->steps[y].number;
+  if (nx != ny) return nx < ny ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+/* Index the memory steps by number once, so that the per-step figures of
+ * the report take a bisection each instead of a scan of every step. */
+static void index_steps(mem_state *s) {
+  size_t n = s->nsteps, *ord = malloc((n ? n : 1) * sizeof *ord);
+  s->by_number = malloc((n ? n : 1) * sizeof *s->by_number);
+  if (!ord || !s->by_number) {
+    free(ord);
+    free(s->by_number);
+    s->by_number = NULL;
+    s->oom = 1;
+    return;
+  }
+  for (size_t k = 0; k < n; k++) ord[k] = k;
+  order_st = s;
+  qsort(ord, n, sizeof *ord, by_number_then_index);
+  order_st = NULL;
+  size_t g = 0;
+  for (size_t i = 0; i < n; i++) {
+    const mem_step *st = &s->steps[ord[i]];
+    if (!g || s->by_number[g - 1].number != st->number) s->by_number[g++] = (mem_stepno){st->number, SIZE_MAX, 0};
+    mem_stepno *x = &s->by_number[g - 1];
+    if (st->ended && x->first_ended == SIZE_MAX) x->first_ended = ord[i];
+    x->last = ord[i];
+  }
+  s->nby_number = g;
+  free(ord);
+}
+
+static const mem_stepno *steps_numbered(const mem_state *s, uint64_t number) {
+  size_t lo = 0, hi = s->nby_number;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->by_number[mid].number < number) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < s->nby_number && s->by_number[lo].number == number ? &s->by_number[lo] : NULL;
+}
+
 static double step_live_end(const mem_state *s, const prof__step *st) {
   if (exact_events(s)) {
-    for (size_t k = 0; k < s->nsteps; k++)
-      if (s->steps[k].number == st->number && s->steps[k].ended) return s->steps[k].live_end;
-    return -1;
+    const mem_stepno *x = steps_numbered(s, st->number);
+    return x && x->first_ended != SIZE_MAX ? s->steps[x->first_ended].live_end : -1;
   }
   return prof__sec_mem_series_at(&s->series[MS_LIVE], st->end_ns);
 }
@@ -230,6 +278,7 @@ static void growth_finding(prof__an *an, mem_state *s) {
 void prof__sec_mem_finish(prof__an *an, void *stp) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
+  if (exact_events(s)) index_steps(s);
   if (s->peak_pending) {
     for (size_t i = 0; i < s->nsites; i++) s->sites[i].at_peak = s->sites[i].pool ? 0 : s->sites[i].live;
     s->snap_value = s->heap_live;
@@ -371,8 +420,8 @@ static void json_steps(prof__an *an, const mem_state *s, prof__json *j) {
     const prof__step *st = &an->steps[i];
     double allocs = -1, bytes = -1, live = step_live_end(s, st);
     if (exact_events(s)) {
-      for (size_t k = 0; k < s->nsteps; k++)
-        if (s->steps[k].number == st->number) allocs = s->steps[k].allocs, bytes = s->steps[k].bytes;
+      const mem_stepno *x = steps_numbered(s, st->number);
+      if (x) allocs = s->steps[x->last].allocs, bytes = s->steps[x->last].bytes;
     } else {
       double c0 = prof__sec_mem_series_at(&s->series[MS_CALLS], st->begin_ns);
       double c1 = prof__sec_mem_series_at(&s->series[MS_CALLS], st->end_ns);
