@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/util/termsafe.h"
 #include "analyze/report/html_series.h"
 #include "analyze/util/hashmap.h"
 
@@ -193,7 +194,10 @@ static void ctr_text(prof__an *an, void *st, FILE *out) {
   int papi = name_id(an, c, "PAPI_TOT_CYC") != 0;
   const char *why = meta(an, "counters.papi_reason");
   fprintf(out, "\nCounters per step (step thread; %s)\n", papi ? "PAPI + software" : "software");
-  if (!papi) fprintf(out, "  software counters only: %s\n", why ? why : "PAPI was not used in this build or run");
+  char w[PROF_TERM_NAME];
+  if (!papi)
+    fprintf(out, "  software counters only: %s\n",
+            prof__term_name(w, sizeof w, why ? why : "PAPI was not used in this build or run"));
   fprintf(out, "  mean CPU time %.2f ms (%.0f%% of wall), %.0f page faults, %.0f context switches\n", tc / n / 1e6,
           wall > 0 ? 100 * tc / wall : 0, tp / n, ts / n);
   if (rq && cpu && wall > 0) {

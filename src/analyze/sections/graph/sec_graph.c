@@ -18,6 +18,7 @@
 #include "mlprof.h"
 #include "analyze/engine/an_internal.h"
 #include "analyze/util/array.h"
+#include "analyze/util/termsafe.h"
 #include "trace/rec_hist.h"
 #include "analyze/sections/functions/sec_functions.h"
 #include "analyze/sections/graph/sec_graph.h"
@@ -597,8 +598,10 @@ static void text_links(prof__an *an, const prof__graph *g, FILE *out, size_t nod
   for (size_t e = 0; e < g->nedges; e++) {
     const prof__gedge *ed = &g->edges[e];
     if ((inputs ? ed->to : ed->from) != node) continue;
+    char nm[PROF_TERM_NAME];
     if (total++ < GR_TEXT_LINKS)
-      fprintf(out, "%s%s", shown++ ? ", " : "", prof__gnode_name(an, &g->nodes[inputs ? ed->from : ed->to]));
+      fprintf(out, "%s%s", shown++ ? ", " : "",
+              prof__term_name(nm, sizeof nm, prof__gnode_name(an, &g->nodes[inputs ? ed->from : ed->to])));
   }
   if (total > shown) fprintf(out, " and %zu more", total - shown);
   fputs(total ? "\n" : "-\n", out);
@@ -609,13 +612,15 @@ static void graph_text(prof__an *an, void *st, FILE *out) {
   if (!g) return;
   size_t *idx = prof__graph_ranked(g);
   if (!idx) return;
+  char nm[PROF_TERM_NAME], kd[PROF_TERM_NAME];
   fprintf(out, "\nModel graph (%s: %zu nodes, %zu edges; times per step; top nodes by self time)\n",
-          g->source_name, g->nnodes, g->nedges);
+          prof__term_name(nm, sizeof nm, g->source_name), g->nnodes, g->nedges);
   for (size_t k = 0; k < g->nnodes && k < GR_TEXT_TOP; k++) {
     const prof__gnode *n = &g->nodes[idx[k]];
     char t[32], sf[32], fw[32], bw[32];
-    fprintf(out, "  %-28s %-14s total %10s  self %10s  %5.1f%%", prof__gnode_name(an, n),
-            n->kind ? prof__an_str(an, n->kind) : "", prof__an_fmt_ns(t, sizeof t, prof__gnode_total(g, n)),
+    fprintf(out, "  %-28s %-14s total %10s  self %10s  %5.1f%%", prof__term_name(nm, sizeof nm, prof__gnode_name(an, n)),
+            prof__term_name(kd, sizeof kd, n->kind ? prof__an_str(an, n->kind) : ""),
+            prof__an_fmt_ns(t, sizeof t, prof__gnode_total(g, n)),
             prof__an_fmt_ns(sf, sizeof sf, prof__gnode_self(g, n)), 100 * prof__gnode_share(an, n));
     if (n->bwd)
       fprintf(out, "  (fwd %s, bwd %s)", prof__an_fmt_ns(fw, sizeof fw, n->fwd_total / g->steps),

@@ -23,6 +23,7 @@
 #include "analyze/sections/memory/sec_memory.h"
 #include "analyze/sections/stacks/symbols.h"
 #include "analyze/util/fmt.h"
+#include "analyze/util/termsafe.h"
 
 #pragma weak prof__an_stack
 #pragma weak prof__an_frame
@@ -512,7 +513,8 @@ static void text_peak_place(prof__an *an, const mem_state *s, FILE *out) {
   fprintf(out, "  the heap peak was at %.3f s", ts > an->first_ns ? (double)(ts - an->first_ns) / 1e9 : 0.0);
   if (step >= 0) fprintf(out, ", in step %llu", (unsigned long long)an->steps[step].number);
   else fputs(", outside steps", out);
-  if (range) fprintf(out, ", inside range %s", range);
+  char nm[PROF_TERM_NAME];
+  if (range) fprintf(out, ", inside range %s", prof__term_name(nm, sizeof nm, range));
   fputs(exact_events(s) ? "\n" : " (from the live-bytes counter, read once per writer period)\n", out);
 }
 
@@ -562,9 +564,9 @@ static void stack_text(prof__an *an, uint32_t stack, char *buf, size_t len) {
 }
 
 static void text_stack(prof__an *an, FILE *out, uint32_t stack) {
-  char buf[1024];
+  char buf[1024], shown[1024];
   stack_text(an, stack, buf, sizeof buf);
-  fprintf(out, "%s\n", buf);
+  fprintf(out, "%s\n", prof__term_name(shown, sizeof shown, buf));
 }
 
 typedef struct site_line {
@@ -605,8 +607,9 @@ static void text_sites(prof__an *an, const mem_state *s, FILE *out, const char *
   qsort(v, m, sizeof *v, by_line_value);
   fprintf(out, "  %s:\n", title);
   for (size_t i = 0; i < m && i < SHOWN; i++) {
-    char b[32];
-    fprintf(out, "    %10s %10.0f calls  %s\n", prof__fmt_bytes(b, sizeof b, v[i].bytes), v[i].calls, v[i].text);
+    char b[32], shown[sizeof v[i].text];
+    fprintf(out, "    %10s %10.0f calls  %s\n", prof__fmt_bytes(b, sizeof b, v[i].bytes), v[i].calls,
+            prof__term_name(shown, sizeof shown, v[i].text));
   }
   free(v);
 }
