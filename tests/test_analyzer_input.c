@@ -1,10 +1,11 @@
 /* test_analyzer_input.c — the analyzer on hostile traces: a memory pool id
  * past the 256 known pools, a module path naming a FIFO, chunks that
  * decompress to far more than the file (the MLPROF_READ_MAX_MB cap, with
- * exit status 2 from the CLI), terminal escape bytes in names (escaped in
- * the text report and `mlprof info`, still correct in JSON), and a header
- * host name that tries to lead the TensorBoard export out of its folder.
- * Each trace is built by hand with the trace writer.
+ * exit status 2 from the CLI), a chunk larger than mlprof ever writes,
+ * terminal escape bytes and newlines in names (escaped in the text report,
+ * `mlprof info` and `mlprof diff`, still correct in JSON), a header host
+ * name that tries to lead the TensorBoard export out of its folder, and
+ * 100 000 thread ids. Each trace is built by hand with the trace writer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,10 +22,13 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
+#include "analyze/diff/diff.h"
 #include "analyze/util/termsafe.h"
 #include "helpers.h"
 #include "mlprof.h"
+#include "trace/format.h"
 #include "trace/trace.h"
+#include "trace/zstd_stream.h"
 
 #define T0 1000000000ull
 #define MS 1000000ull
@@ -217,7 +221,7 @@ static void decompression_past_the_cap_is_refused(void **state) {
 static void default_cap_stops_a_gigabyte_bomb(void **state) {
   (void)state;
   unsetenv("MLPROF_READ_MAX_MB");
-  const char *path = bomb_trace(17, 64); /* 1088 MiB from a few KiB */
+  const char *path = bomb_trace(136, 8); /* 1088 MiB from a few KiB */
   char err[256];
   assert_int_equal(analyze_rc(path, err), PROF_ENOMEM);
   assert_non_null(strstr(err, "1024 MiB"));
@@ -240,6 +244,74 @@ static void cap_grows_with_the_file_and_ignores_bad_values(void **state) {
   setenv("MLPROF_READ_MAX_MB", "0", 1);
   assert_int_equal(prof__reader_cap_bytes(1000, err), 0);
   unsetenv("MLPROF_READ_MAX_MB");
+}
+
+/* ---- a chunk larger than the writer writes -------------------------------- */
+
+/* Append a chunk (payload stored as given) to the file at `path`. */
+static void append_chunk(const char *path, int type, int codec, uint32_t raw, const void *stored, uint32_t n) {
+  unsigned char h[PROF_CHUNK_HDR];
+  prof__le32(h, PROF_CHUNK_MAGIC);
+  h[4] = (unsigned char)type;
+  h[5] = (unsigned char)codec;
+  h[6] = h[7] = 0;
+  prof__le32(h + 8, raw);
+  prof__le32(h + 12, n);
+  prof__le32(h + 16, prof__crc32c(prof__crc32c(0, h + 4, 12), stored, n));
+  FILE *f = fopen(path, "ab");
+  assert_non_null(f);
+  assert_int_equal(fwrite(h, 1, sizeof h, f), sizeof h);
+  assert_int_equal(fwrite(stored, 1, n, f), n);
+  assert_int_equal(fclose(f), 0);
+}
+
+/* One step, then a zstd chunk of an unknown type that decodes to 9 MiB of
+ * zeros (a few hundred bytes in the file), then a footer. */
+static const char *oversize_trace(void) {
+  const char *path;
+  prof__kv hdr[] = {{"program", "oversize"}, {"pid", "8"}};
+  prof__tw *w = open_trace("oversize", hdr, 2, &path);
+  put(w, PROF_EV_STEP_BEGIN, 0, T0, 0, 0, 0);
+  put(w, PROF_EV_STEP_END, 0, T0 + MS, 0, 0, 0);
+  assert_int_equal(prof__tw_flush(w), 0);
+  prof__tw_abort(w);
+  size_t raw = PROF_CHUNK_RAW_MAX + (1u << 20), cap = 0;
+  uint8_t *zeros = calloc(raw, 1), *z = NULL;
+  prof__zc *zc = prof__zc_new(1);
+  assert_true(zeros && zc);
+  size_t n = prof__zc_compress(zc, zeros, raw, &z, &cap);
+  assert_true(n > 0 && n < 4096);
+  append_chunk(path, 200, PROF_CODEC_ZSTD, (uint32_t)raw, z, (uint32_t)n);
+  static const uint8_t footer[] = {0}; /* no pairs */
+  append_chunk(path, PROF_CHUNK_FOOTER, PROF_CODEC_RAW, 1, footer, 1);
+  prof__zc_free(zc);
+  free(z);
+  free(zeros);
+  return path;
+}
+
+static void chunk_larger_than_mlprof_writes_is_refused(void **state) {
+  (void)state;
+  unsetenv("MLPROF_READ_MAX_MB");
+  const char *path = oversize_trace();
+  char err[256];
+  assert_int_equal(analyze_rc(path, err), PROF_ENOMEM);
+  assert_non_null(strstr(err, "more than the 8 MiB mlprof writes in one chunk"));
+  assert_non_null(strstr(err, "MLPROF_READ_MAX_MB=0"));
+  /* The CLI says the same and exits 2. */
+  char cmd[1024];
+  const char *out = th_tmp_path("oversize-info", ".txt");
+  snprintf(cmd, sizeof cmd, "'%s/mlprof' info '%s'", MLPROF_BIN_DIR, path);
+  assert_int_equal(th_run(cmd, out), 2);
+  char *msg = th_read_file(out, NULL);
+  assert_non_null(msg);
+  assert_non_null(strstr(msg, "8 MiB mlprof writes in one chunk"));
+  free(msg);
+  /* Read anyway when asked to. */
+  setenv("MLPROF_READ_MAX_MB", "0", 1);
+  assert_int_equal(analyze_rc(path, err), 0);
+  unsetenv("MLPROF_READ_MAX_MB");
+  unlink(path);
 }
 
 /* ---- terminal escapes --------------------------------------------------- */
@@ -290,6 +362,80 @@ static void info_escapes_header_and_thread_names(void **state) {
   free(s);
 }
 
+/* ---- newlines in names ---------------------------------------------------- */
+
+#define NL_RANGE "fwd\nFAKE range"
+
+/* A range whose name holds a newline makes every fifth of 30 steps slow, so
+ * that a finding names it too; the header, a thread and a mark carry
+ * newlines as well. */
+static const char *newline_trace(void) {
+  const char *path;
+  prof__kv hdr[] = {{"program", "nl\nFAKE program"}, {"pid", "9"}, {"hostname", "h\nFAKE host"}};
+  prof__tw *w = open_trace("newline", hdr, 3, &path);
+  assert_int_equal(prof__tw_string(w, 1, NL_RANGE, strlen(NL_RANGE)), 0);
+  assert_int_equal(prof__tw_string(w, 2, "mark\nFAKE mark", 15), 0);
+  assert_int_equal(prof__tw_thread(w, 1, "thr\nFAKE thread", 0, 0), 0);
+  uint64_t ts = T0;
+  for (uint64_t k = 0; k < 30; k++) {
+    put(w, PROF_EV_STEP_BEGIN, 0, ts, k, 0, 0);
+    put(w, PROF_EV_RANGE_BEGIN, 1, ts + MS, 0, 0, 0);
+    put(w, PROF_EV_MARK, 2, ts + MS + 1, 0, 0, 0);
+    ts += (k % 5 == 4 ? 20 : 5) * MS;
+    put(w, PROF_EV_RANGE_END, 1, ts, 0, 0, 0);
+    ts += MS;
+    put(w, PROF_EV_STEP_END, 0, ts, k, 0, 0);
+  }
+  close_trace(w);
+  return path;
+}
+
+/* No line of `text` begins with the injected "FAKE". */
+static void no_injected_line(const char *text) {
+  assert_non_null(text);
+  assert_null(strstr(text, "\nFAKE"));
+}
+
+static void newlines_in_names_are_escaped_in_text_output(void **state) {
+  (void)state;
+  const char *path = newline_trace();
+  prof__an *an = analyze(path);
+  char *text = report(an, "text");
+  no_injected_line(text);
+  assert_non_null(strstr(text, "fwd\\x0aFAKE range"));   /* the range table */
+  assert_non_null(strstr(text, "nl\\x0aFAKE program"));  /* the header */
+  assert_non_null(strstr(text, "mark\\x0aFAKE mark"));   /* the marks section */
+  int named = 0; /* a finding names the range in its title or measurement */
+  for (size_t i = 0; i < an->nfindings; i++)
+    named |= strstr(an->findings[i].title, NL_RANGE) || strstr(an->findings[i].measured, NL_RANGE);
+  assert_true(named);
+  char *json = report(an, "json");
+  assert_non_null(strstr(json, "\"fwd\\nFAKE range\""));
+  /* The diff and `mlprof info` print names too. */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  prof__diff d;
+  assert_int_equal(prof__diff_compute(&d, an, an), 0);
+  assert_int_equal(prof__diff_write(&d, "text", 0, m), 0);
+  prof__diff_free(&d);
+  fclose(m);
+  no_injected_line(buf);
+  assert_non_null(strstr(buf, "fwd\\x0aFAKE range"));
+  char cmd[1024];
+  const char *out = th_tmp_path("newline-info", ".txt");
+  snprintf(cmd, sizeof cmd, "'%s/mlprof' info '%s'", MLPROF_BIN_DIR, path);
+  assert_int_equal(th_run(cmd, out), 0);
+  char *info = th_read_file(out, NULL);
+  no_injected_line(info);
+  assert_non_null(strstr(info, "thr\\x0aFAKE thread"));
+  free(info);
+  free(buf);
+  free(text);
+  free(json);
+  prof__an_free(an);
+}
+
 /* The filter itself: what passes, what is escaped, split writes. */
 static char *through_filter(const char *in, size_t n, size_t piece) {
   char *buf = NULL;
@@ -319,6 +465,104 @@ static void filter_keeps_utf8_and_escapes_controls(void **state) {
   char *out = through_filter("\xe6\x97", 2, 2); /* cut short at the end */
   assert_string_equal(out, "\\xe6\\x97");
   free(out);
+}
+
+/* ---- 100 000 thread ids ---------------------------------------------------- */
+
+#define NTHREADS 100000u
+#define TID0 1000u
+
+/* Thread 1 runs 10 steps with "work" inside. Each of NTHREADS other threads
+ * runs "work" around "inner" and reads a cpuctr counter, its blocks
+ * interleaved with every other thread's (all begins, then all inner ranges,
+ * then all ends), so a section that mixed up two threads' state would get
+ * the nesting wrong. Thread t's "work" lasts (t % 7 + 2) us, "inner" 1 us.
+ * Step 10 begins on thread 1 and ends on the last thread; every other
+ * thread ends a step number that was never begun. */
+static const char *threads_trace(void) {
+  const char *path;
+  prof__kv hdr[] = {{"program", "threads"}, {"pid", "10"}};
+  prof__tw *w = open_trace("threads", hdr, 2, &path);
+  assert_int_equal(prof__tw_string(w, 1, "work", 4), 0);
+  assert_int_equal(prof__tw_string(w, 2, "inner", 5), 0);
+  assert_int_equal(prof__tw_string(w, 3, "cpuctr/cpu_ns", 13), 0);
+  for (uint64_t k = 0; k < 10; k++) {
+    put(w, PROF_EV_STEP_BEGIN, 0, T0 + k * 10 * MS, k, 0, 0);
+    put(w, PROF_EV_RANGE_BEGIN, 1, T0 + k * 10 * MS + MS, 0, 0, 0);
+    put(w, PROF_EV_RANGE_END, 1, T0 + k * 10 * MS + 8 * MS, 0, 0, 0);
+    put(w, PROF_EV_STEP_END, 0, T0 + k * 10 * MS + 9 * MS, k, 0, 0);
+  }
+  put(w, PROF_EV_STEP_BEGIN, 0, T0 + 200 * MS, 10, 0, 0);
+  const uint64_t t1 = T0 + 100 * MS;
+  for (uint32_t t = TID0; t < TID0 + NTHREADS; t++) {
+    prof__event e = {.ts = t1, .type = PROF_EV_RANGE_BEGIN, .name = 1, .cat = PROF_CAT_DATA};
+    assert_int_equal(prof__tw_events(w, t, &e, 1), 0);
+  }
+  for (uint32_t t = TID0; t < TID0 + NTHREADS; t++) {
+    prof__event e[3] = {{.ts = t1 + 500, .type = PROF_EV_RANGE_BEGIN, .name = 2},
+                        {.ts = t1 + 1000, .type = PROF_EV_COUNTER, .name = 3, .a = prof__f64_bits(t)},
+                        {.ts = t1 + 1500, .type = PROF_EV_RANGE_END, .name = 2}};
+    assert_int_equal(prof__tw_events(w, t, e, 3), 0);
+  }
+  for (uint32_t t = TID0; t < TID0 + NTHREADS; t++) {
+    prof__event e[2] = {{.ts = t1 + (t % 7 + 2) * 1000, .type = PROF_EV_RANGE_END, .name = 1},
+                        {.ts = T0 + 300 * MS, .type = PROF_EV_STEP_END, .a = t + 1 == TID0 + NTHREADS ? 10 : 1000000 + t}};
+    assert_int_equal(prof__tw_events(w, t, e, 2), 0);
+    char name[24];
+    snprintf(name, sizeof name, "worker-%u", t);
+    assert_int_equal(prof__tw_thread(w, t, name, 0, 0), 0);
+  }
+  close_trace(w);
+  return path;
+}
+
+static const prof__range_stat *range_named(const prof__an *an, const char *name) {
+  for (size_t i = 0; i < an->nranges; i++)
+    if (strcmp(prof__an_str(an, an->ranges[i].name), name) == 0) return &an->ranges[i];
+  return NULL;
+}
+
+static void many_thread_ids_are_analyzed_per_thread(void **state) {
+  (void)state;
+  prof__an *an = analyze(threads_trace());
+  assert_int_equal(an->nthreads, NTHREADS + 1);
+  uint64_t work_ns = 0;
+  for (uint32_t t = TID0; t < TID0 + NTHREADS; t++) {
+    size_t ti = prof__an_thread_index(an, t);
+    assert_true(ti < an->nthreads);
+    const prof__thread_info *th = &an->threads[ti];
+    assert_int_equal(th->tid, t);
+    assert_int_equal(th->events, 6);
+    char name[24];
+    snprintf(name, sizeof name, "worker-%u", t);
+    assert_string_equal(th->name, name);
+    assert_int_equal(th->steps, 0);
+    work_ns += (t % 7 + 2) * 1000;
+  }
+  assert_int_equal(prof__an_thread_index(an, TID0 + NTHREADS), SIZE_MAX);
+  assert_int_equal(an->threads[prof__an_thread_index(an, 1)].steps, 11); /* it began all of them */
+  const prof__range_stat *work = NULL, *inner = range_named(an, "inner");
+  for (size_t i = 0; i < an->nranges; i++) /* the workers' "work" is data, thread 1's compute */
+    if (an->ranges[i].cat == PROF_CAT_DATA) work = &an->ranges[i];
+  assert_true(work && inner);
+  assert_int_equal(work->count, NTHREADS);
+  assert_int_equal(work->total_ns, work_ns);
+  assert_int_equal(work->self_ns, work_ns - NTHREADS * 1000ull);
+  assert_int_equal(inner->count, NTHREADS);
+  assert_int_equal(inner->total_ns, NTHREADS * 1000ull);
+  /* Step 10 ended on another thread; the other ends matched nothing. */
+  assert_int_equal(an->nsteps, 11);
+  assert_int_equal(an->steps[10].number, 10);
+  assert_int_equal(an->steps[10].end_ns, T0 + 300 * MS);
+  assert_int_equal(an->unmatched_step_ends, NTHREADS - 1);
+  /* The graph section nested "inner" in "work" on every thread. */
+  char *json = report(an, "json");
+  assert_non_null(strstr(json, "\"name\": \"inner\""));
+  free(json);
+  char *text = report(an, "text");
+  assert_non_null(strstr(text, "in:  work"));
+  free(text);
+  prof__an_free(an);
 }
 
 /* ---- TensorBoard file name ---------------------------------------------- */
@@ -351,11 +595,14 @@ int main(void) {
       cmocka_unit_test(fifo_module_is_skipped_without_blocking),
       cmocka_unit_test(decompression_past_the_cap_is_refused),
       cmocka_unit_test(default_cap_stops_a_gigabyte_bomb),
+      cmocka_unit_test(chunk_larger_than_mlprof_writes_is_refused),
       cmocka_unit_test(cap_grows_with_the_file_and_ignores_bad_values),
       cmocka_unit_test(text_report_escapes_control_bytes_of_names),
       cmocka_unit_test(info_escapes_header_and_thread_names),
+      cmocka_unit_test(newlines_in_names_are_escaped_in_text_output),
       cmocka_unit_test(filter_keeps_utf8_and_escapes_controls),
       cmocka_unit_test(tensorboard_file_stays_in_its_folder),
+      cmocka_unit_test(many_thread_ids_are_analyzed_per_thread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,13 +1,17 @@
 /* test_diff.c — `mlprof diff`: two runs that differ by a planted slowdown
  * in one range; that range is ranked first, the median change and the
- * noise are right, findings that appear are listed, and --fail-if-slower
- * sets the exit status. */
+ * noise are right, findings that appear are listed, --fail-if-slower
+ * sets the exit status, and the diff of runs of half a million steps fits in
+ * a gigabyte of address space. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "test_analyze_tb.h"
 #include "analyze/analyze.h"
@@ -176,6 +180,63 @@ static void json_and_html_formats(void **state) {
   free(out);
 }
 
+/* `n` steps on thread 1, each "load" (data) then "forward". */
+static const char *long_run(const char *stem, uint64_t n) {
+  tb t = tb_open(stem);
+  tb_str(&t, 1, "load");
+  tb_str(&t, 2, "forward");
+  enum { PER_STEP = 6, BATCH = 4096 / PER_STEP };
+  prof__event ev[BATCH * PER_STEP];
+  uint64_t ts = 1000;
+  for (uint64_t k = 0; k < n;) {
+    size_t m = 0;
+    for (; m < BATCH * PER_STEP && k < n; k++) {
+      const uint8_t type[PER_STEP] = {PROF_EV_STEP_BEGIN, PROF_EV_RANGE_BEGIN, PROF_EV_RANGE_END,
+                                      PROF_EV_RANGE_BEGIN, PROF_EV_RANGE_END, PROF_EV_STEP_END};
+      const uint32_t name[PER_STEP] = {0, 1, 1, 2, 2, 0};
+      const uint64_t dt[PER_STEP] = {100, 10, 200, 10, 1000 + k % 5000, 10};
+      for (int e = 0; e < PER_STEP; e++) {
+        ts += dt[e];
+        ev[m++] = (prof__event){.ts = ts, .type = type[e], .name = name[e], .cat = name[e] == 1 ? PROF_CAT_DATA : 0,
+                                .a = type[e] == PROF_EV_STEP_BEGIN || type[e] == PROF_EV_STEP_END ? k : 0};
+      }
+    }
+    assert_int_equal(prof__tw_events(t.w, 1, ev, m), 0);
+    if (prof__tw_pending(t.w) > (1u << 20)) tb_flush(&t);
+  }
+  return tb_close(&t, "0");
+}
+
+/* The diff compares a few parts of each run's report: it never renders the
+ * per-step arrays (half a million steps made it take 2 GB and fail under
+ * this limit). Sanitizers map far more address space than that: skipped. */
+static void diff_of_long_runs_fits_in_a_gigabyte(void **state) {
+  (void)state;
+#ifdef MLPROF_SANITIZED
+  skip();
+#endif
+  const char *path = long_run("dlong", 500000);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    struct rlimit lim = {1ul << 30, 1ul << 30};
+    prof__an *b = NULL, *c = NULL;
+    char err[256];
+    if (setrlimit(RLIMIT_AS, &lim) || prof__an_run_opts(&b, path, 1, err) || prof__an_run_opts(&c, path, 1, err))
+      _exit(2);
+    prof__diff d;
+    FILE *null = fopen("/dev/null", "w");
+    int rc = null ? prof__diff_compute(&d, b, c) : -1;
+    if (rc == 0) rc = prof__diff_write(&d, "text", 0, null);
+    _exit(rc == 0 && d.base_steps == 500000 && d.nitems == 2 ? 0 : 3);
+  }
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(planted_slowdown_is_ranked_first),
@@ -183,6 +244,7 @@ int main(void) {
       cmocka_unit_test(appeared_findings_are_listed),
       cmocka_unit_test(fail_if_slower_sets_the_exit_status),
       cmocka_unit_test(json_and_html_formats),
+      cmocka_unit_test(diff_of_long_runs_fits_in_a_gigabyte),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 
 #include "helpers.h"
 #include "mlprof.h"
+#include "trace/format.h"
 #include "trace/trace.h"
 
 static const char *write_sample(int footer, size_t nev) {
@@ -380,6 +381,94 @@ static void crc32c_matches_known_vector(void **state) {
       assert_int_equal(prof__crc32c(0x1234, buf + off, n), prof__crc32c_sw(0x1234, buf + off, n));
 }
 
+/* ---- chunk size bound ------------------------------------------------------ */
+
+static uint64_t mix(uint64_t x) { /* splitmix64: values that need 10-byte varints */
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* Chunks per type and the largest raw payload, from the chunk headers. */
+static void chunk_sizes(const char *path, size_t count[256], uint32_t *max_raw) {
+  size_t len;
+  uint8_t *f = (uint8_t *)th_read_file(path, &len);
+  assert_non_null(f);
+  size_t off = 16 + prof__rd32(f + 12) + 4;
+  memset(count, 0, 256 * sizeof *count);
+  *max_raw = 0;
+  while (off + PROF_CHUNK_HDR <= len) {
+    assert_int_equal(prof__rd32(f + off), PROF_CHUNK_MAGIC);
+    uint32_t raw = prof__rd32(f + off + 8), stored = prof__rd32(f + off + 12);
+    count[f[off + 4]]++;
+    if (raw > *max_raw) *max_raw = raw;
+    off += PROF_CHUNK_HDR + stored;
+  }
+  assert_int_equal(off, len);
+  free(f);
+}
+
+/* One flush of more strings, thread records or events than a chunk holds
+ * goes out as several chunks, cut between entries, none larger than
+ * PROF_CHUNK_RAW_MAX (what a reader accepts); all of it reads back. A name
+ * longer than a chunk is cut; a producer's chunk past the bound is refused. */
+static void large_flushes_are_cut_into_bounded_chunks(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("bigflush", ".mlpt");
+  char err[256];
+  prof__kv hdr[] = {{"program", "big"}};
+  prof__tw *w = prof__tw_open(path, hdr, 1, err);
+  assert_non_null(w);
+  const size_t mib = 1u << 20, nstr = 9, nthr = 250000, nev = 400000;
+  char *text = malloc(PROF_CHUNK_RAW_MAX + 100);
+  assert_non_null(text);
+  memset(text, 'x', PROF_CHUNK_RAW_MAX + 100);
+  for (uint32_t id = 1; id <= nstr; id++) assert_int_equal(prof__tw_string(w, id, text, mib), 0);
+  assert_int_equal(prof__tw_string(w, 99, text, PROF_CHUNK_RAW_MAX + 100), 0);
+  for (uint32_t t = 1; t <= nthr; t++) assert_int_equal(prof__tw_thread(w, t, "a thread name of 31 characters.", t, 0), 0);
+  prof__event *ev = calloc(nev, sizeof *ev);
+  assert_non_null(ev);
+  for (size_t i = 0; i < nev; i++) ev[i] = (prof__event){.ts = i, .type = PROF_EV_COUNTER, .name = 1, .a = mix(i), .b = ~mix(i)};
+  assert_int_equal(prof__tw_events(w, 5, ev, nev), 0);
+  assert_int_equal(prof__tw_chunk(w, 200, text, PROF_CHUNK_RAW_MAX + 1), PROF_EINVAL);
+  assert_int_equal(prof__tw_chunk(w, 200, text, PROF_CHUNK_RAW_MAX), 0);
+  prof__kv f[] = {{"events_written", "0"}};
+  assert_int_equal(prof__tw_close(w, f, 1), 0);
+  size_t count[256];
+  uint32_t max_raw;
+  chunk_sizes(path, count, &max_raw);
+  assert_true(max_raw <= PROF_CHUNK_RAW_MAX);
+  assert_true(count[PROF_CHUNK_STRINGS] >= 2);
+  assert_true(count[PROF_CHUNK_THREADS] >= 2);
+  assert_true(count[PROF_CHUNK_EVENTS] >= 2);
+  prof__reader *r;
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  prof__rec rec;
+  size_t events = 0, strings = 0, threads = 0;
+  int rc;
+  while ((rc = prof__reader_next(r, &rec)) == 1) {
+    if (rec.kind == PROF_REC_EVENT) {
+      assert_int_equal(rec.tid, 5);
+      assert_true(rec.ev.ts == events && rec.ev.a == mix(events) && rec.ev.b == ~mix(events));
+      events++;
+    } else if (rec.kind == PROF_REC_STRING) {
+      assert_int_equal(rec.len, rec.id == 99 ? PROF_CHUNK_RAW_MAX - 32 : mib);
+      strings++;
+    } else if (rec.kind == PROF_REC_THREAD) {
+      assert_int_equal(rec.lost, ++threads);
+    }
+  }
+  assert_int_equal(rc, 0);
+  assert_int_equal(events, nev);
+  assert_int_equal(strings, nstr + 1);
+  assert_int_equal(threads, nthr);
+  prof__reader_close(r);
+  free(ev);
+  free(text);
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trip_preserves_every_field),
@@ -393,6 +482,7 @@ int main(void) {
       cmocka_unit_test(crc32c_matches_known_vector),
       cmocka_unit_test(memory_addresses_round_trip_as_deltas),
       cmocka_unit_test(older_versions_read_and_newer_are_refused),
+      cmocka_unit_test(large_flushes_are_cut_into_bounded_chunks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,27 +4,31 @@
 #include "analyze/util/termsafe.h"
 
 #define U(x) ((unsigned long long)(x))
+/* Text from the trace as one field (termsafe.h). */
+#define TN(buf, s) prof__term_name(buf, sizeof buf, s)
 
 static void print_kv(FILE *out, const char *title, const prof__kv *kv, size_t n) {
   fprintf(out, "%s:\n", title);
   if (!n) fprintf(out, "  (none)\n");
-  for (size_t i = 0; i < n; i++) fprintf(out, "  %-20s %s\n", kv[i].key, kv[i].value);
+  char k[PROF_TERM_NAME], v[PROF_TERM_NAME];
+  for (size_t i = 0; i < n; i++) fprintf(out, "  %-20s %s\n", TN(k, kv[i].key), TN(v, kv[i].value));
 }
 
 static void print_threads(FILE *out, const prof__an *an) {
   fprintf(out, "threads: %zu\n", an->nthreads);
   for (size_t i = 0; i < an->nthreads; i++) {
     const prof__thread_info *t = &an->threads[i];
-    fprintf(out, "  tid %-10u %-20s %10llu events, lost %llu%s\n", t->tid, t->name ? t->name : "-", U(t->events),
-           U(t->lost), t->exited ? ", exited" : "");
+    char nm[PROF_TERM_NAME];
+    fprintf(out, "  tid %-10u %-20s %10llu events, lost %llu%s\n", t->tid, TN(nm, t->name ? t->name : "-"),
+            U(t->events), U(t->lost), t->exited ? ", exited" : "");
   }
 }
 
 static void print_info(FILE *out, const prof__an *an) {
-  char d[32];
-  fprintf(out, "trace: %s\n", an->path);
+  char d[32], p[PROF_TERM_NAME];
+  fprintf(out, "trace: %s\n", TN(p, an->path));
   fprintf(out, "size: %llu bytes in %llu chunks\n", U(prof__reader_size(an->reader)), U(an->chunks));
-  if (an->truncated) fprintf(out, "state: TRUNCATED (%s)\n", an->trunc_msg);
+  if (an->truncated) fprintf(out, "state: TRUNCATED (%s)\n", TN(p, an->trunc_msg));
   else fprintf(out, "state: complete (footer present)\n");
   fprintf(out, "events: %llu\n", U(an->events));
   fprintf(out, "lost: %llu events\n", U(an->lost_events));

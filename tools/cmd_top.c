@@ -16,6 +16,10 @@
 
 #include "cli.h"
 #include "cmd_live.h"
+#include "analyze/util/termsafe.h"
+
+/* Text from the live page (written by the job) as one field (termsafe.h). */
+#define TN(buf, s) prof__term_name(buf, sizeof buf, s)
 
 int live_pid_arg(const char *cmd, const char *arg) {
   char *end;
@@ -116,43 +120,45 @@ prof__live_page *live_attach_own(const char *cmd, int pid) {
 static double mib(uint64_t b) { return (double)b / 1048576.0; }
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
-static void print_state(const prof__live_page *v, int alive) {
-  if (!alive) printf("state: process ended\n");
+static void print_state(FILE *out, const prof__live_page *v, int alive) {
+  char a[PROF_TERM_NAME];
+  if (!alive) fprintf(out, "state: process ended\n");
   else if (v->ctl.paused_step)
-    printf("state: PAUSED at step %llu (snapshot %s); resume with: mlprof resume %u\n",
-           (unsigned long long)(v->ctl.paused_step - 1), v->ctl.last_snapshot[0] ? v->ctl.last_snapshot : "-",
-           v->pid);
-  else if (v->bg.capturing) printf("state: running, capturing on demand\n");
-  else printf("state: running\n");
-  if (v->bg.last_capture[0]) printf("last capture: %s\n", v->bg.last_capture);
+    fprintf(out, "state: PAUSED at step %llu (snapshot %s); resume with: mlprof resume %u\n",
+            (unsigned long long)(v->ctl.paused_step - 1), TN(a, v->ctl.last_snapshot[0] ? v->ctl.last_snapshot : "-"),
+            v->pid);
+  else if (v->bg.capturing) fprintf(out, "state: running, capturing on demand\n");
+  else fprintf(out, "state: running\n");
+  if (v->bg.last_capture[0]) fprintf(out, "last capture: %s\n", TN(a, v->bg.last_capture));
 }
 
-static void print_frame(const prof__live_page *v, int alive) {
+static void print_frame(FILE *out, const prof__live_page *v, int alive) {
+  char a[PROF_TERM_NAME], b[PROF_TERM_NAME];
   uint64_t now = 0;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-  printf("mlprof top: pid %u (%s), up %.0f s, trace %s\n", v->pid, v->program,
-         now > v->start_mono_ns ? (double)(now - v->start_mono_ns) / 1e9 : 0.0, v->trace);
+  fprintf(out, "mlprof top: pid %u (%s), up %.0f s, trace %s\n", v->pid, TN(a, v->program),
+          now > v->start_mono_ns ? (double)(now - v->start_mono_ns) / 1e9 : 0.0, TN(b, v->trace));
   if (v->step.steps)
-    printf("steps: %llu done, last #%llu %.2f ms, avg %.2f ms (min %.2f, max %.2f), throughput %.2f steps/s\n",
+    fprintf(out, "steps: %llu done, last #%llu %.2f ms, avg %.2f ms (min %.2f, max %.2f), throughput %.2f steps/s\n",
            (unsigned long long)v->step.steps, (unsigned long long)v->step.last_step, ms(v->step.last_step_ns),
            ms(v->step.ewma_step_ns), ms(v->step.min_step_ns), ms(v->step.max_step_ns),
            v->step.ewma_step_ns ? 1e9 / (double)v->step.ewma_step_ns : 0.0);
-  else printf("steps: none finished yet\n");
+  else fprintf(out, "steps: none finished yet\n");
   if (v->step.open_step)
-    printf("open step: #%llu running for %.2f ms\n", (unsigned long long)(v->step.open_step - 1),
+    fprintf(out, "open step: #%llu running for %.2f ms\n", (unsigned long long)(v->step.open_step - 1),
            now > v->step.open_mono_ns ? ms(now - v->step.open_mono_ns) : 0.0);
-  printf("memory: rss %.1f MiB (peak %.1f MiB)\n", mib(v->bg.rss_bytes), mib(v->bg.peak_rss_bytes));
-  if (v->bg.gpu_util_pct >= 0) printf("gpu: %d%% busy\n", v->bg.gpu_util_pct);
-  else printf("gpu: n/a\n");
-  printf("profiler: %llu events written, %llu lost, %.1f MiB of trace\n", (unsigned long long)v->bg.events,
+  fprintf(out, "memory: rss %.1f MiB (peak %.1f MiB)\n", mib(v->bg.rss_bytes), mib(v->bg.peak_rss_bytes));
+  if (v->bg.gpu_util_pct >= 0) fprintf(out, "gpu: %d%% busy\n", v->bg.gpu_util_pct);
+  else fprintf(out, "gpu: n/a\n");
+  fprintf(out, "profiler: %llu events written, %llu lost, %.1f MiB of trace\n", (unsigned long long)v->bg.events,
          (unsigned long long)v->bg.lost, mib(v->bg.bytes));
-  print_state(v, alive);
-  printf("top ranges (self time, last second):\n");
-  if (!v->bg.nranges) printf("  (none)\n");
+  print_state(out, v, alive);
+  fprintf(out, "top ranges (self time, last second):\n");
+  if (!v->bg.nranges) fprintf(out, "  (none)\n");
   for (uint32_t i = 0; i < v->bg.nranges && i < PROF_LIVE_TOP; i++)
-    printf("  %-32.47s %10.2f ms %8llu calls\n", v->bg.top[i].name, ms(v->bg.top[i].self_ns),
+    fprintf(out, "  %-32.47s %10.2f ms %8llu calls\n", TN(a, v->bg.top[i].name), ms(v->bg.top[i].self_ns),
            (unsigned long long)v->bg.top[i].count);
 }
 
@@ -241,7 +247,12 @@ static int run(int argc, char **argv) {
     int alive = live_alive(pid);
     if (prof__livepage_read(p, &v) != 0) printf("(the page was changing too fast to read; retrying)\n");
     if (tty && !once) printf("\033[H\033[2J");
-    print_frame(&v, alive);
+    /* Names on the page come from the job: the frame goes through the
+     * terminal filter (the clear-screen above is ours). */
+    fflush(stdout);
+    FILE *out = prof__term_open(stdout);
+    print_frame(out ? out : stdout, &v, alive);
+    if (out) prof__term_close(out);
     fflush(stdout);
     if (once || !alive) break;
     if (wait_or_quit(every)) break;

@@ -48,9 +48,10 @@ static const char read_env_help[] =
     "\nenvironment:\n"
     "  MLPROF_READ_MAX_MB=N  most MiB of decompressed data one pass over a trace may\n"
     "                        produce: N (default 1024) or 16 times the trace's size,\n"
-    "                        whichever is larger; 0 = no cap. A trace past the cap\n"
-    "                        is refused with exit status 2 (a crafted trace can\n"
-    "                        otherwise take gigabytes of memory).\n";
+    "                        whichever is larger; 0 = no cap. A trace past the cap,\n"
+    "                        or with a chunk past the 8 MiB mlprof writes, is\n"
+    "                        refused with exit status 2 (a crafted trace can\n"
+    "                        otherwise take gigabytes of memory); 0 reads both.\n";
 
 static int reads_traces(const char *name) {
   static const char *const r[] = {"report", "info", "export", "diff", "run"};

@@ -52,6 +52,8 @@ typedef struct prof__thread_info {
   uint64_t lost;
   int exited;
   uint64_t events;
+  /* ---- added after the first contract (append only) ---- */
+  uint64_t steps;      /* complete steps this thread ran (set when the model is finished) */
 } prof__thread_info;
 
 /* An extra key of a finding ("tensor", "first_step", "period", ...). */
@@ -180,6 +182,12 @@ void prof__an_free(prof__an *an);
 const char *prof__an_str(const prof__an *an, uint32_t id);
 /* Header value or NULL. */
 const char *prof__an_header(const prof__an *an, const char *key);
+/* Index in an->threads of thread `tid`, or SIZE_MAX when no record named
+ * it: one lookup in the model's hash map. Sections keep their per-thread
+ * state in arrays indexed by it (every event's thread is in the model
+ * before a section sees the event) instead of searching a list of their
+ * own, which a trace with many thread ids would make quadratic. */
+size_t prof__an_thread_index(const prof__an *an, uint32_t tid);
 /* Index of the step containing ts (by time), or -1. */
 long prof__an_step_at(const prof__an *an, uint64_t ts_ns);
 /* Sum of step wall times. */

@@ -309,7 +309,13 @@ static int seen_add(uint64_t key) {
   return 1;
 }
 
-static void resolve(uint64_t key, prof__rec_list *out) {
+/* The Python frames resolved in one cycle, written in parts. */
+typedef struct frames_out {
+  prof__rec_list l;
+  prof__tw *tw;
+} frames_out;
+
+static void resolve(uint64_t key, frames_out *out) {
   uintptr_t code = (uintptr_t)(key & CODE_MASK);
   long idx = (long)((key >> 47) & 0xffff);
   PyCodeObject co;
@@ -331,7 +337,8 @@ static void resolve(uint64_t key, prof__rec_list *out) {
   if (file && name) {
     prof__rec_pyframe f = {.key = key, .file = file, .file_len = strlen(file), .name = name,
                            .name_len = strlen(name), .line = line};
-    prof__rec_pyframes_put(out, &f);
+    prof__rec_pyframes_put(&out->l, &f);
+    if (out->l.b.len >= PROF_REC_LIST_PART) prof__rec_list_write(&out->l, out->tw, PROF_CHUNK_PYFRAMES);
     P.resolved++;
   } else {
     P.unresolved++;
@@ -350,14 +357,10 @@ void prof__pyframes_cycle(prof__tw *tw, int final) {
    * thread unloading libmlprof (dlclose) holds while it waits for this
    * writer's last cycle. */
   if (P.state != 1 || !tw) return;
-  prof__rec_list bt = {{0}, 0};
-  P.scanned = prof__stack_scan(P.scanned, scan_stack, &bt);
-  if (bt.n) {
-    prof__buf chunk = {0};
-    if (prof__rec_list_end(&bt, &chunk) == 0) prof__tw_chunk(tw, PROF_CHUNK_PYFRAMES, chunk.p, chunk.len);
-    prof__buf_free(&chunk);
-  }
-  prof__rec_list_free(&bt);
+  frames_out out = {{{0}, 0}, tw};
+  P.scanned = prof__stack_scan(P.scanned, scan_stack, &out);
+  prof__rec_list_write(&out.l, tw, PROF_CHUNK_PYFRAMES);
+  prof__rec_list_free(&out.l);
   if (final) {
     char v[32];
     snprintf(v, sizeof v, "%llu", (unsigned long long)P.resolved);

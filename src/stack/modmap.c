@@ -22,6 +22,8 @@ int prof__stack_encode_new(prof__buf *b, uint32_t max_count);
 
 typedef struct scan {
   prof__rec_list *mods;
+  prof__tw *tw;    /* where a full part of the list goes */
+  int rc;
   uint32_t count;
   unsigned long long adds, subs;
 } scan;
@@ -81,6 +83,7 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg) {
                         .size = (uint64_t)(hi - lo)};
   find_build_id(&m, info);
   prof__rec_modules_put(s->mods, &m);
+  if (!s->rc && s->mods->b.len >= PROF_REC_LIST_PART) s->rc = prof__rec_list_write(s->mods, s->tw, PROF_CHUNK_MODULES);
   return 0;
 }
 
@@ -95,26 +98,21 @@ static int on_first_module(struct dl_phdr_info *info, size_t size, void *arg) {
   return 1; /* stop after one */
 }
 
-/* Write the module map if it changed since the last write. */
+/* Write the module map if it changed since the last write (when the loader
+ * does not count loads and unloads, only the first map is written). A
+ * large map goes out in several chunks: a later map replaces nothing. */
 static int emit_modules(prof__tw *tw) {
   scan quick = {0};
   dl_iterate_phdr(on_first_module, &quick);
-  if (map_written && quick.count && quick.adds == seen_adds && quick.subs == seen_subs) return 0;
-  scan probe = {0};
+  if (map_written && (!quick.count || (quick.adds == seen_adds && quick.subs == seen_subs))) return 0;
   prof__rec_list mods = {{0}, 0};
-  probe.mods = &mods;
+  scan probe = {.mods = &mods, .tw = tw};
   dl_iterate_phdr(on_module, &probe);
-  int rc = 0;
-  if (!map_written || probe.adds != seen_adds || probe.subs != seen_subs) {
-    prof__buf out = {0};
-    rc = prof__rec_list_end(&mods, &out);
-    if (!rc) rc = prof__tw_chunk(tw, PROF_CHUNK_MODULES, out.p, out.len);
-    if (!rc) {
-      map_written = 1;
-      seen_adds = probe.adds;
-      seen_subs = probe.subs;
-    }
-    prof__buf_free(&out);
+  int rc = probe.rc ? probe.rc : prof__rec_list_write(&mods, tw, PROF_CHUNK_MODULES);
+  if (!rc) {
+    map_written = 1;
+    seen_adds = probe.adds;
+    seen_subs = probe.subs;
   }
   prof__rec_list_free(&mods);
   return rc;

@@ -7,7 +7,14 @@
 #define PROF_CHUNK_HDR 20            /* magic, type, codec, reserved, raw, stored, crc */
 #define PROF_CODEC_RAW 0
 #define PROF_CODEC_ZSTD 1
-#define PROF_MAX_CHUNK (256u << 20)  /* largest raw or stored payload accepted */
+#define PROF_MAX_CHUNK (256u << 20)  /* largest raw or stored payload the format allows */
+/* Largest payload (raw, and so stored) mlprof writes in one chunk: the
+ * writer cuts its strings, thread records and event blocks into chunks of
+ * at most this, and producers' own chunks stay below it (GPU records are
+ * cut at 4 MiB, stacks at 4096 a chunk). A reader refuses a larger chunk
+ * (unless MLPROF_READ_MAX_MB=0), so one chunk never takes more memory than
+ * this. docs/trace-format.md states it. */
+#define PROF_CHUNK_RAW_MAX (8u << 20)
 #define PROF_MAX_HEADER (1u << 20)   /* largest header key/value area accepted */
 
 /* Event flag bits (second byte of an encoded event). */

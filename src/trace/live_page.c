@@ -134,5 +134,11 @@ int prof__livepage_read(const prof__live_page *p, prof__live_page *out) {
   out->ctl.resume_seq = __atomic_load_n(&p->ctl.resume_seq, __ATOMIC_ACQUIRE);
   out->ctl.paused_step = __atomic_load_n(&p->ctl.paused_step, __ATOMIC_ACQUIRE);
   memcpy(out->ctl.last_snapshot, p->ctl.last_snapshot, sizeof out->ctl.last_snapshot);
+  /* The page is another process's memory: its strings end in the copy. */
+  out->program[sizeof out->program - 1] = 0;
+  out->trace[sizeof out->trace - 1] = 0;
+  out->bg.last_capture[sizeof out->bg.last_capture - 1] = 0;
+  out->ctl.last_snapshot[sizeof out->ctl.last_snapshot - 1] = 0;
+  for (int i = 0; i < PROF_LIVE_TOP; i++) out->bg.top[i].name[sizeof out->bg.top[i].name - 1] = 0;
   return rc;
 }

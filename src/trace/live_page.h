@@ -75,8 +75,8 @@ int prof__livepage_reserve(int fd, size_t len);
  * page or NULL (errno set); unmap with prof__livepage_close. */
 prof__live_page *prof__livepage_open(int pid, char *path_out, size_t n);
 void prof__livepage_close(prof__live_page *p);
-/* Copy a consistent view of the page into `out`; returns 0 or -1 after
- * many torn reads. */
+/* Copy a consistent view of the page into `out` (its strings NUL-ended);
+ * returns 0 or -1 after many torn reads. */
 int prof__livepage_read(const prof__live_page *p, prof__live_page *out);
 /* Path of the page of `pid`. */
 void prof__livepage_path(int pid, char *out, size_t n);

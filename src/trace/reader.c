@@ -6,9 +6,11 @@
  * every complete chunk was delivered.
  *
  * A small crafted file can announce chunks that decompress to hundreds of
- * MiB each; the bytes decompressed in one pass are capped (see
- * prof__reader_cap_bytes) so such a file fails with a clear message instead
- * of taking gigabytes.
+ * MiB each. A chunk larger than mlprof ever writes (PROF_CHUNK_RAW_MAX) is
+ * refused before anything is allocated for it, so a reader holds at most
+ * that much decompressed data, and the bytes decompressed in one pass are
+ * capped (see prof__reader_cap_bytes): such a file fails with a clear
+ * message instead of taking gigabytes. MLPROF_READ_MAX_MB=0 lifts both.
  */
 #include <errno.h>
 #include <limits.h>
@@ -43,6 +45,7 @@ struct prof__reader {
   int footer, err;
   uint64_t raw_total;    /* bytes decompressed in this pass */
   uint64_t read_cap;     /* most bytes one pass may decompress (0: no cap) */
+  uint32_t chunk_cap;    /* largest chunk payload accepted */
   char msg[320];
   prof__zd *zd;
   /* current chunk */
@@ -192,6 +195,7 @@ int prof__reader_open(prof__reader **out, const char *path, char *err) {
   }
   char cap_err[256];
   r->read_cap = prof__reader_cap_bytes(r->size, cap_err);
+  r->chunk_cap = r->read_cap ? PROF_CHUNK_RAW_MAX : PROF_MAX_CHUNK;
   if (cap_err[0]) fprintf(stderr, "mlprof: %s\n", cap_err);
   r->chunk_done = 1;
   *out = r;
@@ -267,6 +271,12 @@ static int load_chunk(prof__reader *r) {
                 "present); everything before it was read",
                 (unsigned long long)r->chunks, (unsigned long long)r->chunk_off, stored,
                 (unsigned long long)(r->size - r->chunk_off - sizeof h));
+  if (raw > r->chunk_cap || stored > r->chunk_cap)
+    return fail(r, PROF_ENOMEM,
+                "chunk %llu at offset %llu declares %u bytes, more than the %u MiB mlprof writes in one "
+                "chunk: not a trace this mlprof reads safely; MLPROF_READ_MAX_MB=0 reads it if it is genuine",
+                (unsigned long long)r->chunks, (unsigned long long)r->chunk_off, raw > stored ? raw : stored,
+                r->chunk_cap >> 20);
   if (r->read_cap && raw > r->read_cap - (r->raw_total < r->read_cap ? r->raw_total : r->read_cap))
     return fail(r, PROF_ENOMEM,
                 "chunk %llu at offset %llu would take decompressed data past the cap of %llu MiB "

@@ -17,6 +17,16 @@ void prof__rec_list_free(prof__rec_list *l) {
   l->n = 0;
 }
 
+int prof__rec_list_write(prof__rec_list *l, prof__tw *w, int type) {
+  if (!l->n && !l->b.oom) return 0;
+  prof__buf out = {0};
+  int rc = prof__rec_list_end(l, &out);
+  if (!rc) rc = prof__tw_chunk(w, type, out.p, out.len);
+  prof__buf_free(&out);
+  prof__rec_list_free(l);
+  return rc;
+}
+
 void prof__rec_stacks_put(prof__rec_list *l, uint32_t id, const uintptr_t *pcs, int depth) {
   prof__buf_varint(&l->b, id);
   prof__buf_varint(&l->b, (uint64_t)depth);

@@ -42,6 +42,14 @@ typedef struct prof__rec_list {
 int prof__rec_list_end(const prof__rec_list *l, prof__buf *out);
 void prof__rec_list_free(prof__rec_list *l);
 
+/* Entries a producer gathers before it writes them (prof__rec_list_write)
+ * and starts a new list: an entry is at most a few KiB, so a chunk stays
+ * far below PROF_CHUNK_RAW_MAX however many entries there are. */
+#define PROF_REC_LIST_PART (1u << 20)
+/* Write the entries gathered (if any) as one chunk of `type` and empty the
+ * list. Returns 0, or PROF_ENOMEM or the writer's error. */
+int prof__rec_list_write(prof__rec_list *l, prof__tw *w, int type);
+
 /* One module of a PROF_CHUNK_MODULES body. Strings need no NUL; when
  * decoded they point into the payload. */
 typedef struct prof__rec_module {

@@ -37,11 +37,25 @@
 #define LEVEL_FAST (-3)
 #define FAST_CHUNK (64u << 10)
 
+/* Events of one prof__tw_events() call go in blocks of at most this many,
+ * so that a block (at most MAX_EVENT bytes an event) fits a chunk. */
+#define BLOCK_EVENTS 65536
+
+/* A queue of entries (strings, thread records, event blocks) that one flush
+ * writes as one chunk, or as several cut between entries so that none holds
+ * more than PROF_CHUNK_RAW_MAX bytes: the bound a reader relies on. */
+typedef struct tw_queue {
+  prof__buf b;
+  size_t *cuts;    /* offsets in b where a chunk after the first begins */
+  size_t ncuts, cuts_cap;
+  int oom;         /* a cut could not be kept */
+} tw_queue;
+
 struct prof__tw {
   int fd;
   int failed;
   uint64_t bytes;
-  prof__buf strings, threads, events;
+  tw_queue strings, threads, events;
   prof__zc *zc;
   uint8_t *zbuf;
   size_t zcap;
@@ -158,7 +172,7 @@ prof__tw *prof__tw_create(const char *path, const prof__kv *kv, size_t n, int *t
 
 static int put_chunk(prof__tw *w, int type, const void *data, size_t len) {
   if (w->failed) return PROF_EIO;
-  if (len > PROF_MAX_CHUNK) return PROF_EINVAL;
+  if (len > PROF_CHUNK_RAW_MAX) return PROF_EINVAL;
   const void *stored = data;
   size_t stored_len = len;
   int codec = PROF_CODEC_RAW;
@@ -191,12 +205,59 @@ static int put_chunk(prof__tw *w, int type, const void *data, size_t len) {
   return rc;
 }
 
+/* ---- queues ---------------------------------------------------------------- */
+
+/* Start of the chunk the queue's next entry goes to. */
+static size_t q_chunk_start(const tw_queue *q) { return q->ncuts ? q->cuts[q->ncuts - 1] : 0; }
+
+/* The entry that began at `start` was appended: when it took the current
+ * chunk past the bound, the next chunk begins with it. */
+static void q_entry(tw_queue *q, size_t start) {
+  if (q->b.len - q_chunk_start(q) <= PROF_CHUNK_RAW_MAX || start == q_chunk_start(q)) return;
+  if (q->ncuts == q->cuts_cap) {
+    size_t cap = q->cuts_cap ? q->cuts_cap * 2 : 8;
+    size_t *c = realloc(q->cuts, cap * sizeof *c);
+    if (!c) {
+      q->oom = 1;
+      return;
+    }
+    q->cuts = c;
+    q->cuts_cap = cap;
+  }
+  q->cuts[q->ncuts++] = start;
+}
+
+/* Write the queue as its chunks and empty it. */
+static int q_flush(prof__tw *w, int type, tw_queue *q) {
+  int rc = q->b.oom || q->oom ? PROF_ENOMEM : 0;
+  for (size_t i = 0; !rc && q->b.len && i <= q->ncuts; i++) {
+    size_t from = i ? q->cuts[i - 1] : 0, to = i < q->ncuts ? q->cuts[i] : q->b.len;
+    rc = put_chunk(w, type, q->b.p + from, to - from);
+  }
+  q->b.len = 0;
+  q->b.oom = 0;
+  q->ncuts = 0;
+  q->oom = 0;
+  return rc;
+}
+
+static void q_free(tw_queue *q) {
+  prof__buf_free(&q->b);
+  free(q->cuts);
+}
+
+/* Longest string a STRINGS entry holds: with its id and length it fits a
+ * chunk. Longer names are cut (only a name of megabytes is). */
+#define MAX_STRING (PROF_CHUNK_RAW_MAX - 32)
+
 int prof__tw_string(prof__tw *w, uint32_t id, const char *s, size_t len) {
   if (!w || !id || (!s && len)) return PROF_EINVAL;
   if (w->failed) return PROF_EIO;
-  prof__buf_varint(&w->strings, id);
-  prof__buf_str(&w->strings, s ? s : "", len);
-  return w->strings.oom ? PROF_ENOMEM : 0;
+  size_t start = w->strings.b.len;
+  prof__buf_varint(&w->strings.b, id);
+  prof__buf_str(&w->strings.b, s ? s : "", len < MAX_STRING ? len : MAX_STRING);
+  q_entry(&w->strings, start);
+  return w->strings.b.oom ? PROF_ENOMEM : 0;
 }
 
 static inline uint8_t *put_varint(uint8_t *q, uint64_t v) {
@@ -242,11 +303,16 @@ static void put_events(prof__buf *b, const prof__event *ev, size_t n) {
 int prof__tw_events(prof__tw *w, uint32_t tid, const prof__event *ev, size_t n) {
   if (!w || (!ev && n)) return PROF_EINVAL;
   if (w->failed) return PROF_EIO;
-  if (!n) return 0;
-  prof__buf *b = &w->events;
-  prof__buf_varint(b, tid);
-  prof__buf_varint(b, n);
-  put_events(b, ev, n);
+  prof__buf *b = &w->events.b;
+  while (n) {
+    size_t k = n < BLOCK_EVENTS ? n : BLOCK_EVENTS, start = b->len;
+    prof__buf_varint(b, tid);
+    prof__buf_varint(b, k);
+    put_events(b, ev, k);
+    q_entry(&w->events, start);
+    ev += k;
+    n -= k;
+  }
   return b->oom ? PROF_ENOMEM : 0;
 }
 
@@ -254,11 +320,15 @@ int prof__tw_thread(prof__tw *w, uint32_t tid, const char *name, uint64_t lost, 
   if (!w) return PROF_EINVAL;
   if (w->failed) return PROF_EIO;
   const char *s = name ? name : "";
-  prof__buf_varint(&w->threads, tid);
-  prof__buf_str(&w->threads, s, strlen(s));
-  prof__buf_varint(&w->threads, lost);
-  prof__buf_u8(&w->threads, exited ? 1 : 0);
-  return w->threads.oom ? PROF_ENOMEM : 0;
+  size_t len = strlen(s);
+  prof__buf *b = &w->threads.b;
+  size_t start = b->len;
+  prof__buf_varint(b, tid);
+  prof__buf_str(b, s, len < MAX_STRING ? len : MAX_STRING);
+  prof__buf_varint(b, lost);
+  prof__buf_u8(b, exited ? 1 : 0);
+  q_entry(&w->threads, start);
+  return b->oom ? PROF_ENOMEM : 0;
 }
 
 static int kv_chunk(prof__tw *w, int type, const prof__kv *kv, size_t n) {
@@ -279,31 +349,23 @@ int prof__tw_chunk(prof__tw *w, int type, const void *data, size_t len) {
   return put_chunk(w, type, data, len);
 }
 
-static int flush_buf(prof__tw *w, int type, prof__buf *b) {
-  if (!b->len && !b->oom) return 0;
-  int rc = b->oom ? PROF_ENOMEM : put_chunk(w, type, b->p, b->len);
-  b->len = 0;
-  b->oom = 0;
-  return rc;
-}
-
 int prof__tw_flush(prof__tw *w) {
   if (!w) return PROF_EINVAL;
-  int rc = flush_buf(w, PROF_CHUNK_STRINGS, &w->strings);
-  int rc2 = flush_buf(w, PROF_CHUNK_THREADS, &w->threads);
-  int rc3 = flush_buf(w, PROF_CHUNK_EVENTS, &w->events);
+  int rc = q_flush(w, PROF_CHUNK_STRINGS, &w->strings);
+  int rc2 = q_flush(w, PROF_CHUNK_THREADS, &w->threads);
+  int rc3 = q_flush(w, PROF_CHUNK_EVENTS, &w->events);
   if (w->failed) return PROF_EIO;
   return rc ? rc : rc2 ? rc2 : rc3;
 }
 
-size_t prof__tw_pending(const prof__tw *w) { return w ? w->events.len : 0; }
+size_t prof__tw_pending(const prof__tw *w) { return w ? w->events.b.len : 0; }
 
 uint64_t prof__tw_bytes(const prof__tw *w) { return w ? w->bytes : 0; }
 
 static void tw_free(prof__tw *w) {
-  prof__buf_free(&w->strings);
-  prof__buf_free(&w->threads);
-  prof__buf_free(&w->events);
+  q_free(&w->strings);
+  q_free(&w->threads);
+  q_free(&w->events);
   prof__zc_free(w->zc);
   free(w->zbuf);
   free(w);

@@ -37,12 +37,16 @@ static double step_median(const prof__an *an, double *se) {
   return med;
 }
 
+/* The parts of a run's JSON report that the comparison reads (add_run and
+ * the memory keys below), read back as a tree. Only those are written: the
+ * rest (per-step arrays above all) would be most of the text and the tree. */
 static prof__jv *report_tree(prof__an *an) {
+  static const char *const parts[] = {"ranges", "functions", "gpu", "memory", NULL};
   char *text = NULL, err[256];
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f) return NULL;
-  int rc = prof__report_json(an, f);
+  int rc = prof__report_json_parts(an, f, parts);
   fclose(f);
   prof__jv *v = rc ? NULL : prof__jv_parse(text, len, err);
   free(text);

@@ -41,9 +41,10 @@ static const char *verdict(const prof__diff *d) {
 /* ---- text --------------------------------------------------------------- */
 
 static void text_out(const prof__diff *d, size_t top, FILE *out) {
-  char a[32], b[32], c[32], e[32];
-  fprintf(out, "mlprof diff\n  base: %s (%zu steps)\n  new:  %s (%zu steps)\n\n", d->base_path, d->base_steps,
-          d->cur_path, d->cur_steps);
+  char a[32], b[32], c[32], e[32], n1[PROF_TERM_NAME], n2[PROF_TERM_NAME];
+  fprintf(out, "mlprof diff\n  base: %s (%zu steps)\n  new:  %s (%zu steps)\n\n",
+          prof__term_name(n1, sizeof n1, d->base_path), d->base_steps, prof__term_name(n2, sizeof n2, d->cur_path),
+          d->cur_steps);
   fprintf(out, "Step time (steady steps)\n  median %s -> %s  %s  (noise ±%.1f%%: %s)\n", ms(a, 32, d->base_median),
           ms(b, 32, d->cur_median), pct(c, 32, d->median_pct), isnan(d->noise_pct) ? 0 : d->noise_pct, verdict(d));
   fprintf(out, "  p95    %s -> %s  %s\n\n", ms(a, 32, d->base_p95), ms(b, 32, d->cur_p95), pct(c, 32, d->p95_pct));
@@ -51,8 +52,8 @@ static void text_out(const prof__diff *d, size_t top, FILE *out) {
   fprintf(out, "  %-9s %-40s %12s %12s %12s\n", "kind", "name", "base", "new", "change");
   for (size_t i = 0; i < d->nitems && i < top; i++) {
     const prof__diff_item *x = &d->items[i];
-    fprintf(out, "  %-9s %-40.40s %12s %12s %12s\n", x->kind, x->name, ms(a, 32, x->base), ms(b, 32, x->cur),
-            ms(e, 32, x->delta));
+    fprintf(out, "  %-9s %-40.40s %12s %12s %12s\n", x->kind, prof__term_name(n1, sizeof n1, x->name),
+            ms(a, 32, x->base), ms(b, 32, x->cur), ms(e, 32, x->delta));
   }
   if (!isnan(d->base_peak) || !isnan(d->cur_peak) || !isnan(d->base_rss) || !isnan(d->cur_rss)) {
     fprintf(out, "\nMemory\n  peak live %s -> %s\n", mib(a, 32, d->base_peak), mib(b, 32, d->cur_peak));
@@ -63,7 +64,7 @@ static void text_out(const prof__diff *d, size_t top, FILE *out) {
   if (!d->nfindings) fputs("  no change\n", out);
   for (size_t i = 0; i < d->nfindings; i++)
     fprintf(out, "  %s [%s] %s: %s\n", d->findings[i].appeared ? "appeared:   " : "disappeared:",
-            d->findings[i].severity, d->findings[i].id, d->findings[i].title);
+            d->findings[i].severity, d->findings[i].id, prof__term_name(n1, sizeof n1, d->findings[i].title));
 }
 
 /* ---- json --------------------------------------------------------------- */

@@ -38,6 +38,7 @@ typedef struct an_priv {
   prof__map32 tid_map;         /* tid -> thread index */
   uint32_t last_tid;
   size_t last_ti;         /* SIZE_MAX: no cache */
+  prof__u64map open_steps;     /* number of an open step -> thread index + 1 */
   size_t scap;            /* capacity of pub.steps */
   size_t rcap;            /* capacity of pub.ranges and rnext */
   uint32_t *rnext;        /* next range with the same name (other category) */
@@ -68,6 +69,11 @@ int prof__severity_rank(const char *sev);
 /* Report writers (report_text.c, report_json.c). */
 int prof__report_text(prof__an *an, FILE *out);
 int prof__report_json(prof__an *an, FILE *out);
+/* The JSON report with only the top-level parts named in the NULL-ended
+ * list `parts` (core parts by key, sections by name), for readers that need
+ * a few keys: a report of a million steps is hundreds of MiB, most of it
+ * per-step arrays. */
+int prof__report_json_parts(prof__an *an, FILE *out, const char *const *parts);
 
 /* Range indices sorted by self time, largest first (malloc'd; NULL when
  * there are no ranges or memory ran out). */

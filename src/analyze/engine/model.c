@@ -96,6 +96,13 @@ static inline size_t thread_index(an_priv *p, uint32_t tid) {
   return ti;
 }
 
+size_t prof__an_thread_index(const prof__an *an, uint32_t tid) {
+  const an_priv *p = (const an_priv *)an;
+  if (p->last_ti != SIZE_MAX && p->last_tid == tid) return p->last_ti;
+  uint32_t i = prof__map32_get(&p->tid_map, tid);
+  return i == AN_NONE ? SIZE_MAX : i;
+}
+
 static void model_thread(an_priv *p, const prof__rec *r) {
   size_t ti = thread_index(p, r->tid);
   if (ti == SIZE_MAX) return;
@@ -241,18 +248,40 @@ static void range_end(an_priv *p, an_thread *t, uint32_t name, uint64_t ts) {
 
 /* ---- steps -------------------------------------------------------------- */
 
+/* Open steps by number -> thread index + 1 (0: none), so that a STEP_END
+ * on another thread than its BEGIN finds the step in one lookup. Number
+ * UINT64_MAX cannot be a key (the map stores key + 1): such a step ends only
+ * on its own thread. Closed steps leave the map: it holds the open ones. */
+static void open_step_set(an_priv *p, uint64_t number, uint64_t ti1) {
+  if (number == UINT64_MAX) return;
+  if (!ti1) {
+    prof__u64map_del(&p->open_steps, number);
+    return;
+  }
+  uint64_t old = prof__u64map_get(&p->open_steps, number);
+  if (old != ti1 && prof__u64map_add(&p->open_steps, number, ti1 - old)) p->oom = 1;
+}
+
+/* The step open on t is no longer open. */
+static void step_forget(an_priv *p, an_thread *t) {
+  uint64_t number = p->pub.steps[t->step].number;
+  if (number != UINT64_MAX && prof__u64map_get(&p->open_steps, number) == (uint64_t)(t - p->ts) + 1)
+    open_step_set(p, number, 0);
+  t->step = -1;
+}
+
 static void step_close(an_priv *p, an_thread *t, uint64_t ts) {
   if (ts < t->attr_ts) ts = t->attr_ts;
   attribute(p, t, ts);
   p->pub.steps[t->step].end_ns = ts;
-  t->step = -1;
+  step_forget(p, t);
 }
 
 static void step_begin(an_priv *p, an_thread *t, uint32_t tid, uint64_t number, uint64_t ts) {
   prof__an *an = &p->pub;
   if (t->step >= 0) { /* END lost: the step stays unfinished */
     attribute(p, t, ts);
-    t->step = -1;
+    step_forget(p, t);
   }
   if (grow(p, (void **)&an->steps, &p->scap, an->nsteps + 1, sizeof *an->steps)) return;
   prof__step *s = &an->steps[an->nsteps];
@@ -263,6 +292,7 @@ static void step_begin(an_priv *p, an_thread *t, uint32_t tid, uint64_t number, 
   s->end_ns = UINT64_MAX; /* open until its END */
   t->step = (long)an->nsteps++;
   t->attr_ts = ts;
+  open_step_set(p, number, (uint64_t)(t - p->ts) + 1);
 }
 
 static void step_end(an_priv *p, an_thread *t, uint64_t number, uint64_t ts) {
@@ -270,12 +300,10 @@ static void step_end(an_priv *p, an_thread *t, uint64_t number, uint64_t ts) {
     step_close(p, t, ts);
     return;
   }
-  for (size_t i = 0; i < p->pub.nthreads; i++) { /* ended on another thread */
-    an_thread *o = &p->ts[i];
-    if (o->step >= 0 && p->pub.steps[o->step].number == number) {
-      step_close(p, o, ts);
-      return;
-    }
+  uint64_t ti1 = number == UINT64_MAX ? 0 : prof__u64map_get(&p->open_steps, number);
+  if (ti1) { /* ended on another thread */
+    step_close(p, &p->ts[ti1 - 1], ts);
+    return;
   }
   p->pub.unmatched_step_ends++;
 }
@@ -417,6 +445,10 @@ void prof__an_model_finish(an_priv *p) {
   for (size_t i = 0; i < an->nranges; i++)
     if (!an->ranges[i].count) an->ranges[i].min_ns = 0;
   if (an->first_ns == UINT64_MAX) an->first_ns = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t ti = prof__an_thread_index(an, an->steps[i].tid);
+    if (ti != SIZE_MAX) an->threads[ti].steps++;
+  }
   uint64_t lost = 0;
   for (size_t i = 0; i < an->nthreads; i++) lost += an->threads[i].lost;
   uint64_t flost = prof__an_footer_u64(an, "events_lost");
@@ -446,6 +478,7 @@ void prof__an_model_free(an_priv *p) {
   prof__map32_free(&p->rhead_big);
   prof__map32_free(&p->str_big);
   prof__map32_free(&p->tid_map);
+  prof__u64map_free(&p->open_steps);
   for (size_t i = 0; i < an->footer_count; i++) {
     free((char *)p->footer[i].key);
     free((char *)p->footer[i].value);

@@ -14,6 +14,7 @@
 #include "analyze/export/chrome_range.h"
 #include "analyze/ranks/ranks.h"
 #include "analyze/util/array.h"
+#include "analyze/util/hashmap.h"
 #include "trace/ev_comm.h"
 
 #define MAX_IDS (1u << 20)
@@ -38,10 +39,10 @@ typedef struct mx {
   char **str;
   uint32_t nstr;
   ct *th;
-  size_t nth;
-  uint32_t *named; /* threads whose name was written (this rank) */
+  size_t nth, th_cap;
+  prof__map32 th_idx; /* tid -> index in th (this rank) */
+  prof__map32 named;  /* tids whose name was written (this rank) */
   prof__exp_crange_track steps; /* the rank's step track */
-  size_t nnamed, named_cap;
 } mx;
 
 static const char *str_of(mx *m, uint32_t id) { return id < m->nstr && m->str[id] ? m->str[id] : "?"; }
@@ -66,15 +67,16 @@ static void range_event(mx *m, uint32_t tid, const char *name, const char *cat, 
 }
 
 static ct *thread_of(mx *m, uint32_t tid) {
-  for (size_t i = 0; i < m->nth; i++)
-    if (m->th[i].tid == tid) return &m->th[i];
-  ct *p = realloc(m->th, (m->nth + 1) * sizeof *p);
-  if (!p) return NULL;
-  m->th = p;
-  memset(&p[m->nth], 0, sizeof *p);
-  p[m->nth].m = m;
-  p[m->nth].tid = tid;
-  return &p[m->nth++];
+  uint32_t i = prof__map32_get(&m->th_idx, tid);
+  if (i != UINT32_MAX) return &m->th[i];
+  if (m->nth >= UINT32_MAX - 1 || prof__arr_grow((void **)&m->th, &m->th_cap, m->nth + 1, sizeof *m->th) ||
+      prof__map32_put(&m->th_idx, tid, (uint32_t)m->nth))
+    return NULL;
+  ct *p = &m->th[m->nth++];
+  memset(p, 0, sizeof *p);
+  p->m = m;
+  p->tid = tid;
+  return p;
 }
 
 static void on_string(mx *m, uint32_t id, const char *s, size_t len) {
@@ -146,12 +148,7 @@ static void meta(mx *m, const char *what, uint64_t tid, const char *key, const c
 /* A thread record: its name as the track's name (once per thread and
  * rank; a thread the trace left unnamed is "thread <tid>"). */
 static void thread_name(mx *m, uint32_t tid, const char *str, size_t len) {
-  for (size_t i = 0; i < m->nnamed; i++)
-    if (m->named[i] == tid) return;
-  uint32_t *grown = prof__arr_room(m->named, &m->named_cap, m->nnamed + 1, sizeof *grown);
-  if (!grown) return;
-  m->named = grown;
-  m->named[m->nnamed++] = tid;
+  if (prof__map32_get(&m->named, tid) != UINT32_MAX || prof__map32_put(&m->named, tid, 1)) return;
   char name[160];
   if (str && len) snprintf(name, sizeof name, "%.*s", (int)(len < 150 ? len : 150), str);
   else snprintf(name, sizeof name, "thread %u", tid);
@@ -163,14 +160,13 @@ static void reset(mx *m) {
   for (size_t i = 0; i < m->nth; i++) prof__exp_crange_stack_free(&m->th[i].open);
   free(m->str);
   free(m->th);
-  free(m->named);
+  prof__map32_free(&m->th_idx);
+  prof__map32_free(&m->named);
   m->steps = (prof__exp_crange_track){0};
-  m->named = NULL;
-  m->nnamed = m->named_cap = 0;
   m->str = NULL;
   m->th = NULL;
   m->nstr = 0;
-  m->nth = 0;
+  m->nth = m->th_cap = 0;
 }
 
 static int stream_rank(mx *m) {

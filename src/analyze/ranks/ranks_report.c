@@ -17,8 +17,9 @@ static double overlap_of(const prof__rank_sum *r) {
 }
 
 static void text_rank(const prof__rank_sum *r, FILE *out) {
-  char s[6][32];
-  fprintf(out, "  %5ld %-16.16s %6llu %10s %10s %10s %10s %10s %10s %5.0f%%\n", r->rank, r->host,
+  char s[6][32], h[PROF_TERM_NAME];
+  fprintf(out, "  %5ld %-16.16s %6llu %10s %10s %10s %10s %10s %10s %5.0f%%\n", r->rank,
+          prof__term_name(h, sizeof h, r->host),
           (unsigned long long)r->steps, prof__an_fmt_ns(s[0], 32, prof__an_d2ns(ps(r, r->step_ns))),
           prof__an_fmt_ns(s[1], 32, prof__an_d2ns(ps(r, r->bd_ns[PROF_BD_COMPUTE]))),
           prof__an_fmt_ns(s[2], 32, prof__an_d2ns(ps(r, r->bd_ns[PROF_BD_DATA]))),
@@ -33,9 +34,10 @@ static void text_ops(const prof__ranks *rs, FILE *out) {
   for (size_t i = 0; i < rs->n; i++)
     for (size_t k = 0; k < rs->r[i].nops; k++) {
       const prof__rank_op *o = &rs->r[i].ops[k];
-      char t[32];
+      char t[32], nm[PROF_TERM_NAME];
       if (!any++) fprintf(out, "\nCommunication per rank\n  %5s %-22s %10s %14s %10s\n", "rank", "operation", "calls", "bytes", "time");
-      fprintf(out, "  %5ld %-22.22s %10llu %14llu %10s\n", rs->r[i].rank, o->name, (unsigned long long)o->calls,
+      fprintf(out, "  %5ld %-22.22s %10llu %14llu %10s\n", rs->r[i].rank, prof__term_name(nm, sizeof nm, o->name),
+              (unsigned long long)o->calls,
               (unsigned long long)o->bytes, prof__an_fmt_ns(t, sizeof t, o->time_ns));
     }
 }
@@ -52,8 +54,9 @@ static int write_text(prof__ranks *rs, FILE *out) {
   if (!rs->nfindings) fprintf(out, "  none\n");
   for (size_t i = 0; i < rs->nfindings; i++) {
     const prof__finding *f = &rs->findings[i];
-    fprintf(out, "  [%s] %s (%s)\n    measured: %s\n    do: %s\n", f->severity, f->title, f->id, f->measured,
-            f->recommendation);
+    char t[PROF_TERM_NAME * 2], m[PROF_TERM_NAME * 2], r[PROF_TERM_NAME * 2];
+    fprintf(out, "  [%s] %s (%s)\n    measured: %s\n    do: %s\n", f->severity, prof__term_name(t, sizeof t, f->title),
+            f->id, prof__term_name(m, sizeof m, f->measured), prof__term_name(r, sizeof r, f->recommendation));
   }
   fprintf(out, "\nPer rank (per step)\n  %5s %-16s %6s %10s %10s %10s %10s %10s %10s %6s\n", "rank", "host", "steps",
           "step", "compute", "data", "comm", "wait", "io+other", "comm%");

@@ -200,7 +200,15 @@ static void json_anomalies(prof__an *an, prof__json *j) {
   prof__json_obj_end(j);
 }
 
-int prof__report_json(prof__an *an, FILE *out) {
+/* Is the top-level part `name` wanted? (parts NULL: all of them) */
+static int wanted(const char *const *parts, const char *name) {
+  if (!parts) return 1;
+  for (size_t i = 0; parts[i]; i++)
+    if (strcmp(parts[i], name) == 0) return 1;
+  return 0;
+}
+
+int prof__report_json_parts(prof__an *an, FILE *out, const char *const *parts) {
   prof__json j;
   prof__json_init(&j, out, 1);
   prof__json_obj_begin(&j);
@@ -210,15 +218,18 @@ int prof__report_json(prof__an *an, FILE *out) {
   prof__json_kstr(&j, "name", "mlprof");
   prof__json_kstr(&j, "version", MLPROF_VERSION_STRING);
   prof__json_obj_end(&j);
-  json_trace(an, &j);
-  json_threads(an, &j);
-  json_steps(an, &j);
-  json_breakdown(an, &j);
-  json_ranges(an, &j);
-  prof__json_findings(&j, an->findings, an->nfindings);
-  json_anomalies(an, &j);
+  if (wanted(parts, "trace")) json_trace(an, &j);
+  if (wanted(parts, "threads")) json_threads(an, &j);
+  if (wanted(parts, "steps")) json_steps(an, &j);
+  if (wanted(parts, "breakdown")) json_breakdown(an, &j);
+  if (wanted(parts, "ranges")) json_ranges(an, &j);
+  if (wanted(parts, "findings")) prof__json_findings(&j, an->findings, an->nfindings);
+  if (wanted(parts, "anomalies")) json_anomalies(an, &j);
   for (size_t i = 0; i < prof__nsections; i++)
-    if (prof__sections[i]->json) prof__sections[i]->json(an, an->section_state[i], &j);
+    if (prof__sections[i]->json && wanted(parts, prof__sections[i]->name))
+      prof__sections[i]->json(an, an->section_state[i], &j);
   prof__json_obj_end(&j);
   return ferror(out) ? PROF_EIO : 0;
 }
+
+int prof__report_json(prof__an *an, FILE *out) { return prof__report_json_parts(an, out, NULL); }

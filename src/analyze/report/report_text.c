@@ -8,6 +8,7 @@
 
 #include "mlprof.h"
 #include "analyze/engine/an_internal.h"
+#include "analyze/util/termsafe.h"
 
 /* Ranges listed in the text report (the JSON has all of them). */
 #define TEXT_MAX_RANGES 25
@@ -15,6 +16,8 @@
 #define TEXT_MAX_STEPS 20
 
 #define NS(buf, v) prof__an_fmt_ns(buf, sizeof buf, v)
+/* Text from the trace as one field (termsafe.h). */
+#define TN(buf, s) prof__term_name(buf, sizeof buf, s)
 
 /* "1 step", "2 steps". */
 static const char *steps_word(unsigned long long n) { return n == 1 ? "step" : "steps"; }
@@ -30,24 +33,26 @@ static const char *ftr(const prof__an *an, const char *k) {
 }
 
 static void text_header(prof__an *an, FILE *out) {
-  char d[32];
-  fprintf(out, "mlprof report — %s (pid %s on %s)\n", hdr(an, "program"), hdr(an, "pid"), hdr(an, "hostname"));
-  fprintf(out, "trace: %s\n", an->path);
+  char d[32], a[PROF_TERM_NAME], b[PROF_TERM_NAME], c[PROF_TERM_NAME], e[PROF_TERM_NAME];
+  fprintf(out, "mlprof report — %s (pid %s on %s)\n", TN(a, hdr(an, "program")), TN(b, hdr(an, "pid")),
+          TN(c, hdr(an, "hostname")));
+  fprintf(out, "trace: %s\n", TN(a, an->path));
   const char *prev = prof__an_header(an, "previous_trace");
-  if (prev && *prev) fprintf(out, "previous trace: %s (written before by this process: an earlier image or session)\n", prev);
+  if (prev && *prev)
+    fprintf(out, "previous trace: %s (written before by this process: an earlier image or session)\n", TN(a, prev));
   const char *cmd = prof__an_header(an, "cmdline");
-  if (cmd && *cmd) fprintf(out, "command: %s\n", cmd);
-  fprintf(out, "clock: %s; %llu events, %zu threads, %llu chunks, %s traced\n", hdr(an, "clock"),
+  if (cmd && *cmd) fprintf(out, "command: %s\n", TN(a, cmd));
+  fprintf(out, "clock: %s; %llu events, %zu threads, %llu chunks, %s traced\n", TN(a, hdr(an, "clock")),
           (unsigned long long)an->events, an->nthreads, (unsigned long long)an->chunks,
           NS(d, an->last_ns - an->first_ns));
   fprintf(out, "lost %llu events\n", (unsigned long long)an->lost_events);
   if (an->truncated)
-    fprintf(out, "WARNING: the trace is truncated (%s); this report covers what was read.\n", an->trunc_msg);
+    fprintf(out, "WARNING: the trace is truncated (%s); this report covers what was read.\n", TN(a, an->trunc_msg));
   const char *sig = prof__an_footer(an, "crash.signal");
   if (sig)
     fprintf(out, "CRASH: the program died of %s (thread %s, pc %s, address %s); the trace was flushed at the "
                  "crash and holds every step finished before it.\n",
-            sig, ftr(an, "crash.tid"), ftr(an, "crash.pc"), ftr(an, "crash.addr"));
+            TN(a, sig), TN(b, ftr(an, "crash.tid")), TN(c, ftr(an, "crash.pc")), TN(e, ftr(an, "crash.addr")));
   fputc('\n', out);
 }
 
@@ -56,11 +61,11 @@ static void text_findings(prof__an *an, FILE *out) {
   if (!an->nfindings) fputs("  none\n", out);
   for (size_t i = 0; i < an->nfindings; i++) {
     const prof__finding *f = &an->findings[i];
-    fprintf(out, "  [%s] %s: %s\n", f->severity, f->id, f->title);
-    fprintf(out, "      measured: %s\n", f->measured);
-    char details[PROF_FINDING_KEYS * 160];
-    if (prof__an_finding_details(f, details, sizeof details)) fprintf(out, "      details:  %s\n", details);
-    fprintf(out, "      advice:   %s\n", f->recommendation);
+    char t[PROF_TERM_NAME * 2], details[PROF_FINDING_KEYS * 160], shown[sizeof details];
+    fprintf(out, "  [%s] %s: %s\n", f->severity, f->id, TN(t, f->title));
+    fprintf(out, "      measured: %s\n", TN(t, f->measured));
+    if (prof__an_finding_details(f, details, sizeof details)) fprintf(out, "      details:  %s\n", TN(shown, details));
+    fprintf(out, "      advice:   %s\n", TN(t, f->recommendation));
   }
   fputc('\n', out);
 }
@@ -160,7 +165,8 @@ static void text_ranges(prof__an *an, FILE *out) {
           "%step");
   for (size_t i = 0; i < an->nranges && i < TEXT_MAX_RANGES; i++) {
     const prof__range_stat *r = &an->ranges[idx[i]];
-    fprintf(out, "  %-32.32s %-8s %10llu %12s %12s %12s %6.1f%%\n", prof__an_str(an, r->name),
+    char nm[PROF_TERM_NAME];
+    fprintf(out, "  %-32.32s %-8s %10llu %12s %12s %12s %6.1f%%\n", TN(nm, prof__an_str(an, r->name)),
             prof__an_cat_name(r->cat), (unsigned long long)r->count, NS(t, r->total_ns), NS(s, r->self_ns),
             NS(a, r->count ? r->total_ns / r->count : 0), 100 * prof__an_share(an, r->in_step_self_ns));
   }
@@ -178,8 +184,9 @@ static void text_footer(prof__an *an, FILE *out) {
           (unsigned long long)an->unfinished_steps, an->truncated ? ", TRUNCATED" : "");
   /* The writer's raw counters (footer keys, misuse by kind) are for
    * `mlprof info`; the report points there only when something is off. */
+  char p[PROF_TERM_NAME];
   if (an->misuse || an->lost_events)
-    fprintf(out, "  details by kind: mlprof info %s\n", an->path);
+    fprintf(out, "  details by kind: mlprof info %s\n", TN(p, an->path));
 }
 
 int prof__report_text(prof__an *an, FILE *out) {

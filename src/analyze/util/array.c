@@ -7,7 +7,7 @@
 
 void *prof__arr_room(void *p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return p;
-  size_t c = *cap ? *cap : 16;
+  size_t c = *cap ? *cap : 4;
   while (c < need) {
     if (c > SIZE_MAX / 2) return NULL;
     c *= 2;

@@ -9,7 +9,8 @@
 #include <stddef.h>
 
 /* Room for `need` elements of `elem` bytes in the array `p` of capacity
- * *cap. Returns the array (moved or not; *cap updated), or NULL when memory
+ * *cap (at least 4 once grown: many arrays, such as per-thread range stacks,
+ * stay small). Returns the array (moved or not; *cap updated), or NULL when memory
  * runs out, with `p` still valid and *cap unchanged. */
 void *prof__arr_room(void *p, size_t *cap, size_t need, size_t elem);
 

@@ -6,9 +6,15 @@
 
 /* ---- uint32 -> uint32 ------------------------------------------------------ */
 
-static size_t slot32(uint32_t key, size_t cap) {
-  return (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+/* Fibonacci hashing: the top bits of key x 2^64/phi pick the slot, so every
+ * bit of the key counts (middle bits would ignore a key's high half, and
+ * keys that differ only there, such as id << 32 | name, would all probe
+ * the same run of slots). Tables hold at least 64 slots. */
+static size_t fib_slot(uint64_t key, size_t cap) {
+  return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll((unsigned long long)cap)));
 }
+
+static size_t slot32(uint32_t key, size_t cap) { return fib_slot(key, cap); }
 
 uint32_t prof__map32_get(const prof__map32 *m, uint32_t key) {
   if (!m->cap) return UINT32_MAX;
@@ -54,7 +60,7 @@ void prof__map32_free(prof__map32 *m) {
 
 /* ---- uint64 -> uint64 sums ------------------------------------------------- */
 
-static size_t mslot(uint64_t k, size_t cap) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1); }
+static size_t mslot(uint64_t k, size_t cap) { return fib_slot(k, cap); }
 
 static int mgrow(prof__u64map *m) {
   size_t cap = m->cap ? m->cap * 2 : 256;
@@ -101,6 +107,25 @@ uint64_t prof__u64map_get(const prof__u64map *m, uint64_t key) {
     s = (s + 1) & (m->cap - 1);
   }
   return 0;
+}
+
+void prof__u64map_del(prof__u64map *m, uint64_t key) {
+  if (!m->cap) return;
+  size_t mask = m->cap - 1, s = mslot(key + 1, m->cap);
+  while (m->k[s] && m->k[s] != key + 1) s = (s + 1) & mask;
+  if (!m->k[s]) return;
+  /* Backward shift: entries after the hole in its run move into it when
+   * their home slot is not between the hole and them, so every key stays
+   * reachable from its home without tombstones. */
+  size_t hole = s;
+  for (size_t j = (s + 1) & mask; m->k[j]; j = (j + 1) & mask) {
+    if (((j - mslot(m->k[j], m->cap)) & mask) < ((j - hole) & mask)) continue;
+    m->k[hole] = m->k[j];
+    m->v[hole] = m->v[j];
+    hole = j;
+  }
+  m->k[hole] = m->v[hole] = 0;
+  m->n--;
 }
 
 void prof__u64map_free(prof__u64map *m) {

@@ -7,7 +7,9 @@
  * Everything a text writer prints passes through this filter: newline and
  * tab pass, every other control byte (C0, DEL, C1 in UTF-8 or alone) and
  * every byte that is not part of valid UTF-8 is shown as \xNN. Valid UTF-8
- * passes unchanged.
+ * passes unchanged. The newlines the filter lets through are the report's
+ * own: the writers print names through prof__term_name(), which shows a
+ * newline inside a name as \x0a, so a trace can not add lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,3 +116,20 @@ FILE *prof__term_open(FILE *out) {
 }
 
 int prof__term_close(FILE *f) { return fclose(f) == 0 ? 0 : PROF_EIO; }
+
+const char *prof__term_name(char *buf, size_t n, const char *s) {
+  if (!s) return "";
+  if (!strchr(s, '\n')) return s;
+  size_t k = 0;
+  for (; *s && k + 1 < n; s++) {
+    if (*s != '\n') {
+      buf[k++] = *s;
+      continue;
+    }
+    if (k + 5 > n) break;
+    memcpy(buf + k, "\\x0a", 4);
+    k += 4;
+  }
+  buf[k] = 0;
+  return buf;
+}

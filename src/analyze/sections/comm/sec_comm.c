@@ -10,6 +10,7 @@
 #include "analyze/report/html_series.h"
 #include "mlprof.h"
 #include "analyze/ranks/ranks.h"
+#include "analyze/util/termsafe.h"
 #include "trace/ev_comm.h"
 
 static prof__comm_op *op_get(prof__comm_state *s, uint32_t name) {
@@ -57,8 +58,9 @@ static void comm_text(prof__an *an, void *st, FILE *out) {
   fprintf(out, "\nCommunication\n  %-24s %10s %14s %12s %12s\n", "operation", "calls", "bytes", "time", "hidden");
   for (size_t i = 0; i < s->nops; i++) {
     const prof__comm_op *o = &s->ops[i];
-    char t[32], h[32];
-    fprintf(out, "  %-24s %10llu %14llu %12s %12s\n", prof__an_str(an, o->name), (unsigned long long)o->calls,
+    char t[32], h[32], nm[PROF_TERM_NAME];
+    fprintf(out, "  %-24s %10llu %14llu %12s %12s\n", prof__term_name(nm, sizeof nm, prof__an_str(an, o->name)),
+            (unsigned long long)o->calls,
             (unsigned long long)o->bytes, prof__an_fmt_ns(t, sizeof t, op_time(an, o->name)),
             prof__an_fmt_ns(h, sizeof h, o->hidden_ns));
   }

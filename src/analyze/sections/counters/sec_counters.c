@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/util/termsafe.h"
 #include "analyze/report/html_series.h"
+#include "analyze/util/hashmap.h"
 
 #define PREFIX "cpuctr/"
 #define MAXC 12
@@ -23,7 +25,7 @@ typedef struct reading {
 } reading;
 
 typedef struct series {
-  uint32_t tid, name;
+  uint32_t name;
   reading *r;
   size_t n, cap;
 } series;
@@ -31,6 +33,7 @@ typedef struct series {
 typedef struct ctr_st {
   series *s;
   size_t ns, cap;
+  prof__u64map idx;   /* thread index << 32 | counter name -> index in s + 1 */
   uint32_t names[MAXC];
   int nnames;
 } ctr_st;
@@ -39,9 +42,13 @@ static int is_ctr(prof__an *an, uint32_t name) {
   return strncmp(prof__an_str(an, name), PREFIX, sizeof PREFIX - 1) == 0;
 }
 
-static series *series_of(ctr_st *c, uint32_t tid, uint32_t name) {
-  for (size_t i = 0; i < c->ns; i++)
-    if (c->s[i].tid == tid && c->s[i].name == name) return &c->s[i];
+static uint64_t series_key(size_t ti, uint32_t name) { return (uint64_t)ti << 32 | name; }
+
+/* The series of counter `name` on thread index `ti` (< UINT32_MAX, so the
+ * key is never UINT64_MAX, which the map cannot hold). */
+static series *series_of(ctr_st *c, size_t ti, uint32_t name) {
+  uint64_t at = prof__u64map_get(&c->idx, series_key(ti, name));
+  if (at) return &c->s[at - 1];
   if (c->ns == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 16;
     series *p = realloc(c->s, cap * sizeof *p);
@@ -49,7 +56,8 @@ static series *series_of(ctr_st *c, uint32_t tid, uint32_t name) {
     c->s = p;
     c->cap = cap;
   }
-  c->s[c->ns] = (series){tid, name, NULL, 0, 0};
+  if (prof__u64map_add(&c->idx, series_key(ti, name), c->ns + 1)) return NULL;
+  c->s[c->ns] = (series){name, NULL, 0, 0};
   int known = 0;
   for (int i = 0; i < c->nnames; i++) known |= c->names[i] == name;
   if (!known && c->nnames < MAXC) c->names[c->nnames++] = name;
@@ -58,10 +66,11 @@ static series *series_of(ctr_st *c, uint32_t tid, uint32_t name) {
 
 static void ctr_record(prof__an *an, void *st, const prof__rec *rec) {
   if (rec->kind != PROF_REC_EVENT || rec->ev.type != PROF_EV_COUNTER || !is_ctr(an, rec->ev.name)) return;
-  series *s = series_of(st, rec->tid, rec->ev.name);
+  size_t ti = prof__an_thread_index(an, rec->tid);
+  series *s = ti < UINT32_MAX ? series_of(st, ti, rec->ev.name) : NULL;
   if (!s) return;
   if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 64;
+    size_t cap = s->cap ? s->cap * 2 : 4;
     reading *p = realloc(s->r, cap * sizeof *p);
     if (!p) return;
     s->r = p;
@@ -83,28 +92,32 @@ static void ctr_finish(prof__an *an, void *st) {
   for (size_t i = 0; i < c->ns; i++) qsort(c->s[i].r, c->s[i].n, sizeof *c->s[i].r, by_ts);
 }
 
-/* Cumulative value at time t (readings are in time order per thread). */
+/* Cumulative value at time t (readings are in time order per thread),
+ * found by bisection: steps x readings would be quadratic. */
 static double value_at(const series *s, uint64_t t) {
   if (!s->n) return 0;
   if (t <= s->r[0].ts) return s->r[0].v;
-  for (size_t i = 1; i < s->n; i++) {
-    if (s->r[i].ts < t) continue;
-    const reading *a = &s->r[i - 1], *b = &s->r[i];
-    double f = b->ts > a->ts ? (double)(t - a->ts) / (double)(b->ts - a->ts) : 1;
-    return a->v + f * (b->v - a->v);
+  size_t lo = 1, hi = s->n; /* the first reading at or after t */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->r[mid].ts < t) lo = mid + 1;
+    else hi = mid;
   }
-  return s->r[s->n - 1].v;
+  if (lo == s->n) return s->r[s->n - 1].v;
+  const reading *a = &s->r[lo - 1], *b = &s->r[lo];
+  double f = b->ts > a->ts ? (double)(t - a->ts) / (double)(b->ts - a->ts) : 1;
+  return a->v + f * (b->v - a->v);
 }
 
-static const series *find(const ctr_st *c, uint32_t tid, uint32_t name) {
-  for (size_t i = 0; i < c->ns; i++)
-    if (c->s[i].tid == tid && c->s[i].name == name) return &c->s[i];
-  return NULL;
+static const series *find(const prof__an *an, const ctr_st *c, uint32_t tid, uint32_t name) {
+  size_t ti = prof__an_thread_index(an, tid);
+  uint64_t at = ti < UINT32_MAX ? prof__u64map_get(&c->idx, series_key(ti, name)) : 0;
+  return at ? &c->s[at - 1] : NULL;
 }
 
 static double step_delta(prof__an *an, const ctr_st *c, size_t k, uint32_t name) {
   const prof__step *st = &an->steps[k];
-  const series *s = find(c, st->tid, name);
+  const series *s = find(an, c, st->tid, name);
   return s ? value_at(s, st->end_ns) - value_at(s, st->begin_ns) : 0;
 }
 
@@ -181,7 +194,10 @@ static void ctr_text(prof__an *an, void *st, FILE *out) {
   int papi = name_id(an, c, "PAPI_TOT_CYC") != 0;
   const char *why = meta(an, "counters.papi_reason");
   fprintf(out, "\nCounters per step (step thread; %s)\n", papi ? "PAPI + software" : "software");
-  if (!papi) fprintf(out, "  software counters only: %s\n", why ? why : "PAPI was not used in this build or run");
+  char w[PROF_TERM_NAME];
+  if (!papi)
+    fprintf(out, "  software counters only: %s\n",
+            prof__term_name(w, sizeof w, why ? why : "PAPI was not used in this build or run"));
   fprintf(out, "  mean CPU time %.2f ms (%.0f%% of wall), %.0f page faults, %.0f context switches\n", tc / n / 1e6,
           wall > 0 ? 100 * tc / wall : 0, tp / n, ts / n);
   if (rq && cpu && wall > 0) {
@@ -315,6 +331,7 @@ static void ctr_destroy(prof__an *an, void *st) {
   ctr_st *c = st;
   for (size_t i = 0; i < c->ns; i++) free(c->s[i].r);
   free(c->s);
+  prof__u64map_free(&c->idx);
 }
 
 const prof__section prof__sec_counters = {

@@ -13,7 +13,12 @@
 #include "analyze/sections/functions/sec_functions_int.h"
 #include "analyze/sections/stacks/symbols.h"
 #include "analyze/util/array.h"
+#include "analyze/util/termsafe.h"
 #include "trace/ev_sample.h"
+
+/* Text from the trace (or from the files it names) as one field of the
+ * text report (termsafe.h). */
+#define TN(buf, s) prof__term_name(buf, sizeof buf, s)
 
 #define TOP_N 20
 #define PROF_STACK_MAX 256
@@ -533,9 +538,10 @@ static void text_lines(const prof__fn_st *s, FILE *out) {
     if (!nt) continue;
     if (!shown++) fprintf(out, "  Hot lines (self time of the top functions by line):\n");
     const char *base = strrchr(f->file, '/');
-    fprintf(out, "    %s:", f->name);
+    char nm[PROF_TERM_NAME], fl[PROF_TERM_NAME];
+    fprintf(out, "    %s:", TN(nm, f->name));
     for (size_t k = 0; k < nt; k++)
-      fprintf(out, "%s %s:%llu %.0f%%", k ? "," : "", base ? base + 1 : f->file, (unsigned long long)top[k].k,
+      fprintf(out, "%s %s:%llu %.0f%%", k ? "," : "", TN(fl, base ? base + 1 : f->file), (unsigned long long)top[k].k,
               100.0 * (double)top[k].v / (double)f->self);
     fputc('\n', out);
   }
@@ -578,13 +584,15 @@ static void text_python(const prof__fn_st *s, FILE *out) {
     const prof__fn_func *f = &s->f[l[i].k >> 32];
     const char *base = f->file ? strrchr(f->file, '/') : NULL;
     uint64_t nat = prof__u64map_get(&s->pynative, l[i].k);
+    char fl[PROF_TERM_NAME], nm[PROF_TERM_NAME];
     fprintf(out, "    %5.1f%%  %s:%llu %s  (native %.0f%%", 100.0 * (double)l[i].v / (double)s->total_w,
-            base ? base + 1 : f->file ? f->file : "?", (unsigned long long)(l[i].k & 0xfffff), f->name,
+            TN(fl, base ? base + 1 : f->file ? f->file : "?"), (unsigned long long)(l[i].k & 0xfffff), TN(nm, f->name),
             100.0 * (double)nat / (double)l[i].v);
     prof__kv64 top[3];
     size_t nt = prof__fn_py_libs(s, l[i].k, top, 3);
     for (size_t k = 0; k < nt; k++)
-      fprintf(out, "%s %s %.0f%%", k ? "," : ":", prof__fn_mod_name(s, top[k].k), 100.0 * (double)top[k].v / (double)l[i].v);
+      fprintf(out, "%s %s %.0f%%", k ? "," : ":", TN(nm, prof__fn_mod_name(s, top[k].k)),
+              100.0 * (double)top[k].v / (double)l[i].v);
     fputs(")\n", out);
   }
   free(l);
@@ -647,11 +655,11 @@ static void fn_text(prof__an *an, void *st, FILE *out) {
       const prof__fn_func *f = &s->f[idx[i]];
       uint64_t w = total ? f->total : f->self;
       if (!w) break;
-      char nb[160];
+      char nb[160], nm[PROF_TERM_NAME];
       fprintf(out, "    %5.1f%%  %8.1f ms  %s", 100.0 * (double)w / (double)s->total_w, (double)w * s->period_ns / 1e6,
-              prof__fn_display(f, nb, sizeof nb));
-      if (f->file) fprintf(out, "  (%s:%d)", f->file, f->line);
-      else if (f->module) fprintf(out, "  [%s]", f->module);
+              TN(nm, prof__fn_display(f, nb, sizeof nb)));
+      if (f->file) fprintf(out, "  (%s:%d)", TN(nm, f->file), f->line);
+      else if (f->module) fprintf(out, "  [%s]", TN(nm, f->module));
       fputc('\n', out);
     }
     free(idx);
@@ -660,9 +668,10 @@ static void fn_text(prof__an *an, void *st, FILE *out) {
   prof__kv64 *e = prof__fn_sorted_map(&s->edges, &n);
   if (e && n) fprintf(out, "  Call paths (caller -> callee, inclusive share):\n");
   for (size_t i = 0; e && i < n && i < 8; i++) {
-    char a[160], b[160];
+    char a[160], b[160], ta[PROF_TERM_NAME], tb[PROF_TERM_NAME];
     fprintf(out, "    %5.1f%%  %s -> %s\n", 100.0 * (double)e[i].v / (double)s->total_w,
-            prof__fn_display(&s->f[e[i].k >> 32], a, sizeof a), prof__fn_display(&s->f[e[i].k & 0xffffffffu], b, sizeof b));
+            TN(ta, prof__fn_display(&s->f[e[i].k >> 32], a, sizeof a)),
+            TN(tb, prof__fn_display(&s->f[e[i].k & 0xffffffffu], b, sizeof b)));
   }
   free(e);
   text_lines(s, out);
@@ -671,10 +680,11 @@ static void fn_text(prof__an *an, void *st, FILE *out) {
   for (size_t i = 0; r && i < n && i < 5; i++) {
     prof__kv64 top[3];
     size_t nt = prof__fn_range_top(s, r[i].k, top, 3);
-    fprintf(out, "  %s%s (%.0f%%):", r[i].k ? "Range " : "", r[i].k ? prof__an_str(an, (uint32_t)r[i].k) : "Outside every range",
+    char nm[PROF_TERM_NAME];
+    fprintf(out, "  %s%s (%.0f%%):", r[i].k ? "Range " : "", TN(nm, r[i].k ? prof__an_str(an, (uint32_t)r[i].k) : "Outside every range"),
             100.0 * (double)r[i].v / (double)s->total_w);
     for (size_t k = 0; k < nt; k++)
-      fprintf(out, "%s %s %.0f%%", k ? "," : "", s->f[top[k].k].name, 100.0 * (double)top[k].v / (double)r[i].v);
+      fprintf(out, "%s %s %.0f%%", k ? "," : "", TN(nm, s->f[top[k].k].name), 100.0 * (double)top[k].v / (double)r[i].v);
     fputc('\n', out);
   }
   free(r);

@@ -180,18 +180,16 @@ static int cat_bucket(int cat) {
   }
 }
 
-static cpu_thread *thread_of(gpu_state *g, uint32_t tid) {
-  for (size_t i = 0; i < g->nth; i++)
-    if (g->th[i].tid == tid) return &g->th[i];
-  cpu_thread *t = realloc(g->th, (g->nth + 1) * sizeof *t);
-  if (!t) {
+static cpu_thread *thread_of(prof__an *an, gpu_state *g, uint32_t tid) {
+  size_t ti = prof__an_thread_index(an, tid);
+  if (ti == SIZE_MAX) return NULL;
+  if (prof__arr_grow((void **)&g->th, &g->nth, ti + 1, sizeof *g->th)) {
     g->oom = 1;
     return NULL;
   }
-  g->th = t;
-  t = &g->th[g->nth++];
-  memset(t, 0, sizeof *t);
+  cpu_thread *t = &g->th[ti];
   t->tid = tid;
+  t->seen = 1;
   return t;
 }
 
@@ -236,11 +234,11 @@ static void range_pop(gpu_state *g, cpu_thread *t, const prof__event *ev) {
   seg_switch(g, t, ev->ts);
 }
 
-static void on_event(gpu_state *g, uint32_t tid, const prof__event *ev) {
+static void on_event(prof__an *an, gpu_state *g, uint32_t tid, const prof__event *ev) {
   if (ev->type < PROF_EV_RANGE_BEGIN || ev->type > PROF_EV_STEP_END || ev->type == PROF_EV_MARK ||
       ev->type == PROF_EV_COUNTER)
     return;
-  cpu_thread *t = thread_of(g, tid);
+  cpu_thread *t = thread_of(an, g, tid);
   if (!t) return;
   switch (ev->type) {
   case PROF_EV_RANGE_BEGIN: range_push(g, t, ev); break;
@@ -271,7 +269,7 @@ static void gpu_record(prof__an *an, void *st, const prof__rec *rec) {
     g->capture = 1;
     on_chunk(g, rec);
   } else if (rec->kind == PROF_REC_EVENT && g->capture) {
-    on_event(g, rec->tid, &rec->ev);
+    on_event(an, g, rec->tid, &rec->ev);
   }
 }
 

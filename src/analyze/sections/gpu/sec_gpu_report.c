@@ -5,6 +5,7 @@
 
 #include "mlprof.h"
 #include "analyze/sections/gpu/sec_gpu.h"
+#include "analyze/util/termsafe.h"
 
 #define TEXT_TOP 10
 #define JSON_TOP 50
@@ -20,8 +21,9 @@ static double gbps(const gpu_copy *c) { return c->ns ? (double)c->bytes / (doubl
 static void text_devices(prof__an *an, const gpu_summary *s, FILE *out) {
   for (size_t i = 0; i < s->ndevices; i++) {
     const gpu_device *d = &s->devices[i];
+    char nm[PROF_TERM_NAME];
     fprintf(out, "  device %u: %s, cc %u.%u, %u SMs, %llu MiB, peak allocated %llu MiB\n", d->id,
-            prof__an_str(an, d->name), d->cc_major, d->cc_minor, d->sm_count,
+            prof__term_name(nm, sizeof nm, prof__an_str(an, d->name)), d->cc_major, d->cc_minor, d->sm_count,
             (unsigned long long)(d->mem_bytes >> 20), (unsigned long long)(d->mem_peak >> 20));
   }
 }
@@ -66,8 +68,9 @@ static void text_kernels(prof__an *an, const gpu_summary *s, FILE *out) {
   fprintf(out, "  top kernels (%zu distinct):\n", s->nkstats);
   for (size_t i = 0; i < s->nkstats && i < TEXT_TOP; i++) {
     const gpu_kstat *k = &s->kstats[i];
+    char nm[PROF_TERM_NAME];
     fprintf(out, "    %-40.40s %8llu calls %10s avg %10s %5.1f%%  grid %dx%dx%d block %dx%dx%d regs %u",
-            prof__an_str(an, k->name), (unsigned long long)k->calls, NS(t, k->total_ns),
+            prof__term_name(nm, sizeof nm, prof__an_str(an, k->name)), (unsigned long long)k->calls, NS(t, k->total_ns),
             NS(a, k->calls ? k->total_ns / k->calls : 0), pct(k->total_ns, s->kernel_ns), k->grid[0], k->grid[1],
             k->grid[2], k->block[0], k->block[1], k->block[2], k->regs);
     if (k->occupancy >= 0) fprintf(out, " occ %.0f%%", 100 * k->occupancy);
@@ -81,8 +84,9 @@ static void text_ranges(prof__an *an, const gpu_summary *s, FILE *out) {
   fputs("  GPU time by launching range:\n", out);
   for (size_t i = 0; i < s->nrstats && i < TEXT_TOP; i++) {
     const gpu_rstat *r = &s->rstats[i];
+    char nm[PROF_TERM_NAME];
     fprintf(out, "    %-32.32s launched %llu kernels, %s of GPU time (%llu copies)\n",
-            r->range ? prof__an_str(an, r->range) : "(no range)", (unsigned long long)r->kernels,
+            prof__term_name(nm, sizeof nm, r->range ? prof__an_str(an, r->range) : "(no range)"), (unsigned long long)r->kernels,
             NS(t, r->kernel_ns + r->copy_ns), (unsigned long long)r->copies);
   }
 }
@@ -106,8 +110,9 @@ void prof__sec_gpu_text(prof__an *an, void *st, FILE *out) {
   if (!s || !s->have_data) return;
   fputs("GPU\n", out);
   if (!s->records) {
-    fprintf(out, "  no GPU data: %s%s%s\n\n", s->status ? s->status : "?", s->status_detail ? " — " : "",
-            s->status_detail ? s->status_detail : "");
+    char a[PROF_TERM_NAME], b[PROF_TERM_NAME];
+    fprintf(out, "  no GPU data: %s%s%s\n\n", prof__term_name(a, sizeof a, s->status ? s->status : "?"),
+            s->status_detail ? " — " : "", prof__term_name(b, sizeof b, s->status_detail ? s->status_detail : ""));
     return;
   }
   text_devices(an, s, out);

@@ -45,6 +45,7 @@ typedef struct vec {
 
 typedef struct cpu_thread {
   uint32_t tid;
+  int seen;      /* the thread had a range or step event (a slot is zero until then) */
   int in_step;
   uint32_t depth, cap;
   uint32_t *names;
@@ -61,8 +62,8 @@ typedef struct gpu_state {
   uint64_t r_max, sync_max;  /* longest runtime call and synchronisation */
   vec kst, rst;              /* gpu_kstat, gpu_rstat */
   prof__map32 kmap, rmap;
-  cpu_thread *th;
-  size_t nth;
+  cpu_thread *th;            /* by thread index (prof__an_thread_index) */
+  size_t nth;                /* capacity of th */
   uint64_t first, last;      /* GPU record span */
 } gpu_state;
 

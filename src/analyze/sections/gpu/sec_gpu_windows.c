@@ -181,9 +181,8 @@ void prof__sec_gpu_measure_windows(gpu_state *g, prof__an *an, const unions *u) 
   for (size_t i = 0; i < g->sum.nwindows; i++) {
     gpu_window *w = &g->sum.windows[i];
     const cpu_thread *t = NULL;
-    if (!g->sum.whole_trace)
-      for (size_t j = 0; j < g->nth && !t; j++)
-        if (g->th[j].tid == an->steps[i].tid) t = &g->th[j];
+    size_t ti = g->sum.whole_trace ? SIZE_MAX : prof__an_thread_index(an, an->steps[i].tid);
+    if (ti < g->nth && g->th[ti].seen) t = &g->th[ti];
     window_breakdown(g, u, t, w, &x);
     idle_split(u, w);
     /* The time the step's thread was blocked: a union, so it never exceeds the step. */

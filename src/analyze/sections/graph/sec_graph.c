@@ -18,6 +18,7 @@
 #include "mlprof.h"
 #include "analyze/engine/an_internal.h"
 #include "analyze/util/array.h"
+#include "analyze/util/termsafe.h"
 #include "trace/rec_hist.h"
 #include "analyze/sections/functions/sec_functions.h"
 #include "analyze/sections/graph/sec_graph.h"
@@ -44,7 +45,7 @@ typedef struct name_info {
 } name_info;
 
 typedef struct gr_thread {
-  uint32_t tid, depth, cap;
+  uint32_t depth, cap;
   int in_step;               /* a step begun on this thread is open */
   uint32_t *stack;
 } gr_thread;
@@ -64,8 +65,8 @@ typedef struct gr_st {
   prof__u64map min_depth;    /* range name >= GR_DENSE -> shallowest depth it began at + 1 */
   name_info *ni;             /* by name id, below GR_DENSE */
   size_t ni_cap;
-  gr_thread *th;
-  size_t nth, th_cap, last_th;
+  gr_thread *th;              /* by thread index (prof__an_thread_index); zero is the initial state */
+  size_t th_cap;
   prof__u64map samples[2];   /* innermost range id -> weight, cpu / wall */
   uint64_t sample_total[2];
   prof__u64map act;          /* activation tag id -> largest value count */
@@ -87,17 +88,14 @@ static uint64_t text_hash(const char *p) {
 
 /* ---- pass 1 -------------------------------------------------------------- */
 
-static gr_thread *thread_of(gr_st *s, uint32_t tid) {
-  if (s->last_th < s->nth && s->th[s->last_th].tid == tid) return &s->th[s->last_th];
-  for (size_t i = 0; i < s->nth; i++)
-    if (s->th[i].tid == tid) return &s->th[s->last_th = i];
-  if (prof__arr_grow((void **)&s->th, &s->th_cap, s->nth + 1, sizeof *s->th)) {
+static gr_thread *thread_of(prof__an *an, gr_st *s, uint32_t tid) {
+  size_t ti = prof__an_thread_index(an, tid);
+  if (ti == SIZE_MAX) return NULL;
+  if (prof__arr_grow((void **)&s->th, &s->th_cap, ti + 1, sizeof *s->th)) {
     s->oom = 1;
     return NULL;
   }
-  s->th[s->nth] = (gr_thread){.tid = tid};
-  s->last_th = s->nth;
-  return &s->th[s->nth++];
+  return &s->th[ti];
 }
 
 static name_info *info_of(gr_st *s, uint32_t name) {
@@ -129,8 +127,8 @@ static void nest_new(gr_st *s, uint64_t key) {
   else s->ne[s->nne++] = key;
 }
 
-static void range_begin(gr_st *s, uint32_t tid, uint32_t name) {
-  gr_thread *t = thread_of(s, tid);
+static void range_begin(prof__an *an, gr_st *s, uint32_t tid, uint32_t name) {
+  gr_thread *t = thread_of(an, s, tid);
   if (!t) return;
   uint32_t d = t->depth;
   name_info *ni = info_of(s, name);
@@ -170,8 +168,8 @@ static void range_begin(gr_st *s, uint32_t tid, uint32_t name) {
   t->depth = d + 1;
 }
 
-static void range_end(gr_st *s, uint32_t tid, uint32_t name) {
-  gr_thread *t = thread_of(s, tid);
+static void range_end(prof__an *an, gr_st *s, uint32_t tid, uint32_t name) {
+  gr_thread *t = thread_of(an, s, tid);
   if (!t || t->depth == 0) return;
   if (t->depth > GR_STACK_MAX) {
     t->depth--;
@@ -227,7 +225,6 @@ static void hist_chunk(gr_st *s, const prof__rec *rec) {
 }
 
 static void graph_record(prof__an *an, void *st, const prof__rec *rec) {
-  (void)an;
   gr_st *s = st;
   if (rec->kind == PROF_REC_CHUNK) {
     if (rec->chunk_type == PROF_CHUNK_HIST) hist_chunk(s, rec);
@@ -237,14 +234,14 @@ static void graph_record(prof__an *an, void *st, const prof__rec *rec) {
   const prof__event *ev = &rec->ev;
   switch (ev->type) {
   case PROF_EV_RANGE_BEGIN:
-    range_begin(s, rec->tid, ev->name);
+    range_begin(an, s, rec->tid, ev->name);
     break;
   case PROF_EV_RANGE_END:
-    range_end(s, rec->tid, ev->name);
+    range_end(an, s, rec->tid, ev->name);
     break;
   case PROF_EV_STEP_BEGIN:
   case PROF_EV_STEP_END: {
-    gr_thread *t = thread_of(s, rec->tid);
+    gr_thread *t = thread_of(an, s, rec->tid);
     if (t) t->in_step = ev->type == PROF_EV_STEP_BEGIN;
     break;
   }
@@ -602,8 +599,10 @@ static void text_links(prof__an *an, const prof__graph *g, FILE *out, size_t nod
   for (size_t e = 0; e < g->nedges; e++) {
     const prof__gedge *ed = &g->edges[e];
     if ((inputs ? ed->to : ed->from) != node) continue;
+    char nm[PROF_TERM_NAME];
     if (total++ < GR_TEXT_LINKS)
-      fprintf(out, "%s%s", shown++ ? ", " : "", prof__gnode_name(an, &g->nodes[inputs ? ed->from : ed->to]));
+      fprintf(out, "%s%s", shown++ ? ", " : "",
+              prof__term_name(nm, sizeof nm, prof__gnode_name(an, &g->nodes[inputs ? ed->from : ed->to])));
   }
   if (total > shown) fprintf(out, " and %zu more", total - shown);
   fputs(total ? "\n" : "-\n", out);
@@ -614,13 +613,15 @@ static void graph_text(prof__an *an, void *st, FILE *out) {
   if (!g) return;
   size_t *idx = prof__graph_ranked(g);
   if (!idx) return;
+  char nm[PROF_TERM_NAME], kd[PROF_TERM_NAME];
   fprintf(out, "\nModel graph (%s: %zu nodes, %zu edges; times per step; top nodes by self time)\n",
-          g->source_name, g->nnodes, g->nedges);
+          prof__term_name(nm, sizeof nm, g->source_name), g->nnodes, g->nedges);
   for (size_t k = 0; k < g->nnodes && k < GR_TEXT_TOP; k++) {
     const prof__gnode *n = &g->nodes[idx[k]];
     char t[32], sf[32], fw[32], bw[32];
-    fprintf(out, "  %-28s %-14s total %10s  self %10s  %5.1f%%", prof__gnode_name(an, n),
-            n->kind ? prof__an_str(an, n->kind) : "", prof__an_fmt_ns(t, sizeof t, prof__gnode_total(g, n)),
+    fprintf(out, "  %-28s %-14s total %10s  self %10s  %5.1f%%", prof__term_name(nm, sizeof nm, prof__gnode_name(an, n)),
+            prof__term_name(kd, sizeof kd, n->kind ? prof__an_str(an, n->kind) : ""),
+            prof__an_fmt_ns(t, sizeof t, prof__gnode_total(g, n)),
             prof__an_fmt_ns(sf, sizeof sf, prof__gnode_self(g, n)), 100 * prof__gnode_share(an, n));
     if (n->bwd)
       fprintf(out, "  (fwd %s, bwd %s)", prof__an_fmt_ns(fw, sizeof fw, n->fwd_total / g->steps),
@@ -711,7 +712,7 @@ static void graph_destroy(prof__an *an, void *st) {
   free(s->dn);
   free(s->de);
   free(s->ne);
-  for (size_t i = 0; i < s->nth; i++) free(s->th[i].stack);
+  for (size_t i = 0; i < s->th_cap; i++) free(s->th[i].stack);
   free(s->th);
   prof__u64map_free(&s->dn_map);
   prof__u64map_free(&s->de_map);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyze/sections/health/sec_model.h"
+#include "analyze/util/termsafe.h"
 
 /* ---- reports ---------------------------------------------------------------- */
 
@@ -165,16 +166,18 @@ static void text_scalar(prof__an *an, FILE *out, const stag *s) {
   double v[W];
   size_t n = s->n < W ? s->n : W;
   for (size_t i = 0; i < n; i++) v[i] = s->p[i * s->n / n].v;
-  fprintf(out, "  %-24s %-5s %6zu  first %-10.4g last %-10.4g ", tag, split_of(tag), s->n, s->p[0].v,
-          s->p[s->n - 1].v);
+  char nm[PROF_TERM_NAME];
+  fprintf(out, "  %-24s %-5s %6zu  first %-10.4g last %-10.4g ", prof__term_name(nm, sizeof nm, tag), split_of(tag),
+          s->n, s->p[0].v, s->p[s->n - 1].v);
   sparkline(out, v, n);
   fputc('\n', out);
 }
 
 static void text_hist(prof__an *an, FILE *out, const htag *h) {
   const prof__hsum *s = &h->last;
+  char nm[PROF_TERM_NAME];
   fprintf(out, "  %-24s %-10s %6zu  rms %-9.3g mean %-9.3g std %-9.3g zeros %5.1f%%  nan/inf %llu\n",
-          prof__an_str(an, h->id), prof__sec_model_kind_name(h->kind), h->n, prof__rec_hist_rms(s), s->mean, s->std,
+          prof__term_name(nm, sizeof nm, prof__an_str(an, h->id)), prof__sec_model_kind_name(h->kind), h->n, prof__rec_hist_rms(s), s->mean, s->std,
           s->count ? 100.0 * (double)s->zeros / (double)s->count : 0, (unsigned long long)(s->nan + s->inf));
   if (h->kind != PROF_HIST_GRADIENT || h->n < 2) return;
   enum { W = 48 };

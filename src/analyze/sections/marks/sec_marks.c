@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/util/termsafe.h"
 #include "analyze/report/html.h"
 
 #define MAX_NAMES 256    /* distinct marks + counters tracked */
@@ -167,7 +168,9 @@ static void ann_text(prof__an *an, void *st, FILE *out) {
       const ann_entry *e = &s->e[i];
       if (e->counter != counter || !e->n) continue;
       shown++;
-      fprintf(out, "  %-7s %-28.28s %6zu %s; first ", counter ? "counter" : "mark", prof__an_str(an, e->name), e->n,
+      char nm[PROF_TERM_NAME];
+      fprintf(out, "  %-7s %-28.28s %6zu %s; first ", counter ? "counter" : "mark",
+              prof__term_name(nm, sizeof nm, prof__an_str(an, e->name)), e->n,
               counter ? (e->n == 1 ? "value " : "values") : (e->n == 1 ? "time  " : "times "));
       text_when(an, out, e->p[0].ts);
       if (counter) fprintf(out, " = %.6g", e->p[0].v);

@@ -134,16 +134,14 @@ static void state_init(prof__an *an, mem_state *s) {
   snprintf(s->pools[0].name, sizeof s->pools[0].name, "heap");
 }
 
-static mem_thr *thread_of(mem_state *s, uint32_t tid) {
-  if (s->thr_last < s->nthr && s->thr[s->thr_last].tid == tid) return &s->thr[s->thr_last];
-  for (size_t i = 0; i < s->nthr; i++)
-    if (s->thr[i].tid == tid) return &s->thr[s->thr_last = i];
-  mem_thr *t = PUSH(s, thr, nthr, thr_cap);
-  if (!t) return NULL;
-  memset(t, 0, sizeof *t);
-  t->tid = tid;
-  s->thr_last = s->nthr - 1;
-  return t;
+static mem_thr *thread_of(prof__an *an, mem_state *s, uint32_t tid) {
+  size_t ti = prof__an_thread_index(an, tid);
+  if (ti == SIZE_MAX) return NULL;
+  if (prof__arr_grow((void **)&s->thr, &s->thr_cap, ti + 1, sizeof *s->thr)) {
+    s->oom = 1;
+    return NULL;
+  }
+  return &s->thr[ti];
 }
 
 static uint32_t site_of(mem_state *s, uint32_t stack, uint16_t pool) {
@@ -226,12 +224,17 @@ static void on_step(mem_state *s, const prof__event *ev) {
 
 static void on_range(mem_state *s, mem_thr *t, const prof__event *ev) {
   if (ev->type == PROF_EV_RANGE_BEGIN) {
-    if (t->depth < 64) t->ranges[t->depth] = ev->name;
+    if (t->depth < 64) {
+      if (prof__arr_grow((void **)&t->ranges, &t->ranges_cap, (size_t)t->depth + 1, sizeof *t->ranges)) {
+        s->oom = 1;
+        return;
+      }
+      t->ranges[t->depth] = ev->name;
+    }
     t->depth++;
   } else if (t->depth > 0) {
     t->depth--;
   }
-  (void)s;
 }
 
 static void range_count(mem_state *s, mem_thr *t, double calls, double bytes) {
@@ -375,7 +378,7 @@ static void on_counter(prof__an *an, mem_state *s, const prof__event *ev) {
   ser->v[ser->n++] = prof__bits_f64(ev->a);
   if (k == MS_LIVE && (ser->n == 1 || prof__bits_f64(ev->a) > s->live_peak_seen)) {
     s->live_peak_seen = prof__bits_f64(ev->a);
-    const mem_thr *t = s->range_tid ? thread_of(s, s->range_tid) : NULL;
+    const mem_thr *t = s->range_tid ? thread_of(an, s, s->range_tid) : NULL;
     s->live_peak_range = t && t->depth && t->depth <= 64 ? t->ranges[t->depth - 1] + 1 : 0;
   }
   s->any = 1;
@@ -399,7 +402,7 @@ static void mem_record(prof__an *an, void *stp, const prof__rec *rec) {
   switch (ev->type) {
   case PROF_EV_ALLOC:
   case PROF_EV_FREE: {
-    mem_thr *t = thread_of(s, rec->tid);
+    mem_thr *t = thread_of(an, s, rec->tid);
     if (!t) return;
     s->any = 1;
     s->cur_thr = t;
@@ -414,7 +417,7 @@ static void mem_record(prof__an *an, void *stp, const prof__rec *rec) {
   case PROF_EV_STEP_END: on_step(s, ev); break;
   case PROF_EV_RANGE_BEGIN:
   case PROF_EV_RANGE_END: {
-    mem_thr *t = thread_of(s, rec->tid);
+    mem_thr *t = thread_of(an, s, rec->tid);
     if (t) on_range(s, t, ev);
     s->range_tid = rec->tid;
     break;
@@ -433,8 +436,10 @@ static void mem_destroy(prof__an *an, void *stp) {
   free(s->range_idx.k);
   free(s->range_idx.v);
   free(s->sites);
+  for (size_t i = 0; i < s->thr_cap; i++) free(s->thr[i].ranges);
   free(s->thr);
   free(s->steps);
+  free(s->by_number);
   free(s->ranges);
   free(s->leak_order);
   for (int i = 0; i < MS_COUNT; i++) {

@@ -42,12 +42,12 @@ typedef struct mem_site {
 } mem_site;
 
 typedef struct mem_thr {
-  uint32_t tid;
   uintptr_t last_addr;         /* the thread's latest allocation (temporaries) */
   uint16_t last_pool;
   int last_valid;
   uint32_t depth;
-  uint32_t ranges[64];         /* open range names (innermost last) */
+  uint32_t *ranges;            /* open range names, innermost last (the first 64) */
+  size_t ranges_cap;
 } mem_thr;
 
 typedef struct mem_step {
@@ -55,6 +55,13 @@ typedef struct mem_step {
   double allocs, bytes, live_end;
   int ended;
 } mem_step;
+
+/* The memory steps of one step number (finish): the first that ended and
+ * the last of them, as indices in steps (SIZE_MAX: none). */
+typedef struct mem_stepno {
+  uint64_t number;
+  size_t first_ended, last;
+} mem_stepno;
 
 typedef struct mem_series {
   uint64_t *ts;
@@ -85,10 +92,12 @@ typedef struct mem_state {
   mem_idxmap site_idx, range_idx;
   mem_site *sites;
   size_t nsites, sites_cap;
-  mem_thr *thr;
-  size_t nthr, thr_cap, thr_last;
+  mem_thr *thr;                /* by thread index (prof__an_thread_index); zero is the initial state */
+  size_t thr_cap;
   mem_step *steps;
   size_t nsteps, steps_cap;
+  mem_stepno *by_number;       /* finish: one per step number, sorted by it */
+  size_t nby_number;
   mem_range *ranges;
   size_t nranges, ranges_cap;
   mem_pool pools[PROF_MEM_POOLS];

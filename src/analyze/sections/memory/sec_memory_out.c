@@ -23,6 +23,7 @@
 #include "analyze/sections/memory/sec_memory.h"
 #include "analyze/sections/stacks/symbols.h"
 #include "analyze/util/fmt.h"
+#include "analyze/util/termsafe.h"
 
 
 #define LEAK_MIN_BYTES (64.0 * 1024)
@@ -152,11 +153,59 @@ static void leaks_collect(prof__an *an, mem_state *s) {
   qsort_r(s->leak_order, s->nleaks, sizeof *s->leak_order, by_leak, (void *)s);
 }
 
+/* ---- memory steps by number -------------------------------------------- */
+
+static const mem_state *order_st;
+
+static int by_number_then_index(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  uint64_t nx = order_st->steps[x].number, ny = order_st->steps[y].number;
+  if (nx != ny) return nx < ny ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+/* Index the memory steps by number once, so that the per-step figures of
+ * the report take a bisection each instead of a scan of every step. */
+static void index_steps(mem_state *s) {
+  size_t n = s->nsteps, *ord = malloc((n ? n : 1) * sizeof *ord);
+  s->by_number = malloc((n ? n : 1) * sizeof *s->by_number);
+  if (!ord || !s->by_number) {
+    free(ord);
+    free(s->by_number);
+    s->by_number = NULL;
+    s->oom = 1;
+    return;
+  }
+  for (size_t k = 0; k < n; k++) ord[k] = k;
+  order_st = s;
+  qsort(ord, n, sizeof *ord, by_number_then_index);
+  order_st = NULL;
+  size_t g = 0;
+  for (size_t i = 0; i < n; i++) {
+    const mem_step *st = &s->steps[ord[i]];
+    if (!g || s->by_number[g - 1].number != st->number) s->by_number[g++] = (mem_stepno){st->number, SIZE_MAX, 0};
+    mem_stepno *x = &s->by_number[g - 1];
+    if (st->ended && x->first_ended == SIZE_MAX) x->first_ended = ord[i];
+    x->last = ord[i];
+  }
+  s->nby_number = g;
+  free(ord);
+}
+
+static const mem_stepno *steps_numbered(const mem_state *s, uint64_t number) {
+  size_t lo = 0, hi = s->nby_number;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->by_number[mid].number < number) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < s->nby_number && s->by_number[lo].number == number ? &s->by_number[lo] : NULL;
+}
+
 static double step_live_end(const mem_state *s, const prof__step *st) {
   if (exact_events(s)) {
-    for (size_t k = 0; k < s->nsteps; k++)
-      if (s->steps[k].number == st->number && s->steps[k].ended) return s->steps[k].live_end;
-    return -1;
+    const mem_stepno *x = steps_numbered(s, st->number);
+    return x && x->first_ended != SIZE_MAX ? s->steps[x->first_ended].live_end : -1;
   }
   return prof__sec_mem_series_at(&s->series[MS_LIVE], st->end_ns);
 }
@@ -226,6 +275,7 @@ static void growth_finding(prof__an *an, mem_state *s) {
 void prof__sec_mem_finish(prof__an *an, void *stp) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
+  if (exact_events(s)) index_steps(s);
   if (s->peak_pending) {
     for (size_t i = 0; i < s->nsites; i++) s->sites[i].at_peak = s->sites[i].pool ? 0 : s->sites[i].live;
     s->snap_value = s->heap_live;
@@ -371,8 +421,8 @@ static void json_steps(prof__an *an, const mem_state *s, prof__json *j) {
     const prof__step *st = &an->steps[i];
     double allocs = -1, bytes = -1, live = step_live_end(s, st);
     if (exact_events(s)) {
-      for (size_t k = 0; k < s->nsteps; k++)
-        if (s->steps[k].number == st->number) allocs = s->steps[k].allocs, bytes = s->steps[k].bytes;
+      const mem_stepno *x = steps_numbered(s, st->number);
+      if (x) allocs = s->steps[x->last].allocs, bytes = s->steps[x->last].bytes;
     } else {
       double c0 = prof__sec_mem_series_at(&s->series[MS_CALLS], st->begin_ns);
       double c1 = prof__sec_mem_series_at(&s->series[MS_CALLS], st->end_ns);
@@ -463,7 +513,8 @@ static void text_peak_place(prof__an *an, const mem_state *s, FILE *out) {
   fprintf(out, "  the heap peak was at %.3f s", ts > an->first_ns ? (double)(ts - an->first_ns) / 1e9 : 0.0);
   if (step >= 0) fprintf(out, ", in step %llu", (unsigned long long)an->steps[step].number);
   else fputs(", outside steps", out);
-  if (range) fprintf(out, ", inside range %s", range);
+  char nm[PROF_TERM_NAME];
+  if (range) fprintf(out, ", inside range %s", prof__term_name(nm, sizeof nm, range));
   fputs(exact_events(s) ? "\n" : " (from the live-bytes counter, read once per writer period)\n", out);
 }
 
@@ -512,9 +563,9 @@ static void stack_text(prof__an *an, uint32_t stack, char *buf, size_t len) {
 }
 
 static void text_stack(prof__an *an, FILE *out, uint32_t stack) {
-  char buf[1024];
+  char buf[1024], shown[1024];
   stack_text(an, stack, buf, sizeof buf);
-  fprintf(out, "%s\n", buf);
+  fprintf(out, "%s\n", prof__term_name(shown, sizeof shown, buf));
 }
 
 typedef struct site_line {
@@ -555,8 +606,9 @@ static void text_sites(prof__an *an, const mem_state *s, FILE *out, const char *
   qsort_r(v, m, sizeof *v, by_line_value, &how);
   fprintf(out, "  %s:\n", title);
   for (size_t i = 0; i < m && i < SHOWN; i++) {
-    char b[32];
-    fprintf(out, "    %10s %10.0f calls  %s\n", prof__fmt_bytes(b, sizeof b, v[i].bytes), v[i].calls, v[i].text);
+    char b[32], shown[sizeof v[i].text];
+    fprintf(out, "    %10s %10.0f calls  %s\n", prof__fmt_bytes(b, sizeof b, v[i].bytes), v[i].calls,
+            prof__term_name(shown, sizeof shown, v[i].text));
   }
   free(v);
 }

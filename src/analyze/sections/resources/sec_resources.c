@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analyze/sections/resources/sec_resources.h"
+#include "analyze/util/termsafe.h"
 
 /* Finding thresholds (docs/resources.md). "Waiting" is the share of step
  * time in data- and io-category ranges on the step thread. */
@@ -559,13 +560,14 @@ static void res_text(prof__an *an, void *vst, FILE *out) {
   text_mib(out, "network received", &r[PROF_RES_NET_RX]);
   text_mib(out, "network sent", &r[PROF_RES_NET_TX]);
   if (r[PROF_RES_NET_RX].cover_s > 0) fprintf(out, "  (network: whole network namespace, loopback included)\n");
+  char nm[PROF_TERM_NAME];
   for (int i = 0; i < st->nthreads && i < 3; i++)
-    fprintf(out, "  thread %-15s %10.2f cores peak (tid %u)\n", st->threads[i].comm, st->threads[i].peak,
-            st->threads[i].tid);
+    fprintf(out, "  thread %-15s %10.2f cores peak (tid %u)\n", prof__term_name(nm, sizeof nm, st->threads[i].comm),
+            st->threads[i].peak, st->threads[i].tid);
   for (int i = 0; i < st->ngpus; i++)
     fprintf(out, "  GPU %d %-16s %10.0f%% util mean, %.0f%% peak; %.0f MiB peak memory; %.0f W mean\n", i, "",
             gauge_mean(&st->gpu[i][0]), st->gpu[i][0].peak, st->gpu[i][2].peak / 1048576.0, gauge_mean(&st->gpu[i][3]));
-  if (!st->ngpus) fprintf(out, "  GPU: %s\n", gpu ? gpu : "not sampled");
+  if (!st->ngpus) fprintf(out, "  GPU: %s\n", prof__term_name(nm, sizeof nm, gpu ? gpu : "not sampled"));
 }
 
 static void res_destroy(prof__an *an, void *vst) {

@@ -39,11 +39,8 @@ static void finding_input_bound(prof__an *an) {
 
 uint64_t prof__an_step_lost(const prof__an *an) {
   uint64_t lost = 0;
-  for (size_t i = 0; i < an->nthreads; i++) {
-    int runs_steps = 0;
-    for (size_t k = 0; k < an->nsteps && !runs_steps; k++) runs_steps = an->steps[k].tid == an->threads[i].tid;
-    if (runs_steps) lost += an->threads[i].lost;
-  }
+  for (size_t i = 0; i < an->nthreads; i++)
+    if (an->threads[i].steps) lost += an->threads[i].lost;
   return lost;
 }
 

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/util/array.h"
+#include "analyze/util/hashmap.h"
 #include "trace/event.h"
 
 #define THR_MIN_STEPS 20        /* patterns need >= 20 steady steps */
@@ -49,72 +51,84 @@ typedef struct sframe {
 } sframe;
 
 typedef struct sthread {
-  uint32_t tid;
+  int used;
   long open;            /* index into recs of the open step, or -1 */
-  sframe st[MAX_DEPTH];
+  sframe *st;           /* open ranges, outermost first (at most MAX_DEPTH) */
+  size_t cap;
+  prof__map32 cells;    /* name -> cell of the open step, once it has many */
   uint32_t depth, overflow;
 } sthread;
 
 typedef struct steptime_st {
   srec *recs;
   size_t nrecs, rcap;
-  sthread **th;
-  size_t nth, thcap;
+  sthread *th;          /* by thread index (prof__an_thread_index) */
+  size_t thcap;
 } steptime_st;
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return p;
-  size_t c = *cap ? *cap * 2 : 16;
-  while (c < need) c *= 2;
-  void *q = realloc(p, c * elem);
-  if (q) *cap = c;
-  return q;
+static sthread *thread_of(prof__an *an, steptime_st *st, uint32_t tid) {
+  size_t ti = prof__an_thread_index(an, tid);
+  if (ti == SIZE_MAX || prof__arr_grow((void **)&st->th, &st->thcap, ti + 1, sizeof *st->th)) return NULL;
+  sthread *t = &st->th[ti];
+  if (!t->used) {
+    t->used = 1;
+    t->open = -1;
+  }
+  return t;
 }
 
-static sthread *thread_of(steptime_st *st, uint32_t tid) {
-  for (size_t i = 0; i < st->nth; i++)
-    if (st->th[i]->tid == tid) return st->th[i];
-  sthread **a = grow(st->th, &st->thcap, st->nth + 1, sizeof *a);
-  if (!a) return NULL;
-  st->th = a;
-  sthread *t = calloc(1, sizeof *t);
-  if (!t) return NULL;
-  t->tid = tid;
-  t->open = -1;
-  return a[st->nth++] = t;
+/* The cells of the open step: a scan while there are few, then the thread's
+ * map from name to cell (a step with thousands of names would otherwise
+ * take names x names). */
+#define CELL_SCAN 16
+
+static cell *find_cell(sthread *t, srec *r, uint32_t name) {
+  if (r->n <= CELL_SCAN) {
+    for (uint32_t i = 0; i < r->n; i++)
+      if (r->c[i].name == name) return &r->c[i];
+    return NULL;
+  }
+  if (!t->cells.count)
+    for (uint32_t i = 0; i < r->n; i++)
+      if (prof__map32_put(&t->cells, r->c[i].name, i)) return NULL;
+  uint32_t i = prof__map32_get(&t->cells, name);
+  return i == UINT32_MAX ? NULL : &r->c[i];
 }
 
-static void add_cell(srec *r, uint32_t name, uint8_t cat, uint64_t ns) {
-  for (uint32_t i = 0; i < r->n; i++)
-    if (r->c[i].name == name) {
-      r->c[i].ns += ns;
-      return;
-    }
+static void add_cell(sthread *t, srec *r, uint32_t name, uint8_t cat, uint64_t ns) {
+  cell *c = find_cell(t, r, name);
+  if (c) {
+    c->ns += ns;
+    return;
+  }
   size_t cap = r->cap;
-  cell *c = grow(r->c, &cap, (size_t)r->n + 1, sizeof *c);
-  if (!c) return;
-  r->c = c;
+  if (prof__arr_grow((void **)&r->c, &cap, (size_t)r->n + 1, sizeof *r->c)) return;
+  if (t->cells.count && prof__map32_put(&t->cells, name, r->n)) return;
   r->cap = (uint32_t)cap;
   r->c[r->n++] = (cell){name, cat, ns};
 }
 
+/* The thread's open step changes: its cell map starts again. */
+static void set_open(sthread *t, long open) {
+  prof__map32_free(&t->cells);
+  t->open = open;
+}
+
 static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
-  (void)an;
   steptime_st *st = vst;
   if (rec->kind != PROF_REC_EVENT) return;
   const prof__event *ev = &rec->ev;
-  sthread *t = thread_of(st, rec->tid);
+  sthread *t = thread_of(an, st, rec->tid);
   if (!t) return;
   switch (ev->type) {
   case PROF_EV_STEP_BEGIN: {
-    srec *r = grow(st->recs, &st->rcap, st->nrecs + 1, sizeof *r);
-    if (!r) return;
-    st->recs = r;
-    memset(&r[st->nrecs], 0, sizeof *r);
-    r[st->nrecs].tid = rec->tid;
-    r[st->nrecs].number = ev->a;
-    r[st->nrecs].begin = ev->ts;
-    t->open = (long)st->nrecs++;
+    if (prof__arr_grow((void **)&st->recs, &st->rcap, st->nrecs + 1, sizeof *st->recs)) return;
+    srec *r = &st->recs[st->nrecs];
+    memset(r, 0, sizeof *r);
+    r->tid = rec->tid;
+    r->number = ev->a;
+    r->begin = ev->ts;
+    set_open(t, (long)st->nrecs++);
     break;
   }
   case PROF_EV_STEP_END:
@@ -124,16 +138,17 @@ static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
         sframe *f = &t->st[i];
         srec *r = &st->recs[t->open];
         uint64_t b = f->begin > r->begin ? f->begin : r->begin;
-        if (f->counted && ev->ts > b) add_cell(r, f->name, f->cat, ev->ts - b);
+        if (f->counted && ev->ts > b) add_cell(t, r, f->name, f->cat, ev->ts - b);
         f->begin = ev->ts;
       }
-    t->open = -1;
+    set_open(t, -1);
     break;
   case PROF_EV_RANGE_BEGIN: {
     if (t->depth == MAX_DEPTH) {
       t->overflow++;
       return;
     }
+    if (prof__arr_grow((void **)&t->st, &t->cap, (size_t)t->depth + 1, sizeof *t->st)) return;
     int counted = 1;
     for (uint32_t i = 0; i < t->depth && counted; i++) counted = t->st[i].name != ev->name;
     t->st[t->depth++] = (sframe){ev->name, ev->cat, (uint8_t)counted, ev->ts};
@@ -151,7 +166,7 @@ static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
     if (t->open >= 0 && f->counted) {
       srec *r = &st->recs[t->open];
       uint64_t b = f->begin > r->begin ? f->begin : r->begin;
-      if (ev->ts > b) add_cell(r, f->name, f->cat, ev->ts - b);
+      if (ev->ts > b) add_cell(t, r, f->name, f->cat, ev->ts - b);
     }
     t->depth = k - 1;
     break;
@@ -483,11 +498,8 @@ done:
 }
 
 static int step_thread_lost(const prof__an *an) {
-  for (size_t i = 0; i < an->nthreads; i++) {
-    if (!an->threads[i].lost) continue;
-    for (size_t k = 0; k < an->nsteps; k++)
-      if (an->steps[k].tid == an->threads[i].tid) return 1;
-  }
+  for (size_t i = 0; i < an->nthreads; i++)
+    if (an->threads[i].lost && an->threads[i].steps) return 1;
   return 0;
 }
 
@@ -527,7 +539,10 @@ static void steptime_destroy(prof__an *an, void *vst) {
   steptime_st *st = vst;
   for (size_t i = 0; i < st->nrecs; i++) free(st->recs[i].c);
   free(st->recs);
-  for (size_t i = 0; i < st->nth; i++) free(st->th[i]);
+  for (size_t i = 0; i < st->thcap; i++) {
+    free(st->th[i].st);
+    prof__map32_free(&st->th[i].cells);
+  }
   free(st->th);
 }
 
