@@ -155,9 +155,8 @@ static void leaks_collect(prof__an *an, mem_state *s) {
 
 /* ---- memory steps by number -------------------------------------------- */
 
-static const mem_state *order_st;
-
-static int by_number_then_index(const void *a, const void *b) {
+static int by_number_then_index(const void *a, const void *b, void *arg) {
+  const mem_state *order_st = arg;
   size_t x = *(const size_t *)a, y = *(const size_t *)b;
   uint64_t nx = order_st->steps[x].number, ny = order_st->steps[y].number;
   if (nx != ny) return nx < ny ? -1 : 1;
@@ -177,9 +176,7 @@ static void index_steps(mem_state *s) {
     return;
   }
   for (size_t k = 0; k < n; k++) ord[k] = k;
-  order_st = s;
-  qsort(ord, n, sizeof *ord, by_number_then_index);
-  order_st = NULL;
+  qsort_r(ord, n, sizeof *ord, by_number_then_index, s);
   size_t g = 0;
   for (size_t i = 0; i < n; i++) {
     const mem_step *st = &s->steps[ord[i]];
