@@ -188,6 +188,27 @@ const char *prof__an_header(const prof__an *an, const char *key);
  * before a section sees the event) instead of searching a list of their
  * own, which a trace with many thread ids would make quadratic. */
 size_t prof__an_thread_index(const prof__an *an, uint32_t tid);
+
+/* The context of the event a record hook is handed, kept once by the
+ * engine's model (engine/model.c), after the model has applied the event:
+ * its thread, that thread's open ranges and its step. A RANGE_BEGIN's range
+ * is open already, a RANGE_END's is closed. Sections read it instead of
+ * rebuilding range stacks and step state of their own. Valid in record
+ * hooks of the first pass, for event records (thread SIZE_MAX otherwise). */
+typedef struct prof__ctx {
+  size_t thread;     /* index in an->threads */
+  uint32_t depth;    /* ranges open on the thread (the model keeps up to 4096) */
+  uint32_t range;    /* name id of the innermost open range; 0: none */
+  int cat;           /* its category (PROF_CAT_*); -1 when none */
+  int in_step;       /* a step is open on the thread */
+  uint64_t step;     /* its number, when in_step */
+} prof__ctx;
+const prof__ctx *prof__an_ctx(const prof__an *an);
+/* Name id of the range open at `level` (0: outermost) on the context's
+ * thread, 0 past the depth. */
+uint32_t prof__an_ctx_range_at(const prof__an *an, uint32_t level);
+/* Name id of the innermost range open now on thread index ti (0: none). */
+uint32_t prof__an_thread_range(const prof__an *an, size_t ti);
 /* Index of the step containing ts (by time), or -1. */
 long prof__an_step_at(const prof__an *an, uint64_t ts_ns);
 /* Sum of step wall times. */

@@ -51,6 +51,7 @@ typedef struct an_priv {
   prof__kv *footer, *meta;
   size_t footer_cap, meta_cap;
   size_t fcap;            /* capacity of pub.findings */
+  prof__ctx ctx;          /* of the event being dispatched (prof__an_ctx) */
   int oom;
 } an_priv;
 

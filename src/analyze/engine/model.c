@@ -310,8 +310,36 @@ static void step_end(an_priv *p, an_thread *t, uint64_t number, uint64_t ts) {
 
 /* ---- events ------------------------------------------------------------- */
 
+/* The context handed to the sections with this event (prof__an_ctx). */
+static void ctx_set(an_priv *p, size_t ti) {
+  const an_thread *t = &p->ts[ti];
+  prof__ctx *c = &p->ctx;
+  c->thread = ti;
+  c->depth = t->depth;
+  c->range = t->depth ? t->frames[t->depth - 1].name : 0;
+  c->cat = t->depth ? p->pub.ranges[t->frames[t->depth - 1].range].cat : -1;
+  c->in_step = t->step >= 0;
+  c->step = t->step >= 0 ? p->pub.steps[t->step].number : 0;
+}
+
+const prof__ctx *prof__an_ctx(const prof__an *an) { return &((const an_priv *)an)->ctx; }
+
+uint32_t prof__an_ctx_range_at(const prof__an *an, uint32_t level) {
+  const an_priv *p = (const an_priv *)an;
+  if (p->ctx.thread >= an->nthreads || level >= p->ctx.depth) return 0;
+  const an_thread *t = &p->ts[p->ctx.thread];
+  return level < t->depth ? t->frames[level].name : 0;
+}
+
+uint32_t prof__an_thread_range(const prof__an *an, size_t ti) {
+  const an_priv *p = (const an_priv *)an;
+  if (ti >= an->nthreads || !p->ts[ti].depth) return 0;
+  return p->ts[ti].frames[p->ts[ti].depth - 1].name;
+}
+
 static void model_event(an_priv *p, uint32_t tid, const prof__event *ev) {
   size_t ti = thread_index(p, tid);
+  p->ctx.thread = SIZE_MAX;
   if (ti == SIZE_MAX) return;
   an_thread *t = &p->ts[ti];
   uint64_t ts = ev->ts;
@@ -335,6 +363,7 @@ static void model_event(an_priv *p, uint32_t tid, const prof__event *ev) {
   case PROF_EV_STEP_END: step_end(p, t, ev->a, ts); break;
   default: break;
   }
+  ctx_set(p, ti);
 }
 
 /* ---- key/value records -------------------------------------------------- */
@@ -355,6 +384,7 @@ static void kv_add(an_priv *p, prof__kv **arr, size_t *n, size_t *cap, const pro
 
 void prof__an_model_record(an_priv *p, const prof__rec *r) {
   prof__an *an = &p->pub;
+  if (r->kind != PROF_REC_EVENT) p->ctx.thread = SIZE_MAX;
   switch (r->kind) {
   case PROF_REC_EVENT: model_event(p, r->tid, &r->ev); break;
   case PROF_REC_STRING: model_string(p, r->id, r->str, r->len); break;

@@ -96,7 +96,7 @@ static long func_of(prof__fn_st *s, const prof__frame *fr) {
   uint64_t probe = 0;
   while (prof__u64map_get(&s->fmap, h + probe)) probe++;
   if (prof__u64map_add(&s->fmap, h + probe, s->nf + 1) != 0) return -1;
-  s->f[s->nf] = (prof__fn_func){fr->func, fr->module, fr->file, fr->line, 0, 0, 0, fr->mangled, fr->inlined, fr->python};
+  s->f[s->nf] = (prof__fn_func){fr->func, fr->module, fr->file, fr->line, 0, 0, 0, fr->mangled, fr->inlined, fr->python, 0};
   return (long)s->nf++;
 }
 
@@ -166,9 +166,15 @@ static void add_stack(prof__an *an, prof__fn_st *s, uint32_t stack, uint32_t ran
   prof__u64map_add(&s->rangefn, (uint64_t)range << 32 | (uint64_t)fi[0], w);
   prof__u64map_add(&s->rangetot, range, w);
   for (int i = 0; i < n; i++) {
-    if (s->f[fi[i]].stamp == stamp) continue; /* recursion counts once */
-    s->f[fi[i]].stamp = stamp;
-    s->f[fi[i]].total += w;
+    prof__fn_func *f = &s->f[fi[i]];
+    /* the line of the heaviest stack through it (ties: the lower line), so
+     * the location of a function without self time does not depend on the
+     * order the stacks are read in */
+    int line = fr[i]->line > 0 ? fr[i]->line : 0;
+    if (w > f->line_w || (w == f->line_w && line < f->line)) f->line = line, f->line_w = w;
+    if (f->stamp == stamp) continue; /* recursion counts once */
+    f->stamp = stamp;
+    f->total += w;
   }
   for (int i = 0; i + 1 < n; i++) {
     int dup = 0;
@@ -185,7 +191,7 @@ size_t prof__fn_hot_lines(const prof__fn_st *s, size_t fi, prof__kv64 *top, size
     prof__kv64 x = {(s->lines.k[i] - 1) & 0xffffffffu, s->lines.v[i]};
     size_t k;
     if (n < max) k = n++;
-    else if (x.v > top[max - 1].v) k = max - 1;
+    else if (x.v > top[max - 1].v || (x.v == top[max - 1].v && x.k < top[max - 1].k)) k = max - 1; /* ties: the first line */
     else continue;
     top[k] = x;
     while (k > 0 && (top[k - 1].v < top[k].v || (top[k - 1].v == top[k].v && top[k - 1].k > top[k].k))) {
@@ -450,7 +456,7 @@ size_t prof__fn_range_top(const prof__fn_st *s, uint64_t range, prof__kv64 *top,
     prof__kv64 x = {(s->rangefn.k[i] - 1) & 0xffffffffu, s->rangefn.v[i]};
     size_t k;
     if (n < max) k = n++;
-    else if (x.v > top[max - 1].v) k = max - 1;
+    else if (x.v > top[max - 1].v || (x.v == top[max - 1].v && x.k < top[max - 1].k)) k = max - 1; /* ties: the first line */
     else continue;
     top[k] = x;
     while (k > 0 && top[k - 1].v < top[k].v) {

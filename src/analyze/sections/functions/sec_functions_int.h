@@ -21,10 +21,11 @@ typedef struct prof__fn_tsample {
 
 typedef struct prof__fn_func {
   const char *name, *module, *file;
-  int line;                 /* the hottest line by self time, else the first seen */
+  int line;                 /* the hottest line by self time, else of its heaviest stack */
   uint64_t self, total, stamp;
   const char *mangled;      /* linked name when name is demangled */
   int inlined, python;      /* seen as an inlined frame; a Python function */
+  uint64_t line_w;          /* weight of the stack `line` came from (no self time) */
 } prof__fn_func;
 
 typedef struct prof__fn_step {

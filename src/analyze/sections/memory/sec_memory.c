@@ -178,8 +178,7 @@ static void heap_change(mem_state *s, double delta, uint64_t ts) {
     s->heap_peak = s->heap_live;
     s->heap_peak_ts = ts;
     s->peak_pending = 1;
-    const mem_thr *t = s->cur_thr;
-    s->heap_peak_range = t && t->depth && t->depth <= 64 ? t->ranges[t->depth - 1] + 1 : 0;
+    s->heap_peak_range = s->cur_range ? s->cur_range + 1 : 0;
   }
 }
 
@@ -222,24 +221,11 @@ static void on_step(mem_state *s, const prof__event *ev) {
   }
 }
 
-static void on_range(mem_state *s, mem_thr *t, const prof__event *ev) {
-  if (ev->type == PROF_EV_RANGE_BEGIN) {
-    if (t->depth < 64) {
-      if (prof__arr_grow((void **)&t->ranges, &t->ranges_cap, (size_t)t->depth + 1, sizeof *t->ranges)) {
-        s->oom = 1;
-        return;
-      }
-      t->ranges[t->depth] = ev->name;
-    }
-    t->depth++;
-  } else if (t->depth > 0) {
-    t->depth--;
-  }
-}
-
-static void range_count(mem_state *s, mem_thr *t, double calls, double bytes) {
-  if (!t->depth || t->depth > 64) return;
-  uint32_t name = t->ranges[t->depth - 1];
+/* Calls and bytes of the innermost range open on the allocating thread (the
+ * engine's context: prof__an_ctx). */
+static void range_count(mem_state *s, double calls, double bytes) {
+  uint32_t name = s->cur_range;
+  if (!name) return;
   uint32_t i = idx_get(&s->range_idx, (uint64_t)name + 1);
   if (i == UINT32_MAX) {
     mem_range *r = PUSH(s, ranges, nranges, ranges_cap);
@@ -302,7 +288,7 @@ static void on_alloc(mem_state *s, mem_thr *t, const prof__event *ev) {
     st->allocs += w;
     st->bytes += bytes;
   }
-  if (ev->aux == PROF_MEM_POOL_HEAP) range_count(s, t, w, bytes);
+  if (ev->aux == PROF_MEM_POOL_HEAP) range_count(s, w, bytes);
   if (s->orphans.n && orphan_match(s, ev)) return; /* allocated and already freed */
   mem_blk *old = blk_find(&s->live, (uintptr_t)ev->a, ev->aux);
   if (old) { /* its FREE was lost: forget the old block */
@@ -378,8 +364,8 @@ static void on_counter(prof__an *an, mem_state *s, const prof__event *ev) {
   ser->v[ser->n++] = prof__bits_f64(ev->a);
   if (k == MS_LIVE && (ser->n == 1 || prof__bits_f64(ev->a) > s->live_peak_seen)) {
     s->live_peak_seen = prof__bits_f64(ev->a);
-    const mem_thr *t = s->range_tid ? thread_of(an, s, s->range_tid) : NULL;
-    s->live_peak_range = t && t->depth && t->depth <= 64 ? t->ranges[t->depth - 1] + 1 : 0;
+    uint32_t r = s->range_tid ? prof__an_thread_range(an, prof__an_thread_index(an, s->range_tid)) : 0;
+    s->live_peak_range = r ? r + 1 : 0;
   }
   s->any = 1;
 }
@@ -405,10 +391,10 @@ static void mem_record(prof__an *an, void *stp, const prof__rec *rec) {
     mem_thr *t = thread_of(an, s, rec->tid);
     if (!t) return;
     s->any = 1;
-    s->cur_thr = t;
+    s->cur_range = prof__an_ctx(an)->range;
     if (ev->type == PROF_EV_ALLOC) on_alloc(s, t, ev);
     else on_free(s, t, ev);
-    s->cur_thr = NULL;
+    s->cur_range = 0;
     if ((++s->events_seen & 0xffff) == 0 && s->orphans.n) purge_orphans(s, ev->ts);
     break;
   }
@@ -416,12 +402,9 @@ static void mem_record(prof__an *an, void *stp, const prof__rec *rec) {
   case PROF_EV_STEP_BEGIN:
   case PROF_EV_STEP_END: on_step(s, ev); break;
   case PROF_EV_RANGE_BEGIN:
-  case PROF_EV_RANGE_END: {
-    mem_thr *t = thread_of(an, s, rec->tid);
-    if (t) on_range(s, t, ev);
-    s->range_tid = rec->tid;
+  case PROF_EV_RANGE_END:
+    s->range_tid = rec->tid; /* the thread whose ranges a live-memory reading is put in */
     break;
-  }
   default: break;
   }
 }
@@ -436,7 +419,6 @@ static void mem_destroy(prof__an *an, void *stp) {
   free(s->range_idx.k);
   free(s->range_idx.v);
   free(s->sites);
-  for (size_t i = 0; i < s->thr_cap; i++) free(s->thr[i].ranges);
   free(s->thr);
   free(s->steps);
   free(s->by_number);

@@ -45,9 +45,6 @@ typedef struct mem_thr {
   uintptr_t last_addr;         /* the thread's latest allocation (temporaries) */
   uint16_t last_pool;
   int last_valid;
-  uint32_t depth;
-  uint32_t *ranges;            /* open range names, innermost last (the first 64) */
-  size_t ranges_cap;
 } mem_thr;
 
 typedef struct mem_step {
@@ -108,7 +105,7 @@ typedef struct mem_state {
    * entered or left a range (live-bytes counter); -1 live max not seen */
   uint32_t heap_peak_range, live_peak_range;
   double live_peak_seen;
-  mem_thr *cur_thr;            /* the thread of the event being read */
+  uint32_t cur_range;          /* innermost range of the event being read (the engine's context) */
   uint32_t range_tid;          /* thread of the latest range event */
   int peak_pending, snapped;
   double allocs, bytes, frees;
