@@ -209,6 +209,7 @@ int prof__report_json(prof__an *an, FILE *out) {
   prof__json_kstr(&j, "name", "mlprof");
   prof__json_kstr(&j, "version", MLPROF_VERSION_STRING);
   prof__json_obj_end(&j);
+  prof__json_kstr(&j, "written_by", an->written_by);
   json_trace(an, &j);
   json_threads(an, &j);
   json_steps(an, &j);

@@ -33,6 +33,7 @@ static void text_header(prof__an *an, FILE *out) {
   char d[32];
   fprintf(out, "mlprof report — %s (pid %s on %s)\n", hdr(an, "program"), hdr(an, "pid"), hdr(an, "hostname"));
   fprintf(out, "trace: %s\n", an->path);
+  if (an->written_by) fprintf(out, "report written by: %s\n", an->written_by);
   const char *cmd = prof__an_header(an, "cmdline");
   if (cmd && *cmd) fprintf(out, "command: %s\n", cmd);
   fprintf(out, "clock: %s; %llu events, %zu threads, %llu chunks, %s traced\n", hdr(an, "clock"),
