@@ -43,7 +43,8 @@ prof__tw *prof__writer_segment(int slot, uint64_t *lo_ticks, uint64_t *hi_ticks)
 int prof__writer_sync(unsigned timeout_ms);
 
 /* Provided by the session: open a trace with the session's header, and be
- * told that a segment file was closed (ok = 1: footer written). */
+ * told that a segment file is done with (written = 1: closed with its
+ * footer, 0: closing failed, -1: it could not be opened). */
 prof__tw *prof__session_open_trace(const char *path, char *err);
-void prof__session_segment_done(const char *path, int ok);
+void prof__session_segment_done(const char *path, int written);
 #endif
