@@ -55,7 +55,12 @@ typedef struct spawn_ctx {
 
 #if defined(__SANITIZE_THREAD__)
 #define NO_TSAN __attribute__((no_sanitize_thread))
-#else
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NO_TSAN __attribute__((no_sanitize("thread")))
+#endif
+#endif
+#ifndef NO_TSAN
 #define NO_TSAN
 #endif
 
@@ -129,9 +134,18 @@ static int clone_and_reap(spawn_ctx *c, int exec_r) {
   close(c->exec_w);
   c->exec_w = -1;
   if (pid < 0) return err;
-  int got = 0;
+  /* EOF on the exec pipe: the command was exec'd and the intermediate
+   * exited; an errno: one of them failed. Bounded: a child that hangs is
+   * killed (only a sanitizer's lock could hold it). */
+  int got = 0, r;
   struct pollfd p = {.fd = exec_r, .events = POLLIN};
-  if (poll(&p, 1, 10000) > 0 && read(exec_r, &got, sizeof got) != (ssize_t)sizeof got) got = 0; /* EOF: exec'd */
+  while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR) {
+  }
+  if (r > 0 && read(exec_r, &got, sizeof got) != (ssize_t)sizeof got) got = 0;
+  if (r <= 0) {
+    kill((pid_t)pid, SIGKILL);
+    got = ETIMEDOUT;
+  }
   while (waitpid((pid_t)pid, NULL, __WALL) < 0 && errno == EINTR) {
   }
   return got;
