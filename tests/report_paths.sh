@@ -39,6 +39,10 @@ export ASAN_OPTIONS
 ASAN_RT=$(ldd "$LIB" 2>/dev/null | awk '/libasan/ {print $3}')
 PRE=$LIB
 [ -n "$ASAN_RT" ] && PRE=$ASAN_RT:$LIB
+# A ThreadSanitizer library cannot be preloaded into programs built without
+# it (timeout, the shell, mlprof run's preload): those parts are left out.
+TSAN_RT=$(ldd "$LIB" 2>/dev/null | awk '/libtsan/ {print $3}')
+[ -n "$TSAN_RT" ] && PRE=
 FAILS=0
 GATES=""
 trap 'for g in $GATES; do touch "$g/open"; done' EXIT
@@ -129,7 +133,7 @@ MLPROF_CLI=$D/none MLPROF_REPORT=1 MLPROF_OUTPUT=$D/p.mlpt "$HOST" 20 >"$D/out.t
   fail "in-process: not one message naming MLPROF_CLI: $(cat "$D/err.txt")"
 
 # ---- the launcher ------------------------------------------------------------------------
-if [ -z "$ASAN_RT" ]; then # mlprof run puts libmlprof first in LD_PRELOAD
+if [ -z "$ASAN_RT" ] && [ -z "$TSAN_RT" ]; then # mlprof run puts libmlprof first in LD_PRELOAD
   D=$WORK/launcher
   mkdir -p "$D"
   MLPROF_REPORT=1 "$MLPROF" run -q --library "$LIB" -o "$D/l.mlpt" -- "$HOST" 20 >"$D/out.txt" 2>"$D/err.txt" ||

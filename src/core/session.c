@@ -576,9 +576,11 @@ static void print_summary(const prof__report_run *r) {
   prof_stats_get(&st);
   char words[PATH_MAX + 512], caps[96] = "";
   report_words(r, words, sizeof words);
+  pthread_mutex_lock(&cap_mu);
   if (cap.ncaptured || cap.nskipped)
     snprintf(caps, sizeof caps, "; %llu cycles captured, %llu skipped", (unsigned long long)cap.ncaptured,
              (unsigned long long)cap.nskipped);
+  pthread_mutex_unlock(&cap_mu);
   fprintf(stderr, "mlprof: trace %s (%llu events, %llu lost)%s%s\n", cfg.path, (unsigned long long)st.events_written,
           (unsigned long long)st.events_lost, words, caps);
 }
