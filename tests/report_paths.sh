@@ -93,6 +93,14 @@ grep -q '^report written by: cli$' "$D/w.mlpt.report.txt" || fail "waited: the t
 grep -q "sigchld=0 wait=none libdw=0" "$D/out.txt" || fail "waited: the program saw $(cat "$D/out.txt")"
 grep -qF "; report $D/w.mlpt.report.{txt,json,html}" "$D/err.txt" || fail "waited: summary $(cat "$D/err.txt")"
 
+# ---- the command by hand ------------------------------------------------------------
+rm -f "$D"/w.mlpt.report.*
+"$MLPROF" write-reports --by launcher "$D/w.mlpt" 2>"$D/hand.txt" || fail "by hand: exit $?"
+[ "$(by "$D/w.mlpt.report.json")" = launcher ] || fail "by hand: written_by '$(by "$D/w.mlpt.report.json")'"
+grep -qF "mlprof: reports $D/w.mlpt.report.{txt,json,html}" "$D/hand.txt" || fail "by hand: $(cat "$D/hand.txt")"
+"$MLPROF" write-reports "$D/none.mlpt" 2>/dev/null
+[ $? -eq 2 ] || fail "by hand: a missing trace is not exit status 2"
+
 # ---- the command, detached: the exit does not wait -------------------------------
 D=$WORK/detached
 gate "$D"

@@ -62,6 +62,7 @@ static int run(int argc, char **argv) {
     int r = prof__report_files_by(pos[i], by, err);
     if (r == 0) {
       status(fd, "ok", pos[i]);
+      if (fd < 0) fprintf(stderr, "mlprof: reports %s.report.{txt,json,html}\n", pos[i]); /* run by hand */
       continue;
     }
     cli_error("write-reports", "%s: %s", pos[i], err[0] ? err : prof_strerror(r));
