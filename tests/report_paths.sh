@@ -5,7 +5,8 @@
 #     wait (a command held at a gate writes the reports after the program
 #     ended), it gets no SIGCHLD, wait(-1) finds no child, libdw is never
 #     mapped into it, and the command runs without the profiler's preload or
-#     MLPROF_ settings; MLPROF_REPORT_WAIT=1 waits for it; the reports say
+#     MLPROF_ settings; MLPROF_REPORT_WAIT=1 waits for it, and so does a
+#     child subreaper (the command would be its child); the reports say
 #     written_by "cli" (the program preloads the library without starting
 #     it from the preload, so `timeout` before it records nothing);
 #   - no command (MLPROF_CLI names none): the reports are written in-process,
@@ -130,6 +131,13 @@ mkdir -p "$D"
 REPORT_HOST_IGNCHLD=1 MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 MLPROF_OUTPUT=$D/i.mlpt timeout 60 "$HOST" 20 \
   >"$D/out.txt" 2>"$D/err.txt" || fail "SIGCHLD ignored: exit $?"
 [ "$(by "$D/i.mlpt.report.json")" = cli ] || fail "SIGCHLD ignored: written_by '$(by "$D/i.mlpt.report.json")'"
+
+# ---- a subreaper waits: the command would be its child ------------------------------
+D=$WORK/subreaper
+mkdir -p "$D"
+REPORT_HOST_SUBREAPER=1 MLPROF_REPORT=1 MLPROF_OUTPUT=$D/r.mlpt timeout 60 "$HOST" 20 >"$D/out.txt" 2>"$D/err.txt" ||
+  fail "subreaper: exit $?"
+[ "$(by "$D/r.mlpt.report.json")" = cli ] || fail "subreaper: no report by the command right after the exit"
 
 # ---- no command: in-process ----------------------------------------------------------
 D=$WORK/inproc

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -161,6 +162,11 @@ static char **command_env(char ***owned_out) {
   env[k++] = (char *)"MLPROF_DISABLE=1";
   *owned_out = owned;
   return env;
+}
+
+int prof__reports_adopted_here(void) {
+  int sub = 0;
+  return getpid() == 1 || (prctl(PR_GET_CHILD_SUBREAPER, &sub, 0, 0, 0) == 0 && sub);
 }
 
 /* ---- the paths ------------------------------------------------------------------------- */

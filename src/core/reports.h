@@ -47,6 +47,11 @@ void prof__report_job_forget(prof__report_job *job);
  * launcher will write its reports, else 0. */
 int prof__report_announce(const char *path, const char *kind);
 
+/* Orphans come back to this process (it is PID 1 of its namespace, or a
+ * child subreaper): the command would be its child and end with it, so
+ * the exit waits for it as with MLPROF_REPORT_WAIT=1. */
+int prof__reports_adopted_here(void);
+
 typedef struct prof__report_run {
   int by;   /* PROF_REP_CLI or PROF_REP_INPROC; PROF_REP_NONE: nothing was written */
   int done; /* finished: in-process always, the command when it was waited for */

@@ -456,11 +456,15 @@ void prof__session_segment_done(const char *path, int written) {
 }
 
 /* MLPROF_REPORT_WAIT=1: the program's exit waits for the command writing
- * its reports (at most 5 minutes; tests read the reports right after). */
+ * its reports (at most 5 minutes; tests read the reports right after). So
+ * does a program the command would be the child of (reports.h). */
 static int report_wait_ms(void) {
   static int ms = -1; /* read once: a bad value is reported once */
   int v = __atomic_load_n(&ms, __ATOMIC_RELAXED);
-  if (v < 0) __atomic_store_n(&ms, v = prof__env_flag("REPORT_WAIT", 0) ? 300000 : 0, __ATOMIC_RELAXED);
+  if (v < 0) {
+    v = prof__env_flag("REPORT_WAIT", 0) || prof__reports_adopted_here() ? 300000 : 0;
+    __atomic_store_n(&ms, v, __ATOMIC_RELAXED);
+  }
   return v;
 }
 

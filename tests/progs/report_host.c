@@ -9,7 +9,8 @@
  *   sigchld=N wait=none|child|reaped libdw=0|1
  * wait: what waitpid(-1, WNOHANG) finds (no child at all, a running child,
  * or one it reaped); libdw: whether libdw is mapped into the process.
- * REPORT_HOST_IGNCHLD=1 sets SIGCHLD to SIG_IGN instead of the handler.
+ * REPORT_HOST_IGNCHLD=1 sets SIGCHLD to SIG_IGN instead of the handler;
+ * REPORT_HOST_SUBREAPER=1 makes the program a child subreaper.
  * With "exec-in DIR", after its steps the program makes DIR, moves there
  * and execs itself (same pid) to run STEPS more steps.
  */
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,6 +57,7 @@ int main(int argc, char **argv) {
   sa.sa_handler = getenv("REPORT_HOST_IGNCHLD") ? SIG_IGN : on_chld;
   sa.sa_flags = SA_RESTART;
   sigaction(SIGCHLD, &sa, NULL);
+  if (getenv("REPORT_HOST_SUBREAPER")) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   atexit(report); /* before prof_init: runs after the profiler's exit handler */
   prof_init(NULL);
   for (int i = 0; i < steps; i++) {
