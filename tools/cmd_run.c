@@ -240,7 +240,8 @@ static int report_all(const run_opts *o, const run_list *list, pid_t pid, const 
     if (prof__report_files_by(caps[i], "launcher", err) == 0) written++;
     else cli_error("run", "no report for the capture %s: %s", caps[i], err);
   }
-  if (written) fprintf(stderr, "mlprof: reports of %zu capture%s beside them, from %s\n", written, written > 1 ? "s" : "", caps[0]);
+  if (written)
+    fprintf(stderr, "mlprof: reports of %zu capture%s beside them, from %s\n", written, written > 1 ? "s" : "", caps[0]);
   run_list_free(traces, n);
   run_list_free(caps, ncaps);
   return rc;
