@@ -112,10 +112,13 @@ PROF_API prof_config prof_config_default(void);
 PROF_API int prof_init(const prof_config *cfg);
 
 /* Flush every thread's events, write the trace footer, close the file and,
- * unless disabled, write `<trace>.report.txt` and `<trace>.report.json`
- * (one stderr line names them). Also runs at exit. Idempotent: later calls
- * return 0. Returns 0 or PROF_EIO (some data could not be written). Blocks
- * until the writer is done; do not call from a signal handler. */
+ * unless disabled, have `<trace>.report.txt`, `.report.json` and
+ * `.report.html` written (one stderr line names them): by the `mlprof run`
+ * launcher, else by the `mlprof` command started detached (not waited for
+ * unless MLPROF_REPORT_WAIT=1), else in-process (README, "Reports"). Also
+ * runs at exit. Idempotent: later calls return 0. Returns 0 or PROF_EIO
+ * (some data could not be written). Blocks until the writer is done; do not
+ * call from a signal handler. */
 PROF_API int prof_shutdown(void);
 
 /* Begin one profiled step. Calls prof_init(NULL) first if needed. Steps are

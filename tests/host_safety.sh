@@ -93,7 +93,7 @@ for how in $CRASHES; do
   mkdir -p "$D"
   MLPROF_DISABLE=1 "$PROGS/crash_steps" $how >"$D/bare.txt" 2>/dev/null
   bare=$?
-  MLPROF_REPORT=1 MLPROF_OUTPUT=$D/c.mlpt "$PROGS/crash_steps" $how >"$D/out.txt" 2>"$D/err.txt"
+  MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 MLPROF_OUTPUT=$D/c.mlpt "$PROGS/crash_steps" $how >"$D/out.txt" 2>"$D/err.txt"
   rc=$?
   [ $rc -eq $bare ] || fail "crash $how: exit $rc, bare $bare"
   [ $rc -gt 128 ] || fail "crash $how: exit $rc is not a signal"
@@ -118,7 +118,7 @@ left=$(ls "$MLPROF_LIVE_DIR")
 # ---- ulimit -f at exit ------------------------------------------------------------
 D=$WORK/fsize
 mkdir -p "$D"
-(ulimit -f 20 && MLPROF_REPORT=1 MLPROF_OUTPUT=$D/f.mlpt exec "$PROGS/crash_steps" exit) >"$D/out.txt" 2>"$D/err.txt"
+(ulimit -f 20 && MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 MLPROF_OUTPUT=$D/f.mlpt exec "$PROGS/crash_steps" exit) >"$D/out.txt" 2>"$D/err.txt"
 rc=$?
 [ $rc -eq 3 ] || fail "ulimit -f: exit $rc, expected the program's 3 (153: SIGXFSZ)"
 grep -q 'this line still buffered' "$D/out.txt" || fail "ulimit -f: the program's buffered stdout was lost"
@@ -169,7 +169,7 @@ MLPROF_REPORT=0 MLPROF_OUTPUT=$D/t.mlpt "$PROGS/crash_steps" exit >/dev/null 2>"
 grep -q "refusing to replace '$D/t.mlpt': it is a symbolic link" "$D/err.txt" || fail "symlink trace: $(cat "$D/err.txt")"
 rm -f "$D/t.mlpt"
 ln -s "$D/victim" "$D/r.mlpt.report.txt"
-MLPROF_REPORT=1 MLPROF_OUTPUT=$D/r.mlpt "$PROGS/crash_steps" exit >/dev/null 2>"$D/err.txt"
+MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 MLPROF_OUTPUT=$D/r.mlpt "$PROGS/crash_steps" exit >/dev/null 2>"$D/err.txt"
 [ "$(cat "$D/victim")" = victim ] || fail "symlink at the report name was followed"
 grep -q "refusing to replace '$D/r.mlpt.report.txt'" "$D/err.txt" || fail "symlink report: $(cat "$D/err.txt")"
 [ "$(stat -c %a "$D/r.mlpt")" = 600 ] || fail "trace mode $(stat -c %a "$D/r.mlpt"), expected 600"

@@ -30,7 +30,7 @@ static void demo_report_renders_in_chromium(void **state) {
   }
   const char *dir = th_tmp_path("browser", "");
   char cmd[2048], html[1024];
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && MLPROF_OUTPUT='%s' MLPROF_REPORT=1 '%s' --steps 40", dir, dir, TRAINER);
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && MLPROF_OUTPUT='%s' MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 '%s' --steps 40", dir, dir, TRAINER);
   assert_int_equal(th_run(cmd, th_tmp_path("browser-train", ".log")), 0);
   snprintf(cmd, sizeof cmd, "ls '%s'/*.report.html > '%s/name.txt'", dir, dir);
   assert_int_equal(th_run(cmd, NULL), 0);

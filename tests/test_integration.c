@@ -59,7 +59,7 @@ static const char *find_trace(const char *dir) {
 static int run_trainer(const char *dir, const char *args) {
   char cmd[2048];
   const char *log = th_tmp_path("trainer", ".log");
-  snprintf(cmd, sizeof cmd, "MLPROF_OUTPUT='%s' MLPROF_REPORT=1 '%s' %s", dir, TRAINER, args);
+  snprintf(cmd, sizeof cmd, "MLPROF_OUTPUT='%s' MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 '%s' %s", dir, TRAINER, args);
   int rc = th_run(cmd, log);
   if (rc != 0) {
     char *out = th_read_file(log, NULL);

@@ -191,6 +191,7 @@ static void trigger_from_page_and_signal_captures_next_steps(void **state) {
 /* ---- live tools against a running job ------------------------------------------------- */
 
 static int scenario_slow_job(const char *path) {
+  setenv("MLPROF_CLI", CLI, 1); /* the capture's report by the mlprof command, as a linked program's */
   prof_config c = prof_config_default();
   c.output = path;
   c.report = 1;
@@ -264,7 +265,12 @@ static void top_once_and_trigger_on_a_running_job(void **state) {
   assert_int_equal(f.steps[1], f.steps[0] + 1);
   char rep[700];
   snprintf(rep, sizeof rep, "%s.report.txt", seg);
-  assert_true(th_exists(rep));
+  assert_true(th_exists(rep)); /* trigger names the capture once its reports exist */
+  snprintf(rep, sizeof rep, "%s.report.json", seg);
+  txt = th_read_file(rep, NULL);
+  assert_non_null(txt);
+  assert_non_null(strstr(txt, "\"written_by\": \"cli\""));
+  free(txt);
   prof__livepage_close(p);
   kill(pid, SIGKILL);
   wait_child(pid);

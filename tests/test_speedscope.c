@@ -170,7 +170,7 @@ static void demo_exports_load_in_speedscope(void **state) {
   const char *dir = th_tmp_path("speedscope", "");
   char cmd[4096], path[1024], trace[1024], report[1100], chrome[1100], folded[1100];
   snprintf(cmd, sizeof cmd,
-           "mkdir -p '%s' && MLPROF_OUTPUT='%s' MLPROF_REPORT=1 MLPROF_SAMPLE_HZ=1000 '%s' --steps 40", dir, dir,
+           "mkdir -p '%s' && MLPROF_OUTPUT='%s' MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 MLPROF_SAMPLE_HZ=1000 '%s' --steps 40", dir, dir,
            TRAINER);
   assert_int_equal(th_run(cmd, th_tmp_path("speedscope-train", ".log")), 0);
   snprintf(cmd, sizeof cmd, "ls '%s'/*.mlpt > '%s/name.txt'", dir, dir);

@@ -9,8 +9,10 @@
  * idempotent). Children that exec inherit the preload and write their own
  * traces, "<program>.<pid>.mlpt" in the folder of the main trace, unless
  * --no-children is given; forked children that do not exec record nothing.
- * Only the main process's trace is reported here: when it exec'd, each image
- * wrote its own (run_trace.c) and the last one is reported.
+ * Only the main process's traces are reported here: the launcher learns
+ * their paths from the library (run_reports.c), so it finds each image's
+ * trace wherever it went (no trace is written over: a taken name gets the
+ * next numbered one), and the reports say written_by "launcher".
  */
 #include <errno.h>
 #include <glob.h>
@@ -26,6 +28,7 @@
 
 #include "mlprof.h"
 #include "cli.h"
+#include "run_reports.h"
 #include "run_trace.h"
 #include "trace/outfile.h"
 
@@ -188,7 +191,7 @@ static int reports_wanted(void) {
 /* Write the report files beside the trace. Standard output stays the
  * program's: the files are named on standard error, and a report is printed
  * on standard output only when -f asks for one. */
-static int report(const run_opts *o, const char *trace, int wanted) {
+static int report(const run_opts *o, const char *trace, int wanted, int print) {
   if (!readable(trace)) {
     cli_error("run", "the program wrote no trace '%s' (did it exit before the library loaded?)", trace);
     return CLI_BADTRACE;
@@ -198,10 +201,10 @@ static int report(const run_opts *o, const char *trace, int wanted) {
     return CLI_OK;
   }
   char err[256] = "";
-  int files = wanted ? prof__report_files(trace, err) : -1;
+  int files = wanted ? prof__report_files_by(trace, "launcher", err) : -1;
   if (wanted && files != 0) cli_error("run", "could not write the report files: %s", err);
   int rc = CLI_OK;
-  if (o->format && !o->no_report) {
+  if (print && o->format && !o->no_report) {
     prof__an *an;
     rc = cli_analyze("run", trace, o->quiet, &an);
     if (rc) return rc;
@@ -215,6 +218,34 @@ static int report(const run_opts *o, const char *trace, int wanted) {
             "mlprof: read it with 'mlprof report %s' or open the .html in a browser\n",
             trace, trace, trace, trace, trace);
   else fprintf(stderr, "mlprof: trace %s\n", trace);
+  return rc;
+}
+
+/* The reports of every trace the main process wrote (each image its own,
+ * in order), then of its captures; without a list, of the trace at the
+ * path the launcher chose. A format (-f) prints the last trace's. */
+static int report_all(const run_opts *o, const run_list *list, pid_t pid, const char *prog, int status) {
+  char **traces, **caps, trace[PATH_MAX];
+  size_t n = run_list_traces(list, pid, "trace", &traces), ncaps = run_list_traces(list, pid, "capture", &caps);
+  int rc = CLI_OK, wanted = reports_wanted();
+  if (n == 0) {
+    trace_path(o, prog, pid, trace, sizeof trace);
+    rc = status == 127 && !readable(trace) ? CLI_OK : report(o, trace, wanted, 1);
+  }
+  for (size_t i = 0; i < n; i++) {
+    int r = report(o, traces[i], wanted, i + 1 == n);
+    if (rc == CLI_OK) rc = r;
+  }
+  size_t written = 0;
+  for (size_t i = 0; i < ncaps && wanted; i++) {
+    char err[256] = "";
+    if (prof__report_files_by(caps[i], "launcher", err) == 0) written++;
+    else cli_error("run", "no report for the capture %s: %s", caps[i], err);
+  }
+  if (written)
+    fprintf(stderr, "mlprof: reports of %zu capture%s beside them, from %s\n", written, written > 1 ? "s" : "", caps[0]);
+  run_list_free(traces, n);
+  run_list_free(caps, ncaps);
   return rc;
 }
 
@@ -274,13 +305,14 @@ static int run(int argc, char **argv) {
   if (o.mpi) return run_mpi(&o, lib, argv + prog);
   char trace[PATH_MAX];
   trace_path(&o, argv[prog], 0, trace, sizeof trace);
+  run_list list;
+  run_list_open(&list);
   fflush(NULL);
   if (run_folder_refused(trace)) { /* another user's folder: no output there */
     execvp(argv[prog], argv + prog);
     cli_error("run", "cannot run '%s': %s", argv[prog], strerror(errno));
     return 127;
   }
-  uint64_t t0 = run_clock_ns();
   pid_t pid = fork();
   if (pid < 0) {
     cli_error("run", "cannot start a process: %s", strerror(errno));
@@ -289,18 +321,14 @@ static int run(int argc, char **argv) {
   if (pid == 0) {
     trace_path(&o, argv[prog], getpid(), trace, sizeof trace);
     child_env(&o, lib, trace);
+    if (list.fd >= 0) setenv("MLPROF_RUN_TRACES", list.env, 1);
     execvp(argv[prog], argv + prog);
     fprintf(stderr, "mlprof run: cannot run '%s': %s\n", argv[prog], strerror(errno));
     _exit(127);
   }
   int status = wait_child(pid);
-  trace_path(&o, argv[prog], pid, trace, sizeof trace);
-  if (!run_find_trace(trace, sizeof trace, pid, t0, o.quiet)) { /* an earlier run's trace is not this one's */
-    if (status == 127) return status;
-    cli_error("run", "the program wrote no trace '%s' (did it exit before the library loaded?)", trace);
-    return status ? status : CLI_BADTRACE;
-  }
-  int rc = report(&o, trace, reports_wanted());
+  int rc = report_all(&o, &list, pid, argv[prog], status);
+  run_list_close(&list);
   return status ? status : rc;
 }
 
@@ -320,11 +348,12 @@ const mlprof_cmd mlprof_cmd_run = {
     "analysis and no report files.\n\n"
     "Children that exec inherit the preload and each write their own trace,\n"
     "<program>.<pid>.mlpt in the folder of the main trace; forked children that\n"
-    "do not exec record nothing. Only the main trace is reported. No trace is\n"
-    "written over: a taken name gets the next numbered one (x.1.mlpt, ...); when\n"
-    "the program execs, each image writes its own and the last is reported (its\n"
-    "report names the one before). The trace's folder must be the user's own or\n"
-    "root's; otherwise the program runs without the profiler.\n\n"
+    "do not exec record nothing. Only the program's own traces are reported:\n"
+    "each image's when it execs itself, wherever it went, and its captures\n"
+    "(MLPROF_SCHEDULE, triggers); the reports say written_by \"launcher\". No\n"
+    "trace is written over: a taken name gets the next numbered one (x.1.mlpt,\n"
+    "...), and a report names the trace before it. The trace's folder must be\n"
+    "the user's own or root's; otherwise the program runs without the profiler.\n\n"
     "  -o, --output F   trace path or folder (default: MLPROF_OUTPUT, else\n"
     "                   <program>.<pid>.mlpt here)\n"
     "      --mem MODE   memory profiling: off, counts, sampled (default), full\n"

@@ -16,7 +16,8 @@
   X(top)                   \
   X(trigger)               \
   X(resume)                \
-  X(run)
+  X(run)                   \
+  X(write_reports)
 
 #define DECLARE(name) extern const mlprof_cmd mlprof_cmd_##name;
 MLPROF_COMMANDS(DECLARE)
@@ -35,7 +36,7 @@ static void usage(FILE *out) {
         "Reads traces written by the mlprof profiler library (.mlpt files).\n\n"
         "commands:\n",
         out);
-  for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+  for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
   fputs("\nexit status: 0 success, 1 usage error, 2 the trace cannot be read (missing,\n"
         "not a trace, corrupt, unsupported version, past MLPROF_READ_MAX_MB), 3 the\n"
         "output cannot be written, 4 'diff --fail-if-slower' found the new run slower.\n"
@@ -54,7 +55,7 @@ static const char read_env_help[] =
     "                        otherwise take gigabytes of memory); 0 reads both.\n";
 
 static int reads_traces(const char *name) {
-  static const char *const r[] = {"report", "info", "export", "diff", "run"};
+  static const char *const r[] = {"report", "info", "export", "diff", "run", "write-reports"};
   for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
     if (strcmp(r[i], name) == 0) return 1;
   return 0;

@@ -166,6 +166,9 @@ struct prof__an {
   uint64_t unclosed_ranges;      /* ranges closed by the analyzer (end of trace, lost END) */
   uint64_t dropped_ranges;       /* ranges ignored: nesting deeper than the analyzer keeps */
   void *chrome_export;           /* the Chrome export in progress (chrome.c), else NULL */
+  /* Who writes these report files (docs/report-schema.md, `written_by`):
+   * "launcher", "cli" or "in-process"; NULL for a report printed on request. */
+  const char *written_by;
 };
 
 /* Section registry (generated from sections.def). */
@@ -239,6 +242,10 @@ int prof__report_write(prof__an *an, const char *format, FILE *out);
 /* Write `<trace>.report.txt`, `.report.json` and `.report.html` (used at
  * shutdown). */
 int prof__report_files(const char *trace_path, char *err);
+/* The same, each report saying who wrote it: `written_by` is "launcher"
+ * (`mlprof run`), "cli" (the mlprof command a profiled program started) or
+ * "in-process" (the library itself, the fallback); NULL: not said. */
+int prof__report_files_by(const char *trace_path, const char *written_by, char *err);
 
 /* Write `"findings": [...]` (id, severity, title, measured, recommendation,
  * value) into the open object: one format for every report. */

@@ -198,10 +198,12 @@ static void seg_update(struct seg *g) {
     char err[256];
     g->tw = prof__session_open_trace(g->path, sizeof g->path, err);
     if (!g->tw) {
-      fprintf(stderr, "mlprof: capture '%s' not written: %s\n", g->path, err);
+      static int said; /* writer thread only: one message, however many captures fail */
+      if (!said++) fprintf(stderr, "mlprof: capture '%s' not written: %s (later failures are not reported)\n", g->path, err);
       pthread_mutex_lock(&W.mu);
       g->want = 0;
       pthread_mutex_unlock(&W.mu);
+      prof__session_segment_done(g->path, -1);
       return;
     }
     g->events = 0;

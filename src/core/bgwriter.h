@@ -44,7 +44,8 @@ int prof__writer_sync(unsigned timeout_ms);
 
 /* Provided by the session: open a trace with the session's header at `path`
  * or the first free name after it (written back into path[0..n)), and be
- * told that a segment file was closed (ok = 1: footer written). */
+ * told that a segment file is done with (written = 1: closed with its
+ * footer, 0: closing failed, -1: it could not be opened). */
 prof__tw *prof__session_open_trace(char *path, size_t n, char *err);
-void prof__session_segment_done(const char *path, int ok);
+void prof__session_segment_done(const char *path, int written);
 #endif

@@ -13,7 +13,12 @@
  * (`<trace>.cycle<N>.mlpt`); an on-demand capture (SIGUSR2, `mlprof
  * trigger`) does the same for the next N steps (`<trace>.trigger<K>.mlpt`).
  * Transitions happen at step boundaries under a small mutex of their own;
- * the writer thread opens and closes the files.
+ * the writer thread opens and closes the files. At most
+ * PROF_CAPTURES_IN_FLIGHT captures are begun and not yet finished (written
+ * and reported); a cycle that finds no room is not captured (one message).
+ *
+ * Reports (reports.h): the host only records; the launcher (`mlprof run`)
+ * or the detached mlprof command writes them, in-process only as fallback.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -28,6 +33,7 @@
 #include "crash.h"
 #include "producer.h"
 #include "rank.h"
+#include "reports.h"
 #include "session.h"
 #include "trace/outfile.h"
 #include "trace/tracename.h"
@@ -59,9 +65,12 @@ static struct {
   uint64_t seg_steps;  /* steps in the open segment */
   uint64_t od_left;    /* on-demand steps still to record */
   uint64_t ntriggers;
-  int reporting;       /* report threads still running */
+  int reporting;       /* in-process report threads still running */
+  int inflight;        /* captures begun and not yet finished */
+  uint64_t ncaptured, nskipped; /* scheduled cycles captured, and skipped for want of room */
   char last[PATH_MAX]; /* last finished segment */
 } cap = {.slot = -1};
+static int by_launcher; /* `mlprof run` writes this process's reports (atomic) */
 
 uint64_t prof__misuse_total(void) {
   uint64_t n = 0;
@@ -321,6 +330,17 @@ static void segment_begin_locked(const char *kind, uint64_t k, uint64_t ticks) {
   }
   cap.slot = slot;
   cap.seg_steps = 0;
+  cap.inflight++;
+}
+
+/* A cycle of the schedule with no room for its capture: one message. */
+static void skip_cycle_locked(uint64_t cycle) {
+  if (cap.nskipped++ == 0)
+    fprintf(stderr,
+            "mlprof: MLPROF_SCHEDULE: cycle %llu not captured: %d captures are still being written or reported "
+            "(the cycles are shorter than that takes); the main trace keeps every step, and later cycles "
+            "without room are skipped without a message\n",
+            (unsigned long long)cycle, PROF_CAPTURES_IN_FLIGHT);
 }
 
 /* At prof_start, before STEP_BEGIN: decide whether step n is recorded and
@@ -330,15 +350,20 @@ static void capture_step_begin(uint64_t n, uint64_t od, uint64_t ticks) {
   uint64_t cycle = 0;
   int first = 0, last = 0;
   int sched = sched_active(&cfg.sched, n, &cycle, &first, &last);
-  if (od && cap.od_left == 0 && cap.slot < 0) {
+  int room = cap.inflight < PROF_CAPTURES_IN_FLIGHT;
+  if (od && cap.od_left == 0 && cap.slot < 0 && room) {
     cap.od_left = od;
     segment_begin_locked("trigger", ++cap.ntriggers, ticks);
     if (cap.slot < 0) cap.od_left = 0;
   } else if (od) {
-    fprintf(stderr, "mlprof: on-demand capture ignored at step %llu: a capture is running\n",
-            (unsigned long long)n);
+    fprintf(stderr, "mlprof: on-demand capture ignored at step %llu: %s\n", (unsigned long long)n,
+            room ? "a capture is running" : "earlier captures are still being written or reported");
   } else if (sched && first && cap.slot < 0) {
-    segment_begin_locked("cycle", cycle, ticks);
+    if (!room) skip_cycle_locked(cycle);
+    else {
+      segment_begin_locked("cycle", cycle, ticks);
+      cap.ncaptured += cap.slot >= 0;
+    }
   }
   if (cap.od_left == 0) cap.sched_last = sched && last;
   if (!cfg.sched.on || sched || cap.od_left) resume_locked();
@@ -375,49 +400,100 @@ void prof__session_last_segment(char *out, size_t n) {
   pthread_mutex_unlock(&cap_mu);
 }
 
+/* "<trace stem>.trigger<K>.mlpt": an on-demand capture. */
+static int is_trigger(const char *path) {
+  size_t len = strlen(cfg.path);
+  if (len >= 5 && strcmp(cfg.path + len - 5, ".mlpt") == 0) len -= 5;
+  return strncmp(path, cfg.path, len) == 0 && strncmp(path + len, ".trigger", 8) == 0;
+}
+
+/* A capture is finished. On-demand captures are named on stderr (someone
+ * asked for each); schedule cycles only with MLPROF_VERBOSE, or when one
+ * could not be closed. */
+void prof__session_capture_done(const char *path, int written, int by, const char *err) {
+  pthread_mutex_lock(&cap_mu);
+  if (written >= 0) snprintf(cap.last, sizeof cap.last, "%s", path);
+  cap.inflight--;
+  pthread_mutex_unlock(&cap_mu);
+  if (written < 0 || (written && !is_trigger(path) && !getenv("MLPROF_VERBOSE"))) return;
+  if (!written) fprintf(stderr, "mlprof: capture %s (incomplete)\n", path);
+  else if (by != PROF_REP_NONE) fprintf(stderr, "mlprof: capture %s; report %s.report.txt\n", path, path);
+  else if (err && *err) fprintf(stderr, "mlprof: capture %s; no report: %s\n", path, err);
+  else fprintf(stderr, "mlprof: capture %s\n", path);
+}
+
+/* The in-process fallback: a thread of its own, so the writer never waits
+ * for an analysis. */
 static void *segment_report(void *arg) {
   char *path = arg, err[256] = "";
   int ok = prof__report_hook(path, err) == 0;
-  if (ok) fprintf(stderr, "mlprof: capture %s; report %s.report.txt\n", path, path);
-  else fprintf(stderr, "mlprof: capture %s; no report: %s\n", path, err);
+  prof__session_capture_done(path, 1, ok ? PROF_REP_INPROC : PROF_REP_NONE, err);
   pthread_mutex_lock(&cap_mu);
-  snprintf(cap.last, sizeof cap.last, "%s", path);
   cap.reporting--;
   pthread_mutex_unlock(&cap_mu);
   free(path);
   return NULL;
 }
 
-/* Writer thread: a segment file was closed. Its report is written on a
- * thread of its own, so the writer never waits for an analysis. */
-void prof__session_segment_done(const char *path, int ok) {
-  char *copy = ok && cfg.report && prof__report_hook ? strdup(path) : NULL;
+/* Say once why capture reports are written in-process. */
+static void note_in_process(const char *note) {
+  static int said;
+  if (!__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
+    fprintf(stderr, "mlprof: capture reports are written in-process: %s\n", note);
+}
+
+/* Writer thread: a segment file was closed (written 1), failed to close
+ * (0) or was never opened (-1). Its reports: the launcher's under `mlprof
+ * run`, else the mlprof command's, else a thread of this process. */
+void prof__session_segment_done(const char *path, int written) {
+  int want = written > 0 && cfg.report && prof__report_hook;
+  if (written > 0 && __atomic_load_n(&by_launcher, __ATOMIC_ACQUIRE)) {
+    prof__report_announce(path, "capture");
+    want = 0;
+  }
+  char note[256];
+  if (want && prof__capture_report_start(path, note)) return;
+  if (want) note_in_process(note);
+  char *copy = want ? strdup(path) : NULL;
   pthread_t th;
   pthread_attr_t at;
   pthread_attr_init(&at);
   pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
   pthread_mutex_lock(&cap_mu);
-  if (copy && pthread_create(&th, &at, segment_report, copy) == 0) {
-    cap.reporting++;
-    copy = NULL;
-  } else {
-    snprintf(cap.last, sizeof cap.last, "%s", path);
-    if (!copy) fprintf(stderr, "mlprof: capture %s%s\n", path, ok ? "" : " (incomplete)");
-  }
+  int started = copy && pthread_create(&th, &at, segment_report, copy) == 0;
+  if (started) cap.reporting++;
   pthread_mutex_unlock(&cap_mu);
   pthread_attr_destroy(&at);
-  free(copy);
+  if (!started) {
+    free(copy);
+    prof__session_capture_done(path, written, PROF_REP_NONE, want ? "cannot start a report thread" : NULL);
+  }
 }
 
-/* Shutdown: let the segment reports finish (at most ~60 s). */
+/* MLPROF_REPORT_WAIT=1: the program's exit waits for the command writing
+ * its reports (at most 5 minutes; tests read the reports right after). So
+ * does a program the command would be the child of (reports.h). */
+static int report_wait_ms(void) {
+  static int ms = -1; /* read once: a bad value is reported once */
+  int v = __atomic_load_n(&ms, __ATOMIC_RELAXED);
+  if (v < 0) {
+    v = prof__env_flag("REPORT_WAIT", 0) || prof__reports_adopted_here() ? 300000 : 0;
+    __atomic_store_n(&ms, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
+/* Shutdown: let the in-process segment reports finish (at most ~60 s); the
+ * commands writing capture reports go on alone unless MLPROF_REPORT_WAIT. */
 static void capture_wait_reports(void) {
   for (int i = 0; i < 6000; i++) {
     pthread_mutex_lock(&cap_mu);
     int busy = cap.reporting;
     pthread_mutex_unlock(&cap_mu);
-    if (!busy) return;
+    if (!busy) break;
     usleep(10000);
   }
+  prof__capture_reports_end(report_wait_ms());
 }
 
 static int go_off(int err) {
@@ -491,36 +567,61 @@ PROF_API int prof_init(const prof_config *c) {
   prof__guard_begin();
   pthread_mutex_lock(&lock);
   int rc = init_locked(c);
+  static int announced; /* under `mlprof run` the launcher learns the trace's path */
+  if (rc == 0 && !announced) {
+    announced = 1;
+    __atomic_store_n(&by_launcher, prof__report_announce(cfg.path, "trace"), __ATOMIC_RELEASE);
+  }
   pthread_mutex_unlock(&lock);
   prof__guard_end();
   return rc;
 }
 
-static void print_summary(int rc, int reports, const char *err) {
+/* "; report ..." as far as it is true now: written, being written by the
+ * detached command, or why not. */
+static void report_words(const prof__report_run *r, char *out, size_t n) {
+  if (__atomic_load_n(&by_launcher, __ATOMIC_ACQUIRE)) snprintf(out, n, "; reports by mlprof run after the exit");
+  else if (r->by == PROF_REP_CLI && !r->done)
+    snprintf(out, n, "; report %s.report.{txt,json,html} being written by the mlprof command", cfg.path);
+  else if (r->ok && r->by == PROF_REP_INPROC)
+    snprintf(out, n, "; report %s.report.{txt,json,html} (written in-process: %s)", cfg.path, r->note);
+  else if (r->ok) snprintf(out, n, "; report %s.report.{txt,json,html}", cfg.path);
+  else if (r->err[0]) snprintf(out, n, "; no report: %s", r->err);
+  else out[0] = 0;
+}
+
+static void print_summary(const prof__report_run *r) {
   prof_stats st = {.size = sizeof st};
   prof_stats_get(&st);
-  if (reports)
-    fprintf(stderr, "mlprof: trace %s (%llu events, %llu lost); report %s.report.{txt,json,html}\n",
-            cfg.path, (unsigned long long)st.events_written, (unsigned long long)st.events_lost,
-            cfg.path);
-  else
-    fprintf(stderr, "mlprof: trace %s (%llu events, %llu lost)%s%s\n", cfg.path,
-            (unsigned long long)st.events_written, (unsigned long long)st.events_lost,
-            err && *err ? "; no report: " : "", err && *err ? err : "");
-  (void)rc;
+  char words[PATH_MAX + 512], caps[96] = "";
+  report_words(r, words, sizeof words);
+  pthread_mutex_lock(&cap_mu);
+  if (cap.ncaptured || cap.nskipped)
+    snprintf(caps, sizeof caps, "; %llu cycles captured, %llu skipped", (unsigned long long)cap.ncaptured,
+             (unsigned long long)cap.nskipped);
+  pthread_mutex_unlock(&cap_mu);
+  fprintf(stderr, "mlprof: trace %s (%llu events, %llu lost)%s%s\n", cfg.path, (unsigned long long)st.events_written,
+          (unsigned long long)st.events_lost, words, caps);
 }
 
 /* Writer thread, after a crash closed the trace (crash.c): the reports the
- * session would have written at exit. The message goes out with write(2):
- * the crashing thread may hold the stdio lock. */
+ * session would have written at exit (the command is started, not waited
+ * for, unless MLPROF_REPORT_WAIT: the crash handler waits at most 20 s).
+ * The message goes out with write(2): the crashing thread may hold the
+ * stdio lock. */
 void prof__session_crashed(void) {
   const char *sig = prof__crash_name(prof__crash_signal());
-  char err[256] = "", msg[PATH_MAX + 512];
-  int reports = cfg.report && prof__report_hook && prof__report_hook(cfg.path, err) == 0;
+  char words[PATH_MAX + 512], msg[PATH_MAX + 1024];
+  prof__report_run r;
+  memset(&r, 0, sizeof r);
+  r.job.fd = -1;
+  if (cfg.report && !__atomic_load_n(&by_launcher, __ATOMIC_ACQUIRE))
+    prof__reports_start(cfg.path, report_wait_ms() ? 15000 : 0, &r);
+  prof__report_job_forget(&r.job);
   if (!cfg.report && !getenv("MLPROF_VERBOSE")) return;
-  int n = snprintf(msg, sizeof msg, "mlprof: %s: trace %s (%llu steps started)%s%s%s\n", sig ? sig : "crash",
-                   cfg.path, (unsigned long long)prof_step_count(), reports ? "; report " : "",
-                   reports ? cfg.path : (err[0] ? "; no report: " : ""), reports ? ".report.{txt,json,html}" : err);
+  report_words(&r, words, sizeof words);
+  int n = snprintf(msg, sizeof msg, "mlprof: %s: trace %s (%llu steps started)%s\n", sig ? sig : "crash", cfg.path,
+                   (unsigned long long)prof_step_count(), words);
   if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
@@ -547,15 +648,14 @@ PROF_API int prof_shutdown(void) {
   __atomic_store_n(&state, ST_DOWN, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
   capture_wait_reports();
-  char err[256] = "";
-  int reports = 0;
-  if (rc == 0 && cfg.report && prof__report_hook) {
-    reports = prof__report_hook(cfg.path, err) == 0;
-  } else if (rc == 0 && cfg.report) {
-    snprintf(err, sizeof err, "this build has no analyzer");
-  }
+  prof__report_run r;
+  memset(&r, 0, sizeof r);
+  r.job.fd = -1;
+  if (rc == 0 && cfg.report && !__atomic_load_n(&by_launcher, __ATOMIC_ACQUIRE))
+    prof__reports_start(cfg.path, report_wait_ms(), &r);
+  prof__report_job_forget(&r.job); /* the command goes on alone */
   prof__xfsz_restore(&xg);
-  if (rc == 0 && (cfg.report || prof__env_flag("VERBOSE", 0))) print_summary(rc, reports, err);
+  if (rc == 0 && (cfg.report || prof__env_flag("VERBOSE", 0))) print_summary(&r);
   return rc;
 }
 

@@ -1,6 +1,7 @@
 /* producers.c — the assembly of libmlprof: the producers built into the
  * library (producers.def, in start order) and the hook that writes the
- * reports after the trace closes (the reader's prof__report_files). The
+ * reports in-process after the trace closes (the reader's
+ * prof__report_files_by; only when the mlprof command cannot, reports.h). The
  * core sees both through core/producer.h; this room is the only one that
  * includes both the recorder and the reader.
  */
@@ -17,4 +18,9 @@ const prof__module *const prof__producers[] = {
 #undef PROF_MODULE
     NULL};
 
-const prof__report_fn prof__report_hook = prof__report_files;
+/* The fallback path: the reports say they were written in-process. */
+static int report_in_process(const char *trace_path, char *err) {
+  return prof__report_files_by(trace_path, "in-process", err);
+}
+
+const prof__report_fn prof__report_hook = report_in_process;

@@ -19,6 +19,7 @@ PYDIR = os.environ.get("MLPROF_PYTHON_DIR", os.path.join(HERE, "..", "..", "pyth
 def run_py(code, env=None, args=()):
     e = dict(os.environ)
     e["PYTHONPATH"] = PYDIR + os.pathsep + e.get("PYTHONPATH", "")
+    e["MLPROF_REPORT_WAIT"] = "1"  # the reports are read right after the exit
     e.update(env or {})
     return subprocess.run([sys.executable, "-c", code, *args], env=e,
                           capture_output=True, text=True, timeout=300)
@@ -27,6 +28,7 @@ def run_py(code, env=None, args=()):
 def run_script(path, args, env):
     e = dict(os.environ)
     e["PYTHONPATH"] = PYDIR + os.pathsep + e.get("PYTHONPATH", "")
+    e["MLPROF_REPORT_WAIT"] = "1"  # the reports are read right after the exit
     e.update(env)
     return subprocess.run([sys.executable, path, *args], env=e,
                           capture_output=True, text=True, timeout=600)

@@ -29,6 +29,7 @@ def train(kind, outdir, steps):
     env = dict(os.environ)
     env["PYTHONPATH"] = PYDIR + os.pathsep + env.get("PYTHONPATH", "")
     env["MLPROF_SAMPLE_HZ"] = "999"
+    env["MLPROF_REPORT_WAIT"] = "1"  # the reports are read right after the exit
     r = subprocess.run([sys.executable, os.path.join(HERE, "train_graph.py"), kind, outdir, str(steps)],
                        env=env, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:

@@ -77,11 +77,14 @@ static int write_one(prof__an *an, const char *trace, const char *suffix, const 
   return rc;
 }
 
-int prof__report_files(const char *trace_path, char *err) {
+int prof__report_files(const char *trace_path, char *err) { return prof__report_files_by(trace_path, NULL, err); }
+
+int prof__report_files_by(const char *trace_path, const char *written_by, char *err) {
   err[0] = 0;
   prof__an *an;
   int rc = prof__an_run_opts(&an, trace_path, 1, err);
   if (rc) return rc;
+  an->written_by = written_by;
   prof__xfsz_guard xg; /* a file size limit fails the write, never kills the process */
   prof__xfsz_block(&xg);
   rc = write_one(an, trace_path, ".report.txt", "text", err);

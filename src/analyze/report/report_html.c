@@ -71,6 +71,10 @@ static void html_head(prof__an *an, FILE *out) {
   prof__html_esc(out, hdr(an, "program"));
   fputs("</h1>\n<p class=\"sub\">", out);
   prof__html_esc(out, an->path);
+  if (an->written_by) {
+    fputs(" · report written by ", out);
+    prof__html_esc(out, an->written_by);
+  }
   fputs("</p></header>\n", out);
 }
 

@@ -218,6 +218,7 @@ int prof__report_json_parts(prof__an *an, FILE *out, const char *const *parts) {
   prof__json_kstr(&j, "name", "mlprof");
   prof__json_kstr(&j, "version", MLPROF_VERSION_STRING);
   prof__json_obj_end(&j);
+  if (wanted(parts, "trace")) prof__json_kstr(&j, "written_by", an->written_by);
   if (wanted(parts, "trace")) json_trace(an, &j);
   if (wanted(parts, "threads")) json_threads(an, &j);
   if (wanted(parts, "steps")) json_steps(an, &j);

@@ -8,7 +8,8 @@
  * named where their debug packages are installed; source lines come from
  * the DWARF line table, and the DWARF scopes at the address give the
  * functions the compiler inlined there, each a frame of its own. Without
- * libdw (or when it finds no symbol) the module's own ELF symbol table
+ * libdw (or when it finds no symbol; libdw is opened at run time, never
+ * linked: symbols_dw.h) the module's own ELF symbol table
  * (.symtab, else .dynsym) is read into a sorted array. C++ and Rust names
  * are demangled (symbols_demangle.c), the linked name is kept beside.
  * Addresses outside every module are looked up in the perf map files JITs
@@ -25,12 +26,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifdef MLPROF_HAVE_LIBDW
-#include <dwarf.h>
-#include <elfutils/libdwfl.h>
-#endif
-
 #include "analyze/sections/stacks/sec_stacks.h"
+#include "analyze/sections/stacks/symbols_dw.h"
+
+#ifdef MLPROF_HAVE_LIBDW
+#define DW prof__dw() /* libdw, opened at run time (symbols_dw.h) */
+#endif
 
 typedef struct sym {
   uint64_t addr, size;
@@ -308,19 +309,19 @@ static prof__an_module *module_of(prof__stacks_st *s, uintptr_t pc) {
  * it loaded faults the program's own code first. */
 static void open_lines(prof__elfsyms *es, const prof__an_module *m, int fd) {
 #ifdef MLPROF_HAVE_LIBDW
-  static const Dwfl_Callbacks cb = {
-      .find_elf = dwfl_build_id_find_elf,
-      .find_debuginfo = dwfl_standard_find_debuginfo,
-      .section_address = dwfl_offline_section_address,
-  };
-  es->dwfl = dwfl_begin(&cb);
+  const prof__dw_api *dw = DW;
+  if (!dw) {
+    close(fd);
+    return;
+  }
+  es->dwfl = dw->dwfl_begin(&dw->offline);
   if (!es->dwfl) {
     close(fd);
     return;
   }
-  es->mod = dwfl_report_elf(es->dwfl, es->base, m->path, fd, 0, false);
+  es->mod = DW->dwfl_report_elf(es->dwfl, es->base, m->path, fd, 0, false);
   if (!es->mod) close(fd); /* consumed only on success */
-  dwfl_report_end(es->dwfl, NULL, NULL);
+  DW->dwfl_report_end(es->dwfl, NULL, NULL);
 #else
   (void)es, (void)m;
   close(fd);
@@ -334,7 +335,7 @@ static void open_lines(prof__elfsyms *es, const prof__an_module *m, int fd) {
 static void dw_symbols(prof__elfsyms *es) {
 #ifdef MLPROF_HAVE_LIBDW
   if (!es->mod) return;
-  int n = dwfl_module_getsymtab(es->mod);
+  int n = DW->dwfl_module_getsymtab(es->mod);
   if (n <= 1) return;
   sym *v = calloc((size_t)n, sizeof *v);
   if (!v) return;
@@ -342,7 +343,7 @@ static void dw_symbols(prof__elfsyms *es) {
   for (int i = 1; i < n; i++) {
     GElf_Sym gs;
     GElf_Addr addr = 0;
-    const char *nm = dwfl_module_getsym_info(es->mod, i, &gs, &addr, NULL, NULL, NULL);
+    const char *nm = DW->dwfl_module_getsym_info(es->mod, i, &gs, &addr, NULL, NULL, NULL);
     int t = GELF_ST_TYPE(gs.st_info);
     if (!nm || !*nm || (t != STT_FUNC && t != STT_GNU_IFUNC) || !addr) continue;
     v[k].name = strdup(nm);
@@ -390,9 +391,9 @@ static prof__elfsyms *syms_of(prof__an_module *m) {
 static void line_of(prof__elfsyms *es, uint64_t rel, prof__frame *f) {
 #ifdef MLPROF_HAVE_LIBDW
   if (!es->mod) return;
-  Dwfl_Line *ln = dwfl_module_getsrc(es->mod, (Dwarf_Addr)rel);
+  Dwfl_Line *ln = DW->dwfl_module_getsrc(es->mod, (Dwarf_Addr)rel);
   int line = 0;
-  const char *file = ln ? dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
+  const char *file = ln ? DW->dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL) : NULL;
   if (file) {
     f->file = strdup(file);
     f->line = line;
@@ -418,7 +419,7 @@ static void set_name(prof__frame *f, const char *name) {
 #ifdef MLPROF_HAVE_LIBDW
 static const char *die_string(Dwarf_Die *die, int at) {
   Dwarf_Attribute a;
-  return dwarf_formstring(dwarf_attr_integrate(die, at, &a));
+  return DW->dwarf_formstring(DW->dwarf_attr_integrate(die, at, &a));
 }
 
 /* "ns::Class::name" of a function DIE without a linkage name (a static or
@@ -427,20 +428,20 @@ static char *qualified_name(Dwarf_Die *die) {
   Dwarf_Die d = *die, next;
   Dwarf_Attribute a;
   for (int i = 0; i < 4; i++) {
-    if (!dwarf_attr(&d, DW_AT_abstract_origin, &a) && !dwarf_attr(&d, DW_AT_specification, &a)) break;
-    if (!dwarf_formref_die(&a, &next)) break;
+    if (!DW->dwarf_attr(&d, DW_AT_abstract_origin, &a) && !DW->dwarf_attr(&d, DW_AT_specification, &a)) break;
+    if (!DW->dwarf_formref_die(&a, &next)) break;
     d = next;
   }
-  const char *name = dwarf_diename(&d);
+  const char *name = DW->dwarf_diename(&d);
   if (!name) return NULL;
   Dwarf_Die *sc = NULL;
-  int n = dwarf_getscopes_die(&d, &sc);
+  int n = DW->dwarf_getscopes_die(&d, &sc);
   char buf[512];
   size_t len = 0;
   buf[0] = 0;
   for (int k = n - 1; k >= 1; k--) {
-    int tag = dwarf_tag(&sc[k]);
-    const char *part = dwarf_diename(&sc[k]);
+    int tag = DW->dwarf_tag(&sc[k]);
+    const char *part = DW->dwarf_diename(&sc[k]);
     if (!part || (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
                   tag != DW_TAG_union_type))
       continue;
@@ -460,13 +461,13 @@ static char *qualified_name(Dwarf_Die *die) {
 static void inline_of(prof__elfsyms *es, uint64_t rel, prof__frame *f) {
   if (!es->mod) return;
   Dwarf_Addr bias = 0;
-  Dwarf_Die *cu = dwfl_module_addrdie(es->mod, (Dwarf_Addr)rel, &bias);
+  Dwarf_Die *cu = DW->dwfl_module_addrdie(es->mod, (Dwarf_Addr)rel, &bias);
   if (!cu) return;
   Dwarf_Die *scopes = NULL;
-  int n = dwarf_getscopes(cu, (Dwarf_Addr)rel - bias, &scopes);
+  int n = DW->dwarf_getscopes(cu, (Dwarf_Addr)rel - bias, &scopes);
   int count = 0;
-  for (int i = 0; i < n && dwarf_tag(&scopes[i]) != DW_TAG_subprogram; i++)
-    count += dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
+  for (int i = 0; i < n && DW->dwarf_tag(&scopes[i]) != DW_TAG_subprogram; i++)
+    count += DW->dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
   prof__frame *inl = count ? calloc((size_t)count, sizeof *inl) : NULL;
   if (!inl) {
     free(scopes);
@@ -474,11 +475,11 @@ static void inline_of(prof__elfsyms *es, uint64_t rel, prof__frame *f) {
   }
   Dwarf_Files *files = NULL;
   size_t nfiles = 0;
-  if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = NULL;
+  if (DW->dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = NULL;
   const char *file = f->file; /* owned by whichever frame ends up with it */
   int line = f->line, k = 0;
   for (int i = 0; i < n && k < count; i++) {
-    if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+    if (DW->dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
     prof__frame *x = &inl[k++];
     const char *nm = die_string(&scopes[i], DW_AT_linkage_name);
     if (!nm) nm = die_string(&scopes[i], DW_AT_MIPS_linkage_name);
@@ -494,9 +495,9 @@ static void inline_of(prof__elfsyms *es, uint64_t rel, prof__frame *f) {
     Dwarf_Word cl = 0, cf = 0;
     file = NULL;
     line = 0;
-    if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0) line = (int)cl;
-    if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf) == 0 && cf < nfiles) {
-      const char *fn = dwarf_filesrc(files, cf, NULL, NULL);
+    if (DW->dwarf_formudata(DW->dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0) line = (int)cl;
+    if (files && DW->dwarf_formudata(DW->dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf) == 0 && cf < nfiles) {
+      const char *fn = DW->dwarf_filesrc(files, cf, NULL, NULL);
       file = fn ? strdup(fn) : NULL;
     }
   }
@@ -643,7 +644,7 @@ void prof__symbols_free(prof__stacks_st *s) {
     free(es->plt_names);
     free(es->base);
 #ifdef MLPROF_HAVE_LIBDW
-    if (es->dwfl) dwfl_end(es->dwfl);
+    if (es->dwfl) DW->dwfl_end(es->dwfl);
 #endif
     free(es);
   }
