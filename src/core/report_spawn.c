@@ -14,7 +14,8 @@
  * posix_spawn's does: nothing of a large program is copied, and the calling
  * thread sleeps until the exec. So they make raw system calls only, take no
  * lock (of libc, the allocator or a sanitizer: libc's own __clone and
- * __vfork, which sanitizers do not intercept) and run uninstrumented.
+ * __vfork, looked up by name, which sanitizers do not intercept) and run
+ * uninstrumented.
  * Everything they need (argv, environment, descriptors) is prepared before.
  * Signals are blocked across the clone so that no handler of the program
  * runs in them; the command starts with every signal at its default and an
@@ -25,6 +26,7 @@
  * pipe's reader would wait for the command to finish); 3 is the status
  * pipe, closed when the command exits; nothing else is inherited.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -54,10 +56,14 @@
 
 /* What the child needs, prepared before the clone (descriptors >= 10), and
  * the errno of a failed exec, which it leaves here. */
+typedef pid_t (*vfork_fn)(void);
+typedef int (*clone_fn)(int (*)(void *), void *, int, void *, ...);
+
 typedef struct spawn_ctx {
   const char *exe;
   char **argv, **envp;
   int null_fd, err_fd, status_w;
+  vfork_fn vfork_entry; /* libc's __vfork, looked up before the clone */
   volatile int err;
 } spawn_ctx;
 
@@ -69,10 +75,10 @@ typedef struct spawn_ctx {
 #define CHILD_CODE __attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined, noinline))
 #endif
 
-/* libc's own entry points: sanitizers intercept clone and vfork (as fork,
- * or with their own stack handling), which must not run in these children. */
-extern int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...) __attribute__((weak));
-extern pid_t __vfork(void) __attribute__((weak));
+/* libc's own entry points, by name (sanitizers intercept clone and vfork,
+ * as fork or with their own stack handling, which must not run in these
+ * children); NULL where libc has none, and the public call is used. */
+static void *libc_entry(const char *name) { return dlsym(RTLD_DEFAULT, name); }
 
 CHILD_CODE static void close_from(int lo) {
   if (syscall(SYS_close_range, (unsigned)lo, ~0u, 0u) == 0) return;
@@ -103,7 +109,7 @@ CHILD_CODE static void command_child(spawn_ctx *c) {
 CHILD_CODE static int intermediate_child(void *arg) {
   spawn_ctx *c = arg;
   syscall(SYS_setsid);
-  pid_t pid = __vfork ? __vfork() : vfork();
+  pid_t pid = c->vfork_entry ? c->vfork_entry() : vfork();
   if (pid == 0) command_child(c);
   if (pid < 0) c->err = errno;
   syscall(SYS_exit, 0);
@@ -155,8 +161,12 @@ static int clone_child(spawn_ctx *c) {
   pthread_sigmask(SIG_BLOCK, &all, &old);
   c->err = 0;
   int flags = CLONE_VM | CLONE_VFORK; /* no exit signal */
-  int pid = __clone ? __clone(intermediate_child, stack + CHILD_STACK, flags, c)
-                    : clone(intermediate_child, stack + CHILD_STACK, flags, c);
+  void *vf = libc_entry("__vfork"), *cl = libc_entry("__clone");
+  clone_fn clone_entry;
+  memcpy(&c->vfork_entry, &vf, sizeof vf);
+  memcpy(&clone_entry, &cl, sizeof cl);
+  int pid = clone_entry ? clone_entry(intermediate_child, stack + CHILD_STACK, flags, c)
+                        : clone(intermediate_child, stack + CHILD_STACK, flags, c);
   int err = pid < 0 ? errno : c->err;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   munmap(stack, CHILD_STACK);
