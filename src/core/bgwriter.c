@@ -97,6 +97,7 @@ static struct {
  * during the cycle. The syscall is made only while the writer sleeps.
  * Async-signal-safe. */
 static uint32_t kick_seq, writer_sleeping;
+static uint32_t kick_at_start; /* kick_seq when the writer was created: later kicks are all seen */
 
 static void writer_kick(void) {
   __atomic_fetch_add(&kick_seq, 1, __ATOMIC_SEQ_CST);
@@ -468,6 +469,9 @@ static uint32_t next_sleep_ms(uint32_t cur, uint64_t drained) {
 static void *writer_main(void *arg) {
   (void)arg;
   prof__guard_begin(); /* everything this thread allocates is ours */
+  /* A request made before this thread ran or while it calibrates the clock
+   * is answered by the first cycle, not after the first sleep. */
+  uint32_t seen = kick_at_start;
   prof__clock_calibrate(20);
   char v[64];
   prof__clock clk;
@@ -476,7 +480,6 @@ static void *writer_main(void *arg) {
   prof__meta_add("clock.ns_per_tick", v);
   prof__ring_nowait = 1; /* the writer makes room: it never waits for it */
   W.last_flush_ns = prof__mono_ns();
-  uint32_t seen = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
   for (;;) {
     pthread_mutex_lock(&W.mu);
     int stop = W.stop;
@@ -517,6 +520,7 @@ int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path) {
   W.failed = 0;
   W.rc = 0;
   W.crash_req = W.crash_done = 0;
+  kick_at_start = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* the writer takes no signals */
