@@ -1,6 +1,6 @@
 /* ring.c — allocation, the extended (five-slot) record, the producer's
- * slow path (high-water wake-up, waiting for room on a full ring) and the
- * consumer side of the event ring (ring.h).
+ * slow path (high-water wake-up, room held back for range ends, waiting for
+ * room on a full ring) and the consumer side of the event ring (ring.h).
  *
  * Waiting uses a futex on the ring's wake_seq: the producer announces itself
  * in `waiting`, the consumer bumps wake_seq and wakes it after releasing
@@ -73,12 +73,14 @@ static uint64_t wait_room(prof__ring *r, uint64_t h, unsigned n, uint64_t t) {
   return t;
 }
 
+/* Room for `n` slots beside the room held back for range ends (`reserve`,
+ * ring.h): `limit` becomes the mark or the ring's end, less the reserve. */
 int prof__ring_room_slow(prof__ring *r, uint64_t h, unsigned n) {
-  uint64_t cap = r->mask + 1;
+  uint64_t cap = r->mask + 1, need = n + r->reserve;
   uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-  if (h + n - t <= r->high) { /* below the mark: arm it again */
+  if (h + need - t <= r->high) { /* below the mark: arm it again */
     r->woken = 0;
-    r->limit = t + r->high;
+    r->limit = t + r->high - r->reserve;
     return 1;
   }
   if (!r->woken) { /* crossed the mark: wake the writer, once */
@@ -86,14 +88,14 @@ int prof__ring_room_slow(prof__ring *r, uint64_t h, unsigned n) {
     void (*wake)(void) = __atomic_load_n(&prof__ring_wake, __ATOMIC_ACQUIRE);
     if (wake) wake();
   }
-  if (h + n - t > cap) t = wait_room(r, h, n, t);
-  if (h + n - t <= r->high) {
+  if (h + need - t > cap) t = wait_room(r, h, (unsigned)need, t);
+  if (h + need - t <= r->high) {
     r->woken = 0;
-    r->limit = t + r->high;
+    r->limit = t + r->high - r->reserve;
   } else {
-    r->limit = t + cap;
+    r->limit = t + cap - r->reserve; /* reserve <= cap - (h - t): never below tail */
   }
-  return h + n - t <= cap;
+  return h + need - t <= cap;
 }
 
 void prof__ring_free(prof__ring *r) {
@@ -133,6 +135,20 @@ __attribute__((noinline)) static int put_ext_slow(prof__ring *r, uint8_t type, u
     return 0;
   }
   store_ext(r, h, type, cat, aux, name, ts, a, b);
+  return 1;
+}
+
+int prof__ring_begin_slow(prof__ring *r, uint8_t cat, uint32_t name, uint64_t ts) {
+  uint64_t h = r->head;
+  unsigned n = ((ts - r->last) >> 32) | (name >> PROF_SLOT_NAME_BITS) ? PROF_SLOT_EXT_SLOTS : 1;
+  if (h + n + PROF_RING_END_SLOTS > r->limit && !prof__ring_room_slow(r, h, n + PROF_RING_END_SLOTS)) {
+    prof__ring_drop(r);
+    return 0;
+  }
+  if (n == 1) prof__ring_store1(r, h, PROF_EV_RANGE_BEGIN, cat, name, ts);
+  else store_ext(r, h, PROF_EV_RANGE_BEGIN, cat, 0, name, ts, 0, 0);
+  r->reserve += PROF_RING_END_SLOTS;
+  r->limit -= PROF_RING_END_SLOTS;
   return 1;
 }
 
