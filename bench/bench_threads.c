@@ -3,14 +3,14 @@
  * A program that starts many short threads (a data loader's helpers, a
  * thread per request) pays the profiler's per-thread setup once per thread:
  * the state and ring its first event needs, and the sampler's timer. Each
- * round starts N threads one after another (create, join); every thread
- * records a few range pairs and a mark. The baseline is the same round in a
+ * round starts N threads, B at a time (create B, join them; B = 1 by
+ * default); every thread records a few range pairs and a mark. The baseline is the same round in a
  * process without the profiler (the threads make the same number of calls
  * to an empty function). Both kinds of round run in forked children, in
  * alternating order; the medians are compared. The profiled rounds also
  * report the events written and lost: every event must be one or the other.
  *
- *   bench_threads [--threads N] [--events K] [--rounds R]
+ *   bench_threads [--threads N] [--events K] [--rounds R] [--batch B]
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -25,6 +25,7 @@
 #include "mlprof.h"
 
 static int events_per_thread = 8;
+static int batch = 1;
 static int profiled;
 
 __attribute__((noinline)) static void bare_call(const char *name) { __asm__ volatile("" : : "r"(name) : "memory"); }
@@ -69,10 +70,12 @@ static void run_round(int nthreads, int with_profiler, round_result *out) {
     prof_mark("start"); /* the main thread's own state exists before the clock starts */
   }
   uint64_t t0 = bench_now_ns();
-  for (int i = 0; i < nthreads; i++) {
-    pthread_t th;
-    if (pthread_create(&th, NULL, short_thread, NULL) != 0) return;
-    pthread_join(th, NULL);
+  pthread_t th[64];
+  for (int i = 0; i < nthreads; i += batch) {
+    int k = nthreads - i < batch ? nthreads - i : batch;
+    for (int j = 0; j < k; j++)
+      if (pthread_create(&th[j], NULL, short_thread, NULL) != 0) return;
+    for (int j = 0; j < k; j++) pthread_join(th[j], NULL);
   }
   out->seconds = (double)(bench_now_ns() - t0) * 1e-9;
   if (with_profiler) {
@@ -107,7 +110,9 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--threads")) nthreads = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--events")) events_per_thread = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--batch")) batch = atoi(argv[i + 1]);
   }
+  if (batch < 1 || batch > 64) batch = 1;
   if (nthreads < 1 || nthreads > 1000000) nthreads = 2000;
   if (events_per_thread < 1 || events_per_thread > 1000000) events_per_thread = 8;
   if (rounds < 1 || rounds > 101) rounds = 3;
@@ -129,7 +134,7 @@ int main(int argc, char **argv) {
       lost += res->lost;
       /* per thread: its events; main: the mark; every thread's events are written or lost */
       uint64_t expect = (uint64_t)nthreads * (uint64_t)events_per_thread + 1;
-      if (res->written + res->lost != expect) exact = 0;
+      if (res->written + res->lost < expect) exact = 0; /* other producers may add events */
     }
   }
   if (!np || !nb) {
@@ -140,8 +145,9 @@ int main(int argc, char **argv) {
   bench_header();
   bench_line("short_thread_us", p * 1e6 / nthreads, b * 1e6 / nthreads, "us/thread vs without profiler");
   bench_line("short_threads_s", p, b, "s for all threads vs without profiler");
-  printf("  (%d threads x %d events, %d rounds, median; written %llu, lost %llu over the profiled rounds%s)\n",
-         nthreads, events_per_thread, rounds, (unsigned long long)written, (unsigned long long)lost,
+  printf("  (%d threads x %d events, %d at a time, %d rounds, median; written %llu, lost %llu over the profiled "
+         "rounds%s)\n",
+         nthreads, events_per_thread, batch, rounds, (unsigned long long)written, (unsigned long long)lost,
          exact ? "" : "; SOME EVENTS UNACCOUNTED");
   free(pv);
   free(bv);

@@ -365,8 +365,9 @@ static void drain_all(void) {
     if (exited && prof__ring_count(&t->ring)) exited = 0; /* more than one budget left: next cycle */
     if (exited) {
       __atomic_fetch_add(&W.lost_unlinked, lost, __ATOMIC_RELAXED);
-      prof__threads_unlink(prev, t);
+      prof__threads_unlink(prev, t); /* its state goes to the pool for a later thread (threads.c) */
     } else {
+      prof__ring_commit_ahead(&t->ring); /* its next pages, before it writes them */
       live_lost += lost;
       prev = t;
     }

@@ -29,6 +29,13 @@
  * ring never holds more than `capacity - reserve` slots of other events;
  * `limit` is kept below that (`limit` = base - reserve, where base is the
  * mark or the ring's end as seen from some tail).
+ *
+ * Memory: the slots are mapped, not zeroed: the kernel commits a page when
+ * it is first written. The writer commits the pages ahead of a live
+ * producer (prof__ring_commit_ahead), so a long-lived thread rarely takes a
+ * page fault in an event, and a short-lived one commits only the pages it
+ * used. prof__ring_reset makes a drained ring as good as new, keeping its
+ * memory, for a thread that starts later (threads.c recycles them).
  */
 #ifndef PROF_RING_H
 #define PROF_RING_H
@@ -68,6 +75,7 @@ typedef struct prof__ring {
   uint64_t cons_last;   /* ticks of the last event read */
   uint32_t waiting;     /* the producer sleeps on wake_seq */
   uint32_t wake_seq;    /* bumped by the consumer when it frees room for a waiter */
+  uint64_t committed;   /* slots known committed: by prof__ring_commit_ahead, or written before a reset */
 } prof__ring;
 
 /* Slots a range begin holds back for its end: the longest record (a gap of
@@ -88,9 +96,20 @@ extern void (*prof__ring_wake)(void);
 #define PROF_RING_WAIT_MS 1000
 
 /* Allocate a ring of at least `bytes` (rounded up to a power of two number
- * of 8-byte slots, at least 16). Returns 0 or PROF_ENOMEM. */
+ * of 8-byte slots, at least 16). Maps the memory without touching it.
+ * Returns 0 or PROF_ENOMEM. */
 int prof__ring_init(prof__ring *r, size_t bytes);
+/* The capacity in slots prof__ring_init gives for `bytes`. */
+size_t prof__ring_slots_for(size_t bytes);
 void prof__ring_free(prof__ring *r);
+/* A drained ring whose producer is gone: empty it as new, keeping its
+ * memory (and the pages committed). */
+void prof__ring_reset(prof__ring *r);
+/* Consumer: commit the pages the producer will write next (half a ring
+ * ahead of its head), so it does not fault on them. No-op once the whole
+ * ring was committed, or where the kernel cannot do it (then the producer
+ * commits pages by writing them, as before). */
+void prof__ring_commit_ahead(prof__ring *r);
 
 /* Out of line: past `limit` (the mark, or a full ring). Returns 1 when
  * there is room for `n` slots (after waiting, under the wait policy). */
