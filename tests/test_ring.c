@@ -1,7 +1,8 @@
 /* test_ring.c — the single-producer ring: capacity, drops, wrap-around,
- * a producer racing the consumer with exact accounting, the high-water
- * wake-up (once per crossing) and the wait-for-room policy with its
- * bounds (no-wait threads, no writer, a stuck writer). */
+ * a producer racing the consumer with exact accounting, room held back for
+ * the ends of open ranges, reuse of a drained ring, the high-water wake-up
+ * (once per crossing) and the wait-for-room policy with its bounds
+ * (no-wait threads, no writer, a stuck writer). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,6 +99,64 @@ static void wraps_around_preserving_order(void **state) {
     }
   }
   assert_int_equal(prof__ring_dropped(r), 0);
+}
+
+/* A recorded begin holds back room for its end (the longest record): the
+ * ring fills with other events only up to that room, a begin that cannot
+ * fit with its own end is refused, and the end always fits. */
+static void open_ranges_keep_room_for_their_ends(void **state) {
+  prof__ring *r = *state;
+  assert_true(prof__ring_put_begin(r, 0, 7, 0));
+  int marks = 0;
+  for (int i = 0; i < 20; i++) marks += prof__ring_put(r, PROF_EV_MARK, 0, 1, (uint64_t)i + 1, 0, 0);
+  assert_int_equal(marks, 16 - 1 - PROF_RING_END_SLOTS);
+  assert_false(prof__ring_put_begin(r, 0, 8, 30)); /* no room for it and its end */
+  assert_int_equal(prof__ring_dropped(r), 20 - marks + 1);
+  prof__ring_put_end(r, 7, 1ull << 33); /* a gap past 2^32 ticks: the long record, still fits */
+  assert_int_equal(prof__ring_dropped(r), 20 - marks + 1);
+  prof__event out[32];
+  size_t n = prof__ring_read(r, out, 32);
+  assert_int_equal(n, (size_t)marks + 2);
+  assert_int_equal(out[0].type, PROF_EV_RANGE_BEGIN);
+  assert_int_equal(out[n - 1].type, PROF_EV_RANGE_END);
+  assert_int_equal(out[n - 1].name, 7);
+  assert_true(out[n - 1].ts == 1ull << 33);
+  /* Nested: each open range holds its own room; closing gives it back. */
+  assert_true(prof__ring_put_begin(r, 0, 1, 1ull << 33));
+  assert_true(prof__ring_put_begin(r, 0, 2, (1ull << 33) + 1));
+  marks = 0;
+  for (int i = 0; i < 20; i++) marks += prof__ring_put(r, PROF_EV_MARK, 0, 1, (1ull << 33) + 2, 0, 0);
+  assert_int_equal(marks, 16 - 2 - 2 * PROF_RING_END_SLOTS);
+  prof__ring_put_end(r, 2, (1ull << 33) + 3);
+  prof__ring_put_end(r, 1, (1ull << 33) + 4);
+  n = prof__ring_read(r, out, 32);
+  assert_int_equal(n, (size_t)marks + 4);
+  assert_int_equal(out[n - 2].name, 2);
+  assert_int_equal(out[n - 1].name, 1);
+  /* Nothing held back any more: the whole ring is free again. */
+  marks = 0;
+  for (int i = 0; i < 20; i++) marks += prof__ring_put(r, PROF_EV_MARK, 0, 1, (1ull << 33) + 5, 0, 0);
+  assert_int_equal(marks, 16);
+}
+
+/* A drained ring reset for a new thread is empty and whole, with its
+ * memory; a long-lived producer's pages are committed ahead of it. */
+static void reset_ring_is_as_new(void **state) {
+  prof__ring *r = *state;
+  prof__slot *mem = r->slot;
+  assert_true(prof__ring_put_begin(r, 0, 7, 0));
+  for (int i = 0; i < 40; i++) prof__ring_put(r, PROF_EV_MARK, 0, 1, 1, 0, 0);
+  prof__event out[32];
+  while (prof__ring_read(r, out, 32)) {}
+  prof__ring_reset(r);
+  assert_ptr_equal(r->slot, mem);
+  assert_int_equal(prof__ring_count(r), 0);
+  assert_int_equal(prof__ring_dropped(r), 0);
+  int marks = 0;
+  for (int i = 0; i < 20; i++) marks += prof__ring_put(r, PROF_EV_MARK, 0, 1, 2, 0, 0);
+  assert_int_equal(marks, 16); /* no reserve left over from the open range */
+  prof__ring_commit_ahead(r);
+  assert_int_equal(r->committed, 16);
 }
 
 static void size_rounds_up_to_power_of_two(void **state) {
@@ -273,6 +332,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(payload_events_take_five_slots, setup, teardown),
       cmocka_unit_test_setup_teardown(long_gaps_and_large_names_keep_exact_values, setup, teardown),
       cmocka_unit_test_setup_teardown(wraps_around_preserving_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(open_ranges_keep_room_for_their_ends, setup, teardown),
+      cmocka_unit_test_setup_teardown(reset_ring_is_as_new, setup, teardown),
       cmocka_unit_test(size_rounds_up_to_power_of_two),
       cmocka_unit_test(concurrent_consumer_sees_ordered_events_and_exact_losses),
       cmocka_unit_test_setup_teardown(crossing_the_high_water_mark_wakes_the_writer_once, policy_setup,

@@ -1,6 +1,7 @@
 /* test_session.c — the session life cycle through the public API: misuse
  * before, during and after a session; an unwritable output; a disabled
- * profiler; many threads with exact lost-event accounting; and the events
+ * profiler; many threads with exact lost-event accounting and whole range
+ * pairs (also when a ring fills while a range is open); and the events
  * read back from the trace. Scenarios that need a fresh process run in a
  * forked child whose exit status carries the result. */
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include "helpers.h"
 #include "mlprof.h"
 #include "core/bgwriter.h"
+#include "core/session.h"
 #include "trace/trace.h"
 
 static int in_child(int (*fn)(const char *), const char *arg) {
@@ -204,21 +206,29 @@ static void many_threads_lose_events_exactly_accounted(void **state) {
   prof__rec rec;
   uint64_t events = 0, lost_threads = 0, begins = 0, ends = 0, footer_lost = 0;
   uint32_t tids[64];
-  uint64_t lost[64] = {0};
+  uint64_t lost[64] = {0}, tb[64] = {0}, te[64] = {0};
   int exited[64] = {0}, ntid = 0, rc;
   while ((rc = prof__reader_next(r, &rec)) == 1) {
+    if (rec.kind != PROF_REC_EVENT && rec.kind != PROF_REC_THREAD) {
+      if (rec.kind == PROF_REC_FOOTER && strcmp(rec.key, "events_lost") == 0)
+        footer_lost = strtoull(rec.value, NULL, 10);
+      continue;
+    }
+    int k = 0;
+    while (k < ntid && tids[k] != rec.tid) k++;
+    if (k == ntid) {
+      assert_true(ntid < 64);
+      tids[ntid++] = rec.tid;
+    }
     if (rec.kind == PROF_REC_EVENT) {
       events++;
       begins += rec.ev.type == PROF_EV_RANGE_BEGIN;
       ends += rec.ev.type == PROF_EV_RANGE_END;
-    } else if (rec.kind == PROF_REC_THREAD) {
-      int k = 0;
-      while (k < ntid && tids[k] != rec.tid) k++;
-      if (k == ntid) tids[ntid++] = rec.tid;
+      tb[k] += rec.ev.type == PROF_EV_RANGE_BEGIN;
+      te[k] += rec.ev.type == PROF_EV_RANGE_END;
+    } else {
       lost[k] = rec.lost; /* latest record wins */
       exited[k] = rec.exited;
-    } else if (rec.kind == PROF_REC_FOOTER && strcmp(rec.key, "events_lost") == 0) {
-      footer_lost = strtoull(rec.value, NULL, 10);
     }
   }
   assert_int_equal(rc, 0);
@@ -229,8 +239,82 @@ static void many_threads_lose_events_exactly_accounted(void **state) {
   assert_int_equal(ntid, THREADS);
   assert_int_equal(events + lost_threads, (uint64_t)THREADS * PER_THREAD);
   assert_int_equal(footer_lost, lost_threads);
-  assert_int_equal(begins, ends); /* a dropped begin drops its end: pairs stay whole */
+  /* A recorded begin always gets its end (its ring room was held back), a
+   * dropped begin drops its end: every pair is whole or lost whole. */
+  assert_int_equal(begins, ends);
+  for (int k = 0; k < ntid; k++) {
+    assert_int_equal(tb[k], te[k]);
+    assert_int_equal(tb[k] + te[k] + lost[k], PER_THREAD);
+  }
   prof__reader_close(r);
+}
+
+/* One thread fills its ring while a range is open, the writer held in a
+ * hook so nothing is drained meanwhile. */
+static int writer_hold, writer_held;
+static void holding_hook(prof__tw *w, int final, void *arg) {
+  (void)w, (void)arg;
+  while (!final && __atomic_load_n(&writer_hold, __ATOMIC_ACQUIRE)) {
+    __atomic_store_n(&writer_held, 1, __ATOMIC_RELEASE);
+    usleep(1000);
+  }
+}
+
+#define FILL_MARKS 600
+static int scenario_full_ring(const char *path) {
+  setenv("MLPROF_MODULES", "none", 1);
+  prof_config c = prof_config_default();
+  c.output = path;
+  c.ring_kb = 4; /* 512 slots */
+  c.flush_ms = 10000;
+  if (prof_init(&c) != 0) return 1;
+  prof_mark("start"); /* a thread's first event takes the long record (its gap from 0): drained before the fill */
+  __atomic_store_n(&writer_hold, 1, __ATOMIC_RELEASE);
+  if (prof__writer_hook_add(holding_hook, NULL) != 0) return 2;
+  for (int i = 0; i < 500 && !__atomic_load_n(&writer_held, __ATOMIC_ACQUIRE); i++)
+    prof__writer_sync(10); /* wakes the writer into the hook (the wait times out) */
+  if (!__atomic_load_n(&writer_held, __ATOMIC_ACQUIRE) || prof__writer_events() != 1) return 3;
+  prof_range_push("outer");
+  for (int i = 0; i < FILL_MARKS; i++) prof_mark("fill");
+  prof_range_push("inner"); /* no room for it and its end: both lost */
+  prof_range_pop();
+  prof_range_pop(); /* outer's end: into the room its begin held back */
+  __atomic_store_n(&writer_hold, 0, __ATOMIC_RELEASE);
+  if (prof_shutdown() != 0) return 4;
+  prof_stats st = {.size = sizeof st};
+  prof_stats_get(&st);
+  if (st.events_written + st.events_lost != FILL_MARKS + 5) return 5;
+  return 0;
+}
+
+static void full_ring_keeps_the_open_range_whole(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("fullring", ".mlpt");
+  assert_int_equal(in_child(scenario_full_ring, path), 0);
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  prof__rec rec;
+  uint64_t begins = 0, ends = 0, marks = 0, lost = UINT64_MAX;
+  uint32_t fill = 0;
+  int rc;
+  while ((rc = prof__reader_next(r, &rec)) == 1) {
+    if (rec.kind == PROF_REC_STRING && strcmp(rec.str, "fill") == 0) fill = rec.id;
+    if (rec.kind == PROF_REC_EVENT) {
+      begins += rec.ev.type == PROF_EV_RANGE_BEGIN;
+      ends += rec.ev.type == PROF_EV_RANGE_END;
+      marks += rec.ev.type == PROF_EV_MARK && rec.ev.name == fill;
+    } else if (rec.kind == PROF_REC_FOOTER && strcmp(rec.key, "events_lost") == 0) {
+      lost = strtoull(rec.value, NULL, 10);
+    }
+  }
+  assert_int_equal(rc, 0);
+  prof__reader_close(r);
+  assert_int_equal(begins, 1);
+  assert_int_equal(ends, 1);
+  /* The marks filled the ring up to the room held for outer's end. */
+  assert_int_equal(marks, 512 - 1 - PROF_RING_END_SLOTS);
+  assert_int_equal(lost, FILL_MARKS - marks + 2);
 }
 
 static int scenario_events(const char *path) {
@@ -417,6 +501,7 @@ int main(void) {
       cmocka_unit_test(bad_config_size_is_rejected),
       cmocka_unit_test(output_directory_gets_default_name),
       cmocka_unit_test(many_threads_lose_events_exactly_accounted),
+      cmocka_unit_test(full_ring_keeps_the_open_range_whole),
       cmocka_unit_test(events_come_back_in_order_with_names),
       cmocka_unit_test(fork_child_runs_unprofiled),
       cmocka_unit_test(launcher_rank_names_the_trace_and_header),

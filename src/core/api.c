@@ -10,6 +10,11 @@
  * calls safe in handlers are listed in mlprof.h. Nesting deeper than
  * PROF_MAX_DEPTH is misuse (range_too_deep): those ranges are not recorded,
  * and nothing is counted as lost for them.
+ *
+ * Range pairs are whole in every trace: a recorded begin holds back ring
+ * room for its end (ring.h), so its end is always recorded; a begin the
+ * ring cannot hold together with the ends of all open ranges is dropped,
+ * and its end is dropped with it. Both count as lost events.
  */
 #include "session.h"
 #include "trace/ev_graph.h"
@@ -27,16 +32,16 @@ static inline int clamp_cat(int cat) {
   return (unsigned)cat < PROF_CAT_COUNT ? cat : PROF_CAT_OTHER;
 }
 
-/* Record a range begin. Beyond the tracked depth neither end is recorded:
- * the push is counted as misuse (range_too_deep), not as a lost event. */
+/* Record a range begin, with room held back for its end. Beyond the
+ * tracked depth neither end is recorded: the push is counted as misuse
+ * (range_too_deep), not as a lost event. */
 static inline void push_id(prof__thread *t, uint32_t id, int cat) {
   uint32_t d = t->depth++;
   if (PROF_UNLIKELY(d >= PROF_MAX_DEPTH)) {
     prof__misuse_count(PROF_MU_TOO_DEEP);
     return;
   }
-  int ok = prof__ring_put(&t->ring, PROF_EV_RANGE_BEGIN, (uint8_t)clamp_cat(cat), id,
-                          prof__ticks(), 0, 0);
+  int ok = prof__ring_put_begin(&t->ring, (uint8_t)clamp_cat(cat), id, prof__ticks());
   t->stack[d] = ok ? id : (id | PROF_DROPPED_BIT);
 }
 
@@ -91,7 +96,7 @@ static inline void pop(prof__thread *t) {
     prof__ring_drop(&t->ring); /* its begin was lost: drop the end too */
     return;
   }
-  prof__ring_put(&t->ring, PROF_EV_RANGE_END, 0, id, prof__ticks(), 0, 0);
+  prof__ring_put_end(&t->ring, id, prof__ticks()); /* into the room its begin held back */
 }
 
 PROF_API void prof_range_pop(void) {

@@ -11,9 +11,12 @@
  * whatever it does, so quiet wake-ups are most of what the writer costs. It is
  * the only place that touches the file. A ring past its high-water mark
  * wakes it early (writer_kick); producers wait for it only on a full ring
- * under MLPROF_RING_FULL=wait (ring.h), never on the disk. A
- * write error is reported once, stops recording, and is returned by
- * prof_shutdown().
+ * under MLPROF_RING_FULL=wait (ring.h), never on the disk. A drain takes
+ * at most one ring's capacity from a ring per cycle, and pending events are
+ * written as soon as 64 KiB are queued, so an EVENTS chunk stays below
+ * 64 KiB plus one batch (about 230 KiB) however fast a producer is. A
+ * write error is reported once, with the errno of the failed write (never
+ * a later errno), stops recording, and is returned by prof_shutdown().
  *
  * A capture segment (a schedule cycle, an on-demand capture) is a second
  * trace file, complete on its own, that receives a copy of the events whose
@@ -59,6 +62,7 @@ static struct {
   uint32_t cap_ms;   /* longest quiet period a producer asked for (0: IDLE_MS; atomic) */
   uint32_t sleep_ms; /* writer thread: the current, adaptive period */
   uint64_t cycle_events; /* writer thread: events drained by the last cycle */
+  int backlog;           /* writer thread: the last cycle left events in a ring (no sleep) */
   uint64_t cycles;       /* cycles run (atomic) */
   prof__tw *tw;
   const char *path;
@@ -93,6 +97,7 @@ static struct {
  * during the cycle. The syscall is made only while the writer sleeps.
  * Async-signal-safe. */
 static uint32_t kick_seq, writer_sleeping;
+static uint32_t kick_at_start; /* kick_seq when the writer was created: later kicks are all seen */
 
 static void writer_kick(void) {
   __atomic_fetch_add(&kick_seq, 1, __ATOMIC_SEQ_CST);
@@ -161,16 +166,25 @@ static int meta_emit(prof__tw *tw) {
 
 /* ---- draining ------------------------------------------------------------ */
 
-static void io_failed(int rc) {
+/* A write failed with code rc; sys_err is the errno the system gave the
+ * failed write (prof__tw_errno), never the global errno of this moment:
+ * the writer's own futex sleep leaves ETIMEDOUT there. */
+static void io_failed_err(int rc, int sys_err) {
   if (W.failed) return;
   W.failed = 1;
   W.rc = PROF_EIO;
   __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
+  char why[128];
+  if (rc == PROF_EIO) snprintf(why, sizeof why, "%s", strerror(sys_err ? sys_err : EIO));
+  else if (rc == PROF_ENOMEM) snprintf(why, sizeof why, "out of memory");
+  else snprintf(why, sizeof why, "internal error %d: %s", rc, prof_strerror(rc));
   fprintf(stderr,
           "mlprof: writing trace '%s' failed (%s); recording stopped, the training continues "
           "and later events are counted as lost\n",
-          W.path, rc == PROF_ENOMEM ? "out of memory" : strerror(errno ? errno : EIO));
+          W.path, why);
 }
+
+static void io_failed(int rc) { io_failed_err(rc, prof__tw_errno(W.tw)); }
 
 /* ---- capture segments ------------------------------------------------------ */
 
@@ -221,6 +235,10 @@ static void seg_copy(struct seg *g, uint32_t tid, prof__event *ticks_ev, prof__e
   while (lo < n && ticks_ev[lo].ts < g->lo) lo++;
   for (hi = lo; hi < n && ticks_ev[hi].ts <= g->hi; hi++) {}
   if (hi > lo && prof__tw_events(g->tw, tid, ns_ev + lo, hi - lo) == 0) g->events += hi - lo;
+  if (prof__tw_pending(g->tw) >= FLUSH_BYTES) { /* bounded chunks here too: names and threads first */
+    seg_threads(g);
+    if (prof__intern_emit(g->tw, &g->strings) == 0) prof__tw_flush(g->tw);
+  }
 }
 
 /* After a drain: names for the segment; close it when its window ended. */
@@ -278,11 +296,25 @@ prof__tw *prof__writer_segment(int slot, uint64_t *lo, uint64_t *hi) {
   return W.seg[slot].tw;
 }
 
-/* Drain one ring; returns events read. */
+/* Write what is queued once FLUSH_BYTES of events are pending: names
+ * first, so the events' names are in the file before them. This bounds an
+ * EVENTS chunk to FLUSH_BYTES plus one batch, however long a drain lasts. */
+static void flush_if_full(void) {
+  if (W.failed || prof__tw_pending(W.tw) < FLUSH_BYTES) return;
+  int rc = prof__intern_emit(W.tw, &W.strings_written);
+  if (!rc) rc = prof__tw_flush(W.tw);
+  if (rc) io_failed(rc);
+  W.last_flush_ns = prof__mono_ns();
+}
+
+/* Drain one ring; returns events read. At most one ring's capacity per
+ * call: a producer as fast as the writer would otherwise keep it here,
+ * away from the other rings, the hooks and a stop or crash request. */
 static uint64_t drain_thread(prof__thread *t) {
-  uint64_t total = 0;
+  uint64_t total = 0, budget = prof__ring_capacity(&t->ring);
   size_t n;
-  while ((n = prof__ring_read(&t->ring, W.batch, BATCH)) > 0) {
+  while (total < budget &&
+         (n = prof__ring_read(&t->ring, W.batch, budget - total < BATCH ? (size_t)(budget - total) : BATCH)) > 0) {
     total += n;
     if (W.failed) {
       __atomic_fetch_add(&W.lost_unlinked, n, __ATOMIC_RELAXED); /* read and discarded: lost */
@@ -303,8 +335,21 @@ static uint64_t drain_thread(prof__thread *t) {
     if (rc) io_failed(rc);
     if (segs)
       for (int i = 0; i < PROF_SEG_SLOTS; i++) seg_copy(&W.seg[i], t->tid, W.batch, ns_ev, n);
+    flush_if_full();
   }
+  if (total >= budget && prof__ring_count(&t->ring)) W.backlog = 1;
   return total;
+}
+
+/* Queue a THREADS record for t when it is new, its lost count changed, or
+ * it exited. */
+static void announce(prof__thread *t, int exited) {
+  uint64_t lost = prof__thread_lost(t);
+  if (W.failed || (t->announced && lost == t->lost_reported && !exited)) return;
+  int rc = prof__tw_thread(W.tw, t->tid, t->name, lost, exited);
+  if (rc) io_failed(rc);
+  t->announced = 1;
+  t->lost_reported = lost;
 }
 
 static void drain_all(void) {
@@ -313,20 +358,18 @@ static void drain_all(void) {
   while (t) {
     prof__thread *next = t->next;
     int exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
+    if (!t->announced) announce(t, 0); /* its record before its first events (a drain may flush) */
     uint64_t n = drain_thread(t);
     W.cycle_events += n;
     if (!W.failed) __atomic_store_n(&W.events, W.events + n, __ATOMIC_RELAXED);
+    announce(t, exited);
     uint64_t lost = prof__thread_lost(t);
-    if (!W.failed && (!t->announced || lost != t->lost_reported || exited)) {
-      int rc = prof__tw_thread(W.tw, t->tid, t->name, lost, exited);
-      if (rc) io_failed(rc);
-      t->announced = 1;
-      t->lost_reported = lost;
-    }
+    if (exited && prof__ring_count(&t->ring)) exited = 0; /* more than one budget left: next cycle */
     if (exited) {
       __atomic_fetch_add(&W.lost_unlinked, lost, __ATOMIC_RELAXED);
-      prof__threads_unlink(prev, t);
+      prof__threads_unlink(prev, t); /* its state goes to the pool for a later thread (threads.c) */
     } else {
+      prof__ring_commit_ahead(&t->ring); /* its next pages, before it writes them */
       live_lost += lost;
       prev = t;
     }
@@ -359,6 +402,7 @@ static void cycle(int final) {
   uint64_t sync = W.sync_req;
   pthread_mutex_unlock(&W.mu);
   W.cycle_events = 0;
+  W.backlog = 0;
   drain_all();
   for (int i = 0; i < __atomic_load_n(&nhooks, __ATOMIC_ACQUIRE); i++)
     hooks[i].fn(W.failed ? NULL : W.tw, final, hooks[i].arg);
@@ -428,6 +472,9 @@ static uint32_t next_sleep_ms(uint32_t cur, uint64_t drained) {
 static void *writer_main(void *arg) {
   (void)arg;
   prof__guard_begin(); /* everything this thread allocates is ours */
+  /* A request made before this thread ran or while it calibrates the clock
+   * is answered by the first cycle, not after the first sleep. */
+  uint32_t seen = kick_at_start;
   prof__clock_calibrate(20);
   char v[64];
   prof__clock clk;
@@ -436,12 +483,11 @@ static void *writer_main(void *arg) {
   prof__meta_add("clock.ns_per_tick", v);
   prof__ring_nowait = 1; /* the writer makes room: it never waits for it */
   W.last_flush_ns = prof__mono_ns();
-  uint32_t seen = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
   for (;;) {
     pthread_mutex_lock(&W.mu);
     int stop = W.stop;
     pthread_mutex_unlock(&W.mu);
-    if (!stop && !__atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE)) {
+    if (!stop && !W.backlog && !__atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE)) {
       __atomic_store_n(&writer_sleeping, 1, __ATOMIC_SEQ_CST);
       if (__atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST) == seen &&
           !__atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE)) {
@@ -477,6 +523,7 @@ int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path) {
   W.failed = 0;
   W.rc = 0;
   W.crash_req = W.crash_done = 0;
+  kick_at_start = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* the writer takes no signals */
@@ -530,8 +577,9 @@ static void close_trace(int crashed) {
   } else {
     footer_kv(kv, &n, vals);
     if (crashed) n += prof__crash_footer(kv + n, vals + n, 16 + PROF_MU_COUNT - n);
-    int rc = prof__tw_close(W.tw, kv, n);
-    if (rc) io_failed(rc);
+    int sys_err = 0;
+    int rc = prof__tw_finish(W.tw, kv, n, &sys_err); /* frees W.tw: its errno comes back in sys_err */
+    if (rc) io_failed_err(rc, sys_err);
   }
   W.tw = NULL;
 }

@@ -1,6 +1,7 @@
-/* ring.c — allocation, the extended (five-slot) record, the producer's
- * slow path (high-water wake-up, waiting for room on a full ring) and the
- * consumer side of the event ring (ring.h).
+/* ring.c — allocation (mapped, committed lazily and ahead of the producer
+ * by the consumer), reuse, the extended (five-slot) record, the producer's
+ * slow path (high-water wake-up, room held back for range ends, waiting for
+ * room on a full ring) and the consumer side of the event ring (ring.h).
  *
  * Waiting uses a futex on the ring's wake_seq: the producer announces itself
  * in `waiting`, the consumer bumps wake_seq and wakes it after releasing
@@ -14,6 +15,7 @@
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,18 +27,63 @@ int prof__ring_waitable;
 __thread int prof__ring_nowait __attribute__((tls_model("initial-exec")));
 void (*prof__ring_wake)(void);
 
-int prof__ring_init(prof__ring *r, size_t bytes) {
-  memset(r, 0, sizeof *r);
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+#define COMMIT_STEP 8192u /* slots (64 KiB): the least the consumer commits at once */
+
+size_t prof__ring_slots_for(size_t bytes) {
   size_t n = 16;
   while (n * sizeof(prof__slot) < bytes && n < ((size_t)1 << 31)) n <<= 1;
-  void *p = NULL;
-  if (posix_memalign(&p, 64, n * sizeof(prof__slot)) != 0) return PROF_ENOMEM;
-  memset(p, 0, n * sizeof(prof__slot)); /* touch pages now, not on the hot path */
+  return n;
+}
+
+int prof__ring_init(prof__ring *r, size_t bytes) {
+  memset(r, 0, sizeof *r);
+  size_t n = prof__ring_slots_for(bytes);
+  /* Mapped, not zeroed: a thread that records a few events commits one
+   * page, not the whole ring (its first event used to cost a megabyte of
+   * page faults). */
+  void *p = mmap(NULL, n * sizeof(prof__slot), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return PROF_ENOMEM;
   r->slot = p;
   r->mask = n - 1;
   r->high = (uint32_t)(n / 2);
   r->limit = r->high;
   return 0;
+}
+
+void prof__ring_reset(prof__ring *r) {
+  prof__slot *slot = r->slot;
+  /* The producer's writes committed the pages up to its head (all of them
+   * after a lap); the consumer may have committed more. */
+  uint64_t mask = r->mask, touched = r->head > mask ? mask + 1 : r->head;
+  uint64_t committed = touched > r->committed ? touched : r->committed;
+  memset(r, 0, sizeof *r);
+  r->slot = slot;
+  r->mask = mask;
+  r->committed = committed;
+  r->high = (uint32_t)((mask + 1) / 2);
+  r->limit = r->high;
+}
+
+void prof__ring_commit_ahead(prof__ring *r) {
+  uint64_t cap = r->mask + 1, done = r->committed;
+  if (done >= cap) return;
+  uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+  /* The lead grows with what the producer wrote: a thread with a few
+   * events gets one step, a busy one the half ring it may write before it
+   * wakes the consumer again. */
+  uint64_t lead = h < COMMIT_STEP ? COMMIT_STEP : h < r->high ? h : r->high;
+  uint64_t want = (h + lead + COMMIT_STEP - 1) / COMMIT_STEP * COMMIT_STEP;
+  if (h >= cap || want > cap) want = cap;
+  if (want <= done) return;
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)(r->slot + done) & ~(page - 1);
+  uintptr_t hi = (uintptr_t)(r->slot + want);
+  /* Faults the pages in without writing them: no race with the producer.
+   * Where the kernel cannot, the producer's own writes commit them. */
+  if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0) want = cap;
+  r->committed = want;
 }
 
 static uint64_t mono_ms(void) {
@@ -73,12 +120,14 @@ static uint64_t wait_room(prof__ring *r, uint64_t h, unsigned n, uint64_t t) {
   return t;
 }
 
+/* Room for `n` slots beside the room held back for range ends (`reserve`,
+ * ring.h): `limit` becomes the mark or the ring's end, less the reserve. */
 int prof__ring_room_slow(prof__ring *r, uint64_t h, unsigned n) {
-  uint64_t cap = r->mask + 1;
+  uint64_t cap = r->mask + 1, need = n + r->reserve;
   uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-  if (h + n - t <= r->high) { /* below the mark: arm it again */
+  if (h + need - t <= r->high) { /* below the mark: arm it again */
     r->woken = 0;
-    r->limit = t + r->high;
+    r->limit = t + r->high - r->reserve;
     return 1;
   }
   if (!r->woken) { /* crossed the mark: wake the writer, once */
@@ -86,18 +135,18 @@ int prof__ring_room_slow(prof__ring *r, uint64_t h, unsigned n) {
     void (*wake)(void) = __atomic_load_n(&prof__ring_wake, __ATOMIC_ACQUIRE);
     if (wake) wake();
   }
-  if (h + n - t > cap) t = wait_room(r, h, n, t);
-  if (h + n - t <= r->high) {
+  if (h + need - t > cap) t = wait_room(r, h, (unsigned)need, t);
+  if (h + need - t <= r->high) {
     r->woken = 0;
-    r->limit = t + r->high;
+    r->limit = t + r->high - r->reserve;
   } else {
-    r->limit = t + cap;
+    r->limit = t + cap - r->reserve; /* reserve <= cap - (h - t): never below tail */
   }
-  return h + n - t <= cap;
+  return h + need - t <= cap;
 }
 
 void prof__ring_free(prof__ring *r) {
-  free(r->slot);
+  if (r->slot) munmap(r->slot, (r->mask + 1) * sizeof(prof__slot));
   r->slot = NULL;
 }
 
@@ -133,6 +182,20 @@ __attribute__((noinline)) static int put_ext_slow(prof__ring *r, uint8_t type, u
     return 0;
   }
   store_ext(r, h, type, cat, aux, name, ts, a, b);
+  return 1;
+}
+
+int prof__ring_begin_slow(prof__ring *r, uint8_t cat, uint32_t name, uint64_t ts) {
+  uint64_t h = r->head;
+  unsigned n = ((ts - r->last) >> 32) | (name >> PROF_SLOT_NAME_BITS) ? PROF_SLOT_EXT_SLOTS : 1;
+  if (h + n + PROF_RING_END_SLOTS > r->limit && !prof__ring_room_slow(r, h, n + PROF_RING_END_SLOTS)) {
+    prof__ring_drop(r);
+    return 0;
+  }
+  if (n == 1) prof__ring_store1(r, h, PROF_EV_RANGE_BEGIN, cat, name, ts);
+  else store_ext(r, h, PROF_EV_RANGE_BEGIN, cat, 0, name, ts, 0, 0);
+  r->reserve += PROF_RING_END_SLOTS;
+  r->limit -= PROF_RING_END_SLOTS;
   return 1;
 }
 

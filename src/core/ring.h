@@ -19,6 +19,23 @@
  * the writer thread itself, in a thread marked prof__ring_nowait (signal
  * handlers), after shutdown began or in a forked child (prof__ring_waitable
  * is 0 there).
+ *
+ * Range pairs stay whole: a recorded range begin holds back room for its
+ * end (PROF_RING_END_SLOTS, enough for the longest record), counted in
+ * `reserve`. Every other event, and every further begin, must fit in the
+ * ring beside the reserved room; a begin that does not fit together with
+ * its own end is refused (dropped and counted), and so is then its end. The
+ * end of a recorded begin gives its reservation back and always fits. So a
+ * ring never holds more than `capacity - reserve` slots of other events;
+ * `limit` is kept below that (`limit` = base - reserve, where base is the
+ * mark or the ring's end as seen from some tail).
+ *
+ * Memory: the slots are mapped, not zeroed: the kernel commits a page when
+ * it is first written. The writer commits the pages ahead of a live
+ * producer (prof__ring_commit_ahead), so a long-lived thread rarely takes a
+ * page fault in an event, and a short-lived one commits only the pages it
+ * used. prof__ring_reset makes a drained ring as good as new, keeping its
+ * memory, for a thread that starts later (threads.c recycles them).
  */
 #ifndef PROF_RING_H
 #define PROF_RING_H
@@ -51,13 +68,19 @@ typedef struct prof__ring {
   uint32_t woken;       /* the writer was woken since the mark was armed */
   uint64_t waits;       /* times the producer waited for room */
   uint64_t stall_tail;  /* tail + 1 when a wait timed out (0: none) */
-  char pad[128 - 9 * 8]; /* keep the consumer's fields off the producer's line */
+  uint64_t reserve;     /* slots held back for the ends of recorded open ranges */
+  char pad[128 - 10 * 8]; /* keep the consumer's fields off the producer's line */
   /* consumer side */
   uint64_t tail;        /* next slot to read (published) */
   uint64_t cons_last;   /* ticks of the last event read */
   uint32_t waiting;     /* the producer sleeps on wake_seq */
   uint32_t wake_seq;    /* bumped by the consumer when it frees room for a waiter */
+  uint64_t committed;   /* slots known committed: by prof__ring_commit_ahead, or written before a reset */
 } prof__ring;
+
+/* Slots a range begin holds back for its end: the longest record (a gap of
+ * 2^32 ticks or more between begin and end needs the extended one). */
+#define PROF_RING_END_SLOTS PROF_SLOT_EXT_SLOTS
 
 /* Full-ring policy (0: drop and count, 1: wait for the writer). */
 extern int prof__ring_full_wait;
@@ -73,9 +96,20 @@ extern void (*prof__ring_wake)(void);
 #define PROF_RING_WAIT_MS 1000
 
 /* Allocate a ring of at least `bytes` (rounded up to a power of two number
- * of 8-byte slots, at least 16). Returns 0 or PROF_ENOMEM. */
+ * of 8-byte slots, at least 16). Maps the memory without touching it.
+ * Returns 0 or PROF_ENOMEM. */
 int prof__ring_init(prof__ring *r, size_t bytes);
+/* The capacity in slots prof__ring_init gives for `bytes`. */
+size_t prof__ring_slots_for(size_t bytes);
 void prof__ring_free(prof__ring *r);
+/* A drained ring whose producer is gone: empty it as new, keeping its
+ * memory (and the pages committed). */
+void prof__ring_reset(prof__ring *r);
+/* Consumer: commit the pages the producer will write next (half a ring
+ * ahead of its head), so it does not fault on them. No-op once the whole
+ * ring was committed, or where the kernel cannot do it (then the producer
+ * commits pages by writing them, as before). */
+void prof__ring_commit_ahead(prof__ring *r);
 
 /* Out of line: past `limit` (the mark, or a full ring). Returns 1 when
  * there is room for `n` slots (after waiting, under the wait policy). */
@@ -132,6 +166,30 @@ static inline int prof__ring_put(prof__ring *r, uint8_t type, uint8_t cat, uint3
                                  uint64_t ts, uint64_t a, uint64_t b) {
   if (a == 0 && b == 0) return prof__ring_put1(r, type, cat, name, ts);
   return prof__ring_put_ext(r, type, cat, 0, name, ts, a, b);
+}
+
+/* Out of line: a begin past `limit`, or one that needs the long record. */
+int prof__ring_begin_slow(prof__ring *r, uint8_t cat, uint32_t name, uint64_t ts);
+
+/* Append a range begin and hold back room for its end; returns 1, or 0
+ * when the ring cannot hold both beside the ends already held back (the
+ * begin is dropped and counted; its end must then be dropped too). */
+static inline int prof__ring_put_begin(prof__ring *r, uint8_t cat, uint32_t name, uint64_t ts) {
+  uint64_t dt = ts - r->last, h = r->head;
+  if (PROF_UNLIKELY((dt >> 32) | (name >> PROF_SLOT_NAME_BITS) | (h + 1 + PROF_RING_END_SLOTS > r->limit)))
+    return prof__ring_begin_slow(r, cat, name, ts);
+  prof__ring_store1(r, h, PROF_EV_RANGE_BEGIN, cat, name, ts);
+  r->reserve += PROF_RING_END_SLOTS;
+  r->limit -= PROF_RING_END_SLOTS;
+  return 1;
+}
+
+/* Append the end of a range whose begin was recorded: its held-back room
+ * is given back first, so it always fits. */
+static inline void prof__ring_put_end(prof__ring *r, uint32_t name, uint64_t ts) {
+  r->reserve -= PROF_RING_END_SLOTS;
+  r->limit += PROF_RING_END_SLOTS;
+  prof__ring_put1(r, PROF_EV_RANGE_END, 0, name, ts);
 }
 
 /* Consumer: slots waiting to be read. */

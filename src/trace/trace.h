@@ -89,6 +89,14 @@ uint64_t prof__tw_bytes(const prof__tw *w);
 /* Flush, write the FOOTER chunk from kv, close. Frees w (also on error).
  * Returns 0 or PROF_EIO. */
 int prof__tw_close(prof__tw *w, const prof__kv *kv, size_t n);
+/* The same, and *sys_err (may be NULL) receives prof__tw_errno() as it was
+ * before w was freed. */
+int prof__tw_finish(prof__tw *w, const prof__kv *kv, size_t n, int *sys_err);
+
+/* The errno of the first write (or close) that failed, captured when it
+ * failed; 0 when none did. A caller reporting PROF_EIO prints this, never
+ * the global errno of a later moment. */
+int prof__tw_errno(const prof__tw *w);
 
 /* Close without a footer (tests of truncation, fatal errors). Frees w. */
 void prof__tw_abort(prof__tw *w);

@@ -3,7 +3,8 @@
  * Callers queue strings, thread records and per-thread event batches; a
  * flush turns each queue into one chunk (strings first, so every event's
  * names are already in the file). Write errors (full disk, closed file) are
- * sticky: the first one is remembered and every later call fails fast.
+ * sticky: the first one is remembered, with the errno the system gave it at
+ * that moment (prof__tw_errno), and every later call fails fast.
  *
  * prof__tw_create (the profiler's traces) creates the file at its name
  * (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600: it holds the command line) and
@@ -54,6 +55,7 @@ typedef struct tw_queue {
 struct prof__tw {
   int fd;
   int failed;
+  int err; /* errno of the first failed write or close (0: none) */
   uint64_t bytes;
   tw_queue strings, threads, events;
   prof__zc *zc;
@@ -68,6 +70,7 @@ static int write_all(prof__tw *w, const void *p, size_t n) {
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
       w->failed = 1;
+      w->err = r < 0 && errno ? errno : EIO; /* a write of 0 bytes sets no errno */
       return PROF_EIO;
     }
     q += r;
@@ -106,9 +109,11 @@ static int put_header(prof__tw *w, const prof__kv *kv, size_t n) {
   return rc;
 }
 
-static void header_failed(int rc, const char *path, char *err) {
+/* The failure of a header write: the errno the writer kept for its first
+ * failed write (never a stale errno read later). */
+static void header_failed(int rc, int werr, const char *path, char *err) {
   snprintf(err, 256, "cannot write trace header to '%s': %s", path,
-           rc == PROF_ENOMEM ? "out of memory" : strerror(errno));
+           rc == PROF_ENOMEM ? "out of memory" : strerror(werr ? werr : EIO));
 }
 
 prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *err) {
@@ -131,7 +136,7 @@ prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *er
   (void)flock(w->fd, LOCK_EX | LOCK_NB); /* a fresh file: nobody else holds it */
   int rc = put_header(w, kv, n);
   if (rc) {
-    header_failed(rc, path, err);
+    header_failed(rc, w->err, path, err);
     unlink(tmp);
   } else if (prof__out_commit(tmp, path, err) != 0) {
     rc = PROF_EIO;
@@ -162,7 +167,7 @@ prof__tw *prof__tw_create(const char *path, const prof__kv *kv, size_t n, int *t
     rc = put_header(w, kv, n);
   }
   if (!rc) return w;
-  header_failed(rc, path, err);
+  header_failed(rc, w ? w->err : 0, path, err);
   unlink(path); /* this call created it */
   close(fd);
   if (w) prof__zc_free(w->zc);
@@ -371,14 +376,22 @@ static void tw_free(prof__tw *w) {
   free(w);
 }
 
-int prof__tw_close(prof__tw *w, const prof__kv *kv, size_t n) {
+int prof__tw_errno(const prof__tw *w) { return w ? w->err : 0; }
+
+int prof__tw_finish(prof__tw *w, const prof__kv *kv, size_t n, int *sys_err) {
   if (!w) return PROF_EINVAL;
   int rc = prof__tw_flush(w);
   int rc2 = kv_chunk(w, PROF_CHUNK_FOOTER, kv, n);
-  if (close(w->fd) != 0 && !rc) rc = PROF_EIO;
+  if (close(w->fd) != 0 && !rc && !rc2) {
+    rc = PROF_EIO;
+    if (!w->err) w->err = errno ? errno : EIO;
+  }
+  if (sys_err) *sys_err = w->err;
   tw_free(w);
   return rc ? rc : rc2;
 }
+
+int prof__tw_close(prof__tw *w, const prof__kv *kv, size_t n) { return prof__tw_finish(w, kv, n, NULL); }
 
 void prof__tw_abort(prof__tw *w) {
   if (!w) return;
