@@ -12,7 +12,7 @@ set(MLPROF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/mlprof)
 set_target_properties(mlprof_shared PROPERTIES EXPORT_NAME mlprof)
 set_target_properties(mlprof_static PROPERTIES EXPORT_NAME mlprof_static)
 
-install(FILES ${PROJECT_SOURCE_DIR}/include/mlprof.h
+install(FILES ${PROJECT_SOURCE_DIR}/include/mlprof.h ${PROJECT_SOURCE_DIR}/include/mlprof.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 
 install(TARGETS mlprof_shared mlprof_static EXPORT mlprofTargets
