@@ -25,6 +25,11 @@ install(TARGETS mlprof_shared mlprof_static EXPORT mlprofTargets
 
 if(TARGET mlprof_cli)
   install(TARGETS mlprof_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT bin)
+  # Its manual page and bash completion (tests/cli_docs.sh keeps both in
+  # step with the command's help).
+  install(FILES ${PROJECT_SOURCE_DIR}/docs/mlprof.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT bin)
+  install(FILES ${PROJECT_SOURCE_DIR}/tools/completion/mlprof.bash
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME mlprof COMPONENT bin)
 endif()
 
 install(EXPORT mlprofTargets NAMESPACE mlprof::

@@ -157,10 +157,14 @@ static void install_puts_files_in_place(void **state) {
     if (!th_exists(p)) print_message("missing: %s\n", p);
     assert_true(th_exists(p));
   }
-  if (th_exists(MLPROF_BIN_DIR "/mlprof")) { /* the command, when this build has it */
-    char p[1200];
-    snprintf(p, sizeof p, "%s/bin/mlprof", inst.prefix);
-    assert_true(th_exists(p));
+  if (th_exists(MLPROF_BIN_DIR "/mlprof")) { /* the command, its man page and completion */
+    const char *cli[] = {"bin/mlprof", "share/man/man1/mlprof.1", "share/bash-completion/completions/mlprof"};
+    for (size_t i = 0; i < sizeof cli / sizeof cli[0]; i++) {
+      char p[1200];
+      snprintf(p, sizeof p, "%s/%s", inst.prefix, cli[i]);
+      if (!th_exists(p)) print_message("missing: %s\n", p);
+      assert_true(th_exists(p));
+    }
   }
 }
 
