@@ -29,6 +29,15 @@ extern "C" {
 #  define PROF_API
 #endif
 
+/* `inline` for the header's own small functions, in every C mode (C89 too). */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#  define PROF__INLINE inline
+#elif defined(__GNUC__) || defined(__clang__)
+#  define PROF__INLINE __inline__
+#else
+#  define PROF__INLINE
+#endif
+
 /* ---- Compile-out switch ------------------------------------------------- */
 
 /* Built with MLPROF_DISABLED defined (`cc -DMLPROF_DISABLED`), a program
@@ -53,7 +62,7 @@ extern "C" {
 #    error "MLPROF_DISABLED is for programs that use mlprof, not for building libmlprof"
 #  endif
 #  undef PROF_API
-#  define PROF_API static inline
+#  define PROF_API static PROF__INLINE
 #  define prof_strerror mlprof__off_strerror
 #  define prof_config_default mlprof__off_config_default
 #  define prof_init mlprof__off_init
@@ -231,10 +240,10 @@ PROF_API void prof_range_pop(void);
  * the same rules for `name` (a literal or a string that stays valid), the
  * same cost and no allocation of their own; scopes nest with each other and
  * with explicit pushes made and popped inside them. A NULL name is ignored
- * and counted, like a push of NULL, and pops nothing. Each one is a declaration of a hidden variable
- * (several may share a line): write it as a statement of a block, not as
- * the whole body of an if or a loop. A longjmp() out of the block skips the
- * close. Needs GCC or Clang (the cleanup attribute); with MLPROF_DISABLED
+ * and counted, like a push of NULL, and pops nothing. Each one declares a
+ * hidden variable (several may share a line): write it as a statement of a
+ * block, not as the whole body of an if or a loop. A longjmp() out of the
+ * block skips the close. Needs GCC or Clang (the cleanup attribute); with MLPROF_DISABLED
  * it is an expression that evaluates its arguments and records nothing, on
  * any compiler. In C++, mlprof::Range (mlprof.hpp) is the same as an
  * object. */
@@ -248,11 +257,11 @@ PROF_API void prof_range_pop(void);
 #  else
 #    define PROF__SCOPE_VAR PROF__JOIN(prof__scope_, __LINE__)
 #  endif
-static inline const char *prof__scope_open(const char *name, int category) {
+static PROF__INLINE const char *prof__scope_open(const char *name, int category) {
   prof_range_push_cat(name, category);
   return name;
 }
-static inline void prof__scope_close(const char *const *name) {
+static PROF__INLINE void prof__scope_close(const char *const *name) {
   if (*name) prof_range_pop();
 }
 #  define PROF_SCOPE_CAT(name, category)                                      \
@@ -419,7 +428,7 @@ PROF_API const char *prof_trace_path(void);
 #  else
 #    define PROF__OFF_ZERO(type, var) type var = {0}
 #  endif
-static inline const char *mlprof__off_strerror(int err) {
+static PROF__INLINE const char *mlprof__off_strerror(int err) {
   switch (err) {
   case 0:
     return "success";
@@ -432,85 +441,85 @@ static inline const char *mlprof__off_strerror(int err) {
     return "unknown error";
   }
 }
-static inline prof_config mlprof__off_config_default(void) {
+static PROF__INLINE prof_config mlprof__off_config_default(void) {
   PROF__OFF_ZERO(prof_config, c);
   c.size = sizeof c;
   c.report = -1;
   return c;
 }
-static inline int mlprof__off_init(const prof_config *cfg) {
+static PROF__INLINE int mlprof__off_init(const prof_config *cfg) {
   if (cfg && (cfg->size < offsetof(prof_config, ring_kb) || cfg->size > 4096)) return PROF_EINVAL;
   return PROF_EDISABLED;
 }
-static inline int mlprof__off_shutdown(void) { return 0; }
-static inline int mlprof__off_start(void) { return PROF_EDISABLED; }
-static inline int mlprof__off_stop(void) { return PROF_ESTATE; }
-static inline uint64_t mlprof__off_step_count(void) { return 0; }
-static inline void mlprof__off_range_push(const char *name) { (void)name; }
-static inline void mlprof__off_range_push_cat(const char *name, int category) {
+static PROF__INLINE int mlprof__off_shutdown(void) { return 0; }
+static PROF__INLINE int mlprof__off_start(void) { return PROF_EDISABLED; }
+static PROF__INLINE int mlprof__off_stop(void) { return PROF_ESTATE; }
+static PROF__INLINE uint64_t mlprof__off_step_count(void) { return 0; }
+static PROF__INLINE void mlprof__off_range_push(const char *name) { (void)name; }
+static PROF__INLINE void mlprof__off_range_push_cat(const char *name, int category) {
   (void)name;
   (void)category;
 }
-static inline void mlprof__off_range_pop(void) {}
-static inline void mlprof__off_scope(const char *name, int category) {
+static PROF__INLINE void mlprof__off_range_pop(void) {}
+static PROF__INLINE void mlprof__off_scope(const char *name, int category) {
   (void)name;
   (void)category;
 }
-static inline void mlprof__off_mark(const char *name) { (void)name; }
-static inline void mlprof__off_counter(const char *name, double value) {
+static PROF__INLINE void mlprof__off_mark(const char *name) { (void)name; }
+static PROF__INLINE void mlprof__off_counter(const char *name, double value) {
   (void)name;
   (void)value;
 }
-static inline uint32_t mlprof__off_name_id(const char *name) {
+static PROF__INLINE uint32_t mlprof__off_name_id(const char *name) {
   (void)name;
   return 0;
 }
-static inline void mlprof__off_range_push_id(uint32_t name_id, int category) {
+static PROF__INLINE void mlprof__off_range_push_id(uint32_t name_id, int category) {
   (void)name_id;
   (void)category;
 }
-static inline void mlprof__off_mark_id(uint32_t name_id) { (void)name_id; }
-static inline void mlprof__off_counter_id(uint32_t name_id, double value) {
+static PROF__INLINE void mlprof__off_mark_id(uint32_t name_id) { (void)name_id; }
+static PROF__INLINE void mlprof__off_counter_id(uint32_t name_id, double value) {
   (void)name_id;
   (void)value;
 }
-static inline void mlprof__off_comm_id(uint32_t name_id, uint64_t bytes, int comm_size, int peer) {
+static PROF__INLINE void mlprof__off_comm_id(uint32_t name_id, uint64_t bytes, int comm_size, int peer) {
   (void)name_id;
   (void)bytes;
   (void)comm_size;
   (void)peer;
 }
-static inline void mlprof__off_comm_done_id(uint32_t name_id, uint64_t bytes, uint64_t hidden_ns) {
+static PROF__INLINE void mlprof__off_comm_done_id(uint32_t name_id, uint64_t bytes, uint64_t hidden_ns) {
   (void)name_id;
   (void)bytes;
   (void)hidden_ns;
 }
-static inline int mlprof__off_meta(const char *key, const char *value) {
+static PROF__INLINE int mlprof__off_meta(const char *key, const char *value) {
   return key && value ? PROF_ESTATE : PROF_EINVAL;
 }
-static inline int mlprof__off_mem_pool(const char *name) {
+static PROF__INLINE int mlprof__off_mem_pool(const char *name) {
   return name && *name ? PROF_ESTATE : PROF_EINVAL;
 }
-static inline void mlprof__off_mem_alloc(int pool, const void *ptr, size_t size) {
+static PROF__INLINE void mlprof__off_mem_alloc(int pool, const void *ptr, size_t size) {
   (void)pool;
   (void)ptr;
   (void)size;
 }
-static inline void mlprof__off_mem_free(int pool, const void *ptr) {
+static PROF__INLINE void mlprof__off_mem_free(int pool, const void *ptr) {
   (void)pool;
   (void)ptr;
 }
-static inline void mlprof__off_scalar(const char *tag, double value) {
+static PROF__INLINE void mlprof__off_scalar(const char *tag, double value) {
   (void)tag;
   (void)value;
 }
-static inline void mlprof__off_histogram(const char *tag, int kind, const float *values, size_t n) {
+static PROF__INLINE void mlprof__off_histogram(const char *tag, int kind, const float *values, size_t n) {
   (void)tag;
   (void)kind;
   (void)values;
   (void)n;
 }
-static inline void mlprof__off_histogram_units(const char *tag, int kind, const float *values, size_t n,
+static PROF__INLINE void mlprof__off_histogram_units(const char *tag, int kind, const float *values, size_t n,
                                                size_t units) {
   (void)tag;
   (void)kind;
@@ -518,19 +527,19 @@ static inline void mlprof__off_histogram_units(const char *tag, int kind, const 
   (void)n;
   (void)units;
 }
-static inline int mlprof__off_snapshot(const char *path) {
+static PROF__INLINE int mlprof__off_snapshot(const char *path) {
   (void)path;
   return PROF_ESTATE;
 }
-static inline void mlprof__off_graph_edge(const char *from, const char *to) {
+static PROF__INLINE void mlprof__off_graph_edge(const char *from, const char *to) {
   (void)from;
   (void)to;
 }
-static inline void mlprof__off_graph_edge_id(uint32_t from_id, uint32_t to_id) {
+static PROF__INLINE void mlprof__off_graph_edge_id(uint32_t from_id, uint32_t to_id) {
   (void)from_id;
   (void)to_id;
 }
-static inline void mlprof__off_graph_node(const char *name, const char *kind, const char *parent, uint64_t params,
+static PROF__INLINE void mlprof__off_graph_node(const char *name, const char *kind, const char *parent, uint64_t params,
                                           uint64_t param_bytes) {
   (void)name;
   (void)kind;
@@ -538,7 +547,7 @@ static inline void mlprof__off_graph_node(const char *name, const char *kind, co
   (void)params;
   (void)param_bytes;
 }
-static inline void mlprof__off_graph_node_id(uint32_t name_id, uint32_t kind_id, uint32_t parent_id,
+static PROF__INLINE void mlprof__off_graph_node_id(uint32_t name_id, uint32_t kind_id, uint32_t parent_id,
                                              uint64_t params, uint64_t param_bytes) {
   (void)name_id;
   (void)kind_id;
@@ -546,16 +555,17 @@ static inline void mlprof__off_graph_node_id(uint32_t name_id, uint32_t kind_id,
   (void)params;
   (void)param_bytes;
 }
-static inline int mlprof__off_stats_get(prof_stats *st) {
-  if (!st || st->size < sizeof(size_t)) return PROF_EINVAL;
+static PROF__INLINE int mlprof__off_stats_get(prof_stats *st) {
   PROF__OFF_ZERO(prof_stats, s);
-  s.size = st->size < sizeof s ? st->size : sizeof s;
   const unsigned char *from = (const unsigned char *)&s;
   unsigned char *to = (unsigned char *)st;
-  for (size_t i = 0; i < s.size; i++) to[i] = from[i];
+  size_t i;
+  if (!st || st->size < sizeof(size_t)) return PROF_EINVAL;
+  s.size = st->size < sizeof s ? st->size : sizeof s;
+  for (i = 0; i < s.size; i++) to[i] = from[i];
   return 0;
 }
-static inline const char *mlprof__off_trace_path(void) { return 0; }
+static PROF__INLINE const char *mlprof__off_trace_path(void) { return 0; }
 #  undef PROF__OFF_ZERO
 #endif /* MLPROF_DISABLED */
 
