@@ -1,8 +1,10 @@
 # MlprofInstall.cmake — what `cmake --install` puts where.
 #
-# Installs the public header, libmlprof.so* and libmlprof.a, the mlprof
-# command, a relocatable CMake package (mlprof::mlprof, mlprof::mlprof_static)
-# and a relocatable pkg-config file. Both package files work from whatever
+# Installs the public headers (mlprof.h, mlprof.hpp), libmlprof.so* and
+# libmlprof.a, libmlprof_mpi.so* when MPI was found, the mlprof command with
+# its man page and bash completion, a relocatable CMake package
+# (mlprof::mlprof, mlprof::mlprof_static, mlprof::mlprof_mpi) and relocatable
+# pkg-config files (mlprof, mlprof_mpi). Both package files work from whatever
 # prefix the tree is installed to (`cmake --install build --prefix DIR`).
 
 include_guard(GLOBAL)
@@ -12,7 +14,7 @@ set(MLPROF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/mlprof)
 set_target_properties(mlprof_shared PROPERTIES EXPORT_NAME mlprof)
 set_target_properties(mlprof_static PROPERTIES EXPORT_NAME mlprof_static)
 
-install(FILES ${PROJECT_SOURCE_DIR}/include/mlprof.h
+install(FILES ${PROJECT_SOURCE_DIR}/include/mlprof.h ${PROJECT_SOURCE_DIR}/include/mlprof.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 
 install(TARGETS mlprof_shared mlprof_static EXPORT mlprofTargets
@@ -23,6 +25,11 @@ install(TARGETS mlprof_shared mlprof_static EXPORT mlprofTargets
 
 if(TARGET mlprof_cli)
   install(TARGETS mlprof_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT bin)
+  # Its manual page and bash completion (tests/cli_docs.sh keeps both in
+  # step with the command's help).
+  install(FILES ${PROJECT_SOURCE_DIR}/docs/mlprof.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT bin)
+  install(FILES ${PROJECT_SOURCE_DIR}/tools/completion/mlprof.bash
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME mlprof COMPONENT bin)
 endif()
 
 install(EXPORT mlprofTargets NAMESPACE mlprof::
@@ -60,7 +67,12 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
   set(MLPROF_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
-set(_pc_libs -lzstd ${MLPROF_EXTRA_PC_LIBS} -lpthread -lm)
+# Dependencies with a .pc file in Requires.private (what they link in turn
+# comes with them under `pkg-config --static`), the rest in Libs.private.
+set(_pc_requires libzstd ${MLPROF_EXTRA_PC_REQUIRES})
+list(REMOVE_DUPLICATES _pc_requires)
+list(JOIN _pc_requires ", " MLPROF_PC_REQUIRES_PRIVATE)
+set(_pc_libs ${MLPROF_EXTRA_PC_LIBS} -lpthread -lm)
 if(CMAKE_DL_LIBS)
   list(APPEND _pc_libs -l${CMAKE_DL_LIBS})
 endif()
@@ -68,6 +80,10 @@ list(REMOVE_DUPLICATES _pc_libs)
 list(JOIN _pc_libs " " MLPROF_PC_LIBS_PRIVATE)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/mlprof.pc.in ${PROJECT_BINARY_DIR}/mlprof.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/mlprof.pc DESTINATION ${MLPROF_PC_DIR} COMPONENT dev)
+if(TARGET mlprof_mpi) # the PMPI wrappers, when MPI was found (src/mpi)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/mlprof_mpi.pc.in ${PROJECT_BINARY_DIR}/mlprof_mpi.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/mlprof_mpi.pc DESTINATION ${MLPROF_PC_DIR} COMPONENT dev)
+endif()
 
 # Documentation, when present.
 foreach(doc README.md LICENSE)

@@ -29,6 +29,74 @@ extern "C" {
 #  define PROF_API
 #endif
 
+/* `inline` for the header's own small functions, in every C mode (C89 too). */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#  define PROF__INLINE inline
+#elif defined(__GNUC__) || defined(__clang__)
+#  define PROF__INLINE __inline__
+#else
+#  define PROF__INLINE
+#endif
+
+/* ---- Compile-out switch ------------------------------------------------- */
+
+/* Built with MLPROF_DISABLED defined (`cc -DMLPROF_DISABLED`), a program
+ * keeps every prof_* call, PROF_SCOPE and mlprof::Range / mlprof::Step in
+ * its source, but they compile to nothing, and it links and runs without
+ * libmlprof: each function below becomes a static inline stub whose name is
+ * mapped (by a macro) to mlprof__off_<name>, so the object files reference
+ * no prof_* symbol at all. The arguments are still type-checked and
+ * evaluated exactly once. The stubs return what a profiler disabled at run
+ * time (MLPROF_DISABLE=1) returns: prof_init() and prof_start()
+ * PROF_EDISABLED (prof_init() PROF_EINVAL for a bad cfg->size, as at run
+ * time), prof_stop() PROF_ESTATE, prof_shutdown() 0, prof_meta() and
+ * prof_mem_pool() PROF_EINVAL for a missing argument else PROF_ESTATE,
+ * prof_snapshot() PROF_ESTATE, prof_name_id() and prof_step_count() 0,
+ * prof_trace_path() NULL, prof_stats_get() 0 with every counter 0 (or
+ * PROF_EINVAL, as at run time); prof_strerror() and prof_config_default()
+ * work as in the library. Nothing is counted, nothing is written, and no
+ * environment variable is read. The types, enums, error codes and
+ * MLPROF_VERSION_* stay. The library itself cannot be built this way. */
+#if defined(MLPROF_DISABLED)
+#  if defined(MLPROF_BUILDING)
+#    error "MLPROF_DISABLED is for programs that use mlprof, not for building libmlprof"
+#  endif
+#  undef PROF_API
+#  define PROF_API static PROF__INLINE
+#  define prof_strerror mlprof__off_strerror
+#  define prof_config_default mlprof__off_config_default
+#  define prof_init mlprof__off_init
+#  define prof_shutdown mlprof__off_shutdown
+#  define prof_start mlprof__off_start
+#  define prof_stop mlprof__off_stop
+#  define prof_step_count mlprof__off_step_count
+#  define prof_range_push mlprof__off_range_push
+#  define prof_range_push_cat mlprof__off_range_push_cat
+#  define prof_range_pop mlprof__off_range_pop
+#  define prof_mark mlprof__off_mark
+#  define prof_counter mlprof__off_counter
+#  define prof_name_id mlprof__off_name_id
+#  define prof_range_push_id mlprof__off_range_push_id
+#  define prof_mark_id mlprof__off_mark_id
+#  define prof_counter_id mlprof__off_counter_id
+#  define prof_comm_id mlprof__off_comm_id
+#  define prof_comm_done_id mlprof__off_comm_done_id
+#  define prof_meta mlprof__off_meta
+#  define prof_mem_pool mlprof__off_mem_pool
+#  define prof_mem_alloc mlprof__off_mem_alloc
+#  define prof_mem_free mlprof__off_mem_free
+#  define prof_scalar mlprof__off_scalar
+#  define prof_histogram mlprof__off_histogram
+#  define prof_histogram_units mlprof__off_histogram_units
+#  define prof_snapshot mlprof__off_snapshot
+#  define prof_graph_edge mlprof__off_graph_edge
+#  define prof_graph_edge_id mlprof__off_graph_edge_id
+#  define prof_graph_node mlprof__off_graph_node
+#  define prof_graph_node_id mlprof__off_graph_node_id
+#  define prof_stats_get mlprof__off_stats_get
+#  define prof_trace_path mlprof__off_trace_path
+#endif
+
 #define MLPROF_VERSION_MAJOR 0
 #define MLPROF_VERSION_MINOR 1
 #define MLPROF_VERSION_PATCH 0
@@ -169,6 +237,47 @@ PROF_API void prof_range_push_cat(const char *name, int category);
 /* End the innermost range of the calling thread. A pop with no open range is
  * ignored and counted. */
 PROF_API void prof_range_pop(void);
+
+/* PROF_SCOPE("name") opens a range (category PROF_CAT_COMPUTE) where it
+ * stands and closes it when the enclosing block is left by any path: its
+ * end, return, break, continue or goto out of it (and, in C++, an exception
+ * passing through). PROF_SCOPE_CAT(name, category) does the same with a
+ * category. They are the pair prof_range_push_cat() / prof_range_pop(), with
+ * the same rules for `name` (a literal or a string that stays valid), the
+ * same cost and no allocation of their own; scopes nest with each other and
+ * with explicit pushes made and popped inside them. A NULL name is ignored
+ * and counted, like a push of NULL, and pops nothing. Each one declares a
+ * hidden variable (several may share a line): write it as a statement of a
+ * block, not as the whole body of an if or a loop. A longjmp() out of the
+ * block skips the close. Needs GCC or Clang (the cleanup attribute); with MLPROF_DISABLED
+ * it is an expression that evaluates its arguments and records nothing, on
+ * any compiler. In C++, mlprof::Range (mlprof.hpp) is the same as an
+ * object. */
+#if defined(MLPROF_DISABLED)
+#  define PROF_SCOPE_CAT(name, category) mlprof__off_scope((name), (category))
+#elif defined(__GNUC__) || defined(__clang__)
+#  define PROF__JOIN2(a, b) a##b
+#  define PROF__JOIN(a, b) PROF__JOIN2(a, b)
+#  if defined(__COUNTER__)
+#    define PROF__SCOPE_VAR PROF__JOIN(prof__scope_, __COUNTER__)
+#  else
+#    define PROF__SCOPE_VAR PROF__JOIN(prof__scope_, __LINE__)
+#  endif
+static PROF__INLINE const char *prof__scope_open(const char *name, int category) {
+  prof_range_push_cat(name, category);
+  return name;
+}
+static PROF__INLINE void prof__scope_close(const char *const *name) {
+  if (*name) prof_range_pop();
+}
+#  define PROF_SCOPE_CAT(name, category)                                      \
+    const char *const PROF__SCOPE_VAR                                         \
+        __attribute__((cleanup(prof__scope_close), unused)) =                 \
+            prof__scope_open((name), (category))
+#else
+#  define PROF_SCOPE_CAT(name, category) PROF_SCOPE_needs_GCC_or_Clang_or_MLPROF_DISABLED
+#endif
+#define PROF_SCOPE(name) PROF_SCOPE_CAT(name, PROF_CAT_COMPUTE)
 
 /* An instant event on the calling thread. NULL is ignored and counted. */
 PROF_API void prof_mark(const char *name);
@@ -317,6 +426,155 @@ PROF_API int prof_stats_get(prof_stats *st);
 /* Path of the trace being written (the name actually taken: never an
  * existing trace's), or NULL when not running. */
 PROF_API const char *prof_trace_path(void);
+
+/* ---- Compile-out stubs (MLPROF_DISABLED; see the top of this file) ------ */
+
+#if defined(MLPROF_DISABLED)
+#  if defined(__cplusplus)
+#    define PROF__OFF_ZERO(type, var) type var = type()
+#  else
+#    define PROF__OFF_ZERO(type, var) type var = {0}
+#  endif
+static PROF__INLINE const char *mlprof__off_strerror(int err) {
+  switch (err) {
+  case 0:
+    return "success";
+#  define PROF__OFF_ERR_CASE(name, value, msg) \
+  case value:                                  \
+    return msg;
+    PROF_ERRORS(PROF__OFF_ERR_CASE)
+#  undef PROF__OFF_ERR_CASE
+  default:
+    return "unknown error";
+  }
+}
+static PROF__INLINE prof_config mlprof__off_config_default(void) {
+  PROF__OFF_ZERO(prof_config, c);
+  c.size = sizeof c;
+  c.report = -1;
+  return c;
+}
+static PROF__INLINE int mlprof__off_init(const prof_config *cfg) {
+  if (cfg && (cfg->size < offsetof(prof_config, ring_kb) || cfg->size > 4096)) return PROF_EINVAL;
+  return PROF_EDISABLED;
+}
+static PROF__INLINE int mlprof__off_shutdown(void) { return 0; }
+static PROF__INLINE int mlprof__off_start(void) { return PROF_EDISABLED; }
+static PROF__INLINE int mlprof__off_stop(void) { return PROF_ESTATE; }
+static PROF__INLINE uint64_t mlprof__off_step_count(void) { return 0; }
+static PROF__INLINE void mlprof__off_range_push(const char *name) { (void)name; }
+static PROF__INLINE void mlprof__off_range_push_cat(const char *name, int category) {
+  (void)name;
+  (void)category;
+}
+static PROF__INLINE void mlprof__off_range_pop(void) {}
+static PROF__INLINE void mlprof__off_scope(const char *name, int category) {
+  (void)name;
+  (void)category;
+}
+static PROF__INLINE void mlprof__off_mark(const char *name) { (void)name; }
+static PROF__INLINE void mlprof__off_counter(const char *name, double value) {
+  (void)name;
+  (void)value;
+}
+static PROF__INLINE uint32_t mlprof__off_name_id(const char *name) {
+  (void)name;
+  return 0;
+}
+static PROF__INLINE void mlprof__off_range_push_id(uint32_t name_id, int category) {
+  (void)name_id;
+  (void)category;
+}
+static PROF__INLINE void mlprof__off_mark_id(uint32_t name_id) { (void)name_id; }
+static PROF__INLINE void mlprof__off_counter_id(uint32_t name_id, double value) {
+  (void)name_id;
+  (void)value;
+}
+static PROF__INLINE void mlprof__off_comm_id(uint32_t name_id, uint64_t bytes, int comm_size, int peer) {
+  (void)name_id;
+  (void)bytes;
+  (void)comm_size;
+  (void)peer;
+}
+static PROF__INLINE void mlprof__off_comm_done_id(uint32_t name_id, uint64_t bytes, uint64_t hidden_ns) {
+  (void)name_id;
+  (void)bytes;
+  (void)hidden_ns;
+}
+static PROF__INLINE int mlprof__off_meta(const char *key, const char *value) {
+  return key && value ? PROF_ESTATE : PROF_EINVAL;
+}
+static PROF__INLINE int mlprof__off_mem_pool(const char *name) {
+  return name && *name ? PROF_ESTATE : PROF_EINVAL;
+}
+static PROF__INLINE void mlprof__off_mem_alloc(int pool, const void *ptr, size_t size) {
+  (void)pool;
+  (void)ptr;
+  (void)size;
+}
+static PROF__INLINE void mlprof__off_mem_free(int pool, const void *ptr) {
+  (void)pool;
+  (void)ptr;
+}
+static PROF__INLINE void mlprof__off_scalar(const char *tag, double value) {
+  (void)tag;
+  (void)value;
+}
+static PROF__INLINE void mlprof__off_histogram(const char *tag, int kind, const float *values, size_t n) {
+  (void)tag;
+  (void)kind;
+  (void)values;
+  (void)n;
+}
+static PROF__INLINE void mlprof__off_histogram_units(const char *tag, int kind, const float *values, size_t n,
+                                               size_t units) {
+  (void)tag;
+  (void)kind;
+  (void)values;
+  (void)n;
+  (void)units;
+}
+static PROF__INLINE int mlprof__off_snapshot(const char *path) {
+  (void)path;
+  return PROF_ESTATE;
+}
+static PROF__INLINE void mlprof__off_graph_edge(const char *from, const char *to) {
+  (void)from;
+  (void)to;
+}
+static PROF__INLINE void mlprof__off_graph_edge_id(uint32_t from_id, uint32_t to_id) {
+  (void)from_id;
+  (void)to_id;
+}
+static PROF__INLINE void mlprof__off_graph_node(const char *name, const char *kind, const char *parent, uint64_t params,
+                                          uint64_t param_bytes) {
+  (void)name;
+  (void)kind;
+  (void)parent;
+  (void)params;
+  (void)param_bytes;
+}
+static PROF__INLINE void mlprof__off_graph_node_id(uint32_t name_id, uint32_t kind_id, uint32_t parent_id,
+                                             uint64_t params, uint64_t param_bytes) {
+  (void)name_id;
+  (void)kind_id;
+  (void)parent_id;
+  (void)params;
+  (void)param_bytes;
+}
+static PROF__INLINE int mlprof__off_stats_get(prof_stats *st) {
+  PROF__OFF_ZERO(prof_stats, s);
+  const unsigned char *from = (const unsigned char *)&s;
+  unsigned char *to = (unsigned char *)st;
+  size_t i;
+  if (!st || st->size < sizeof(size_t)) return PROF_EINVAL;
+  s.size = st->size < sizeof s ? st->size : sizeof s;
+  for (i = 0; i < s.size; i++) to[i] = from[i];
+  return 0;
+}
+static PROF__INLINE const char *mlprof__off_trace_path(void) { return 0; }
+#  undef PROF__OFF_ZERO
+#endif /* MLPROF_DISABLED */
 
 #ifdef __cplusplus
 }
