@@ -4,7 +4,7 @@
  *
  * A subcommand lives in its own file (tools/cmd_<name>.c) defining
  * `const mlprof_cmd mlprof_cmd_<name>`, and is listed once in the
- * MLPROF_COMMANDS table in tools/mlprof.c.
+ * MLPROF_COMMANDS table in tools/main.c.
  */
 #ifndef MLPROF_CLI_H
 #define MLPROF_CLI_H

@@ -193,7 +193,7 @@ const char *prof__an_header(const prof__an *an, const char *key);
 size_t prof__an_thread_index(const prof__an *an, uint32_t tid);
 
 /* The context of the event a record hook is handed, kept once by the
- * engine's model (engine/model.c), after the model has applied the event:
+ * engine's model (engine/trace_model.c), after the model has applied the event:
  * its thread, that thread's open ranges and its step. A RANGE_BEGIN's range
  * is open already, a RANGE_END's is closed. Sections read it instead of
  * rebuilding range stacks and step state of their own. Valid in record

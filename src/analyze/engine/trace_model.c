@@ -1,4 +1,4 @@
-/* model.c — the core model of a trace: threads, ranges, steps and the
+/* trace_model.c — the core model of a trace: threads, ranges, steps and the
  * step-time breakdown, built one record at a time.
  *
  * Each thread keeps its own stack of open ranges, so the order in which

@@ -1,6 +1,6 @@
-/* sec_model.h — the "model" (training health) section's state, shared by
- * its record pass and findings (sec_model.c) and its text and JSON output
- * (sec_model_out.c).
+/* sec_health.h — the "model" (training health) section's state, shared by
+ * its record pass and findings (sec_health.c) and its text and JSON output
+ * (sec_health_out.c).
  */
 #ifndef MLPROF_SEC_MODEL_H
 #define MLPROF_SEC_MODEL_H
@@ -45,7 +45,7 @@ typedef struct health {
   uint64_t step;
   double value;
   /* the finding as written for this tensor alone; findings of one id on
-   * several tensors become one finding naming them all (sec_model.c) */
+   * several tensors become one finding naming them all (sec_health.c) */
   char sev[8];
   char title[256];
   char measured[512];
@@ -63,11 +63,11 @@ typedef struct model_st {
 } model_st;
 
 /* The metric of a validation tag (MLPROF_VAL_PREFIXES), or NULL. */
-const char *prof__sec_model_val_metric(const char *tag);
+const char *prof__sec_health_val_metric(const char *tag);
 /* "weight", "gradient", "activation" or "other". */
-const char *prof__sec_model_kind_name(int k);
-/* The section's text and JSON output (sec_model_out.c). */
-void prof__sec_model_json(prof__an *an, void *vst, prof__json *j);
-void prof__sec_model_text(prof__an *an, void *vst, FILE *out);
+const char *prof__sec_health_kind_name(int k);
+/* The section's text and JSON output (sec_health_out.c). */
+void prof__sec_health_json(prof__an *an, void *vst, prof__json *j);
+void prof__sec_health_text(prof__an *an, void *vst, FILE *out);
 
 #endif

@@ -1,4 +1,4 @@
-/* test_model_capture.c — interactive profiling through real processes: the
+/* test_capture.c — interactive profiling through real processes: the
  * step schedule (only active steps recorded, one complete trace per cycle),
  * on-demand capture from the live page and from the signal, `mlprof top
  * --once` and `mlprof trigger` against a running job, and MLPROF_BREAK_AT

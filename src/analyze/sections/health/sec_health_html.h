@@ -1,10 +1,10 @@
-/* sec_model_html.h — the HTML model-health panel, fed by the "model"
- * section (sec_model.c) through plain arrays: metric curves per step (train
+/* sec_health_html.h — the HTML model-health panel, fed by the "model"
+ * section (sec_health.c) through plain arrays: metric curves per step (train
  * and validation of one metric on one chart), per-tensor RMS over steps
  * (log scale), and a distribution-over-time view per tensor (min..max and
  * mean ± std bands around the mean, like TensorBoard's distributions). */
-#ifndef PROF_SEC_MODEL_HTML_H
-#define PROF_SEC_MODEL_HTML_H
+#ifndef PROF_SEC_HEALTH_HTML_H
+#define PROF_SEC_HEALTH_HTML_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +27,6 @@ typedef struct prof__mh_tensor {
 } prof__mh_tensor;
 
 /* The panel (section id "model"); writes nothing without data. */
-void prof__sec_model_html(FILE *out, const prof__mh_metric *m, size_t nm, const prof__mh_tensor *t, size_t nt);
+void prof__sec_health_html(FILE *out, const prof__mh_metric *m, size_t nm, const prof__mh_tensor *t, size_t nt);
 
 #endif

@@ -1,4 +1,4 @@
-/* test_model.c — model health: the one-pass tensor summary against a naive
+/* test_health.c — model health: the one-pass tensor summary against a naive
  * reference, the HIST record codec, schedule parsing, every health rule on
  * a run built to trigger it and on a healthy run that must not, and the
  * producer API end to end (scalars and histograms read back from a trace). */

@@ -1,4 +1,4 @@
-/* sec_model_out.c — the "model" section's JSON ("model": scalars and
+/* sec_health_out.c — the "model" section's JSON ("model": scalars and
  * tensor summaries over the run, thinned to SERIES_MAX points) and text
  * output (a sparkline per metric, the last summary per tensor).
  */
@@ -6,17 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/sections/health/sec_model.h"
+#include "analyze/sections/health/sec_health.h"
 #include "analyze/util/termsafe.h"
 
 /* ---- reports ---------------------------------------------------------------- */
 
-const char *prof__sec_model_kind_name(int k) {
+const char *prof__sec_health_kind_name(int k) {
   static const char *const n[] = {"weight", "gradient", "activation", "other"};
   return k >= 0 && k <= 3 ? n[k] : "other";
 }
 
-static const char *split_of(const char *tag) { return prof__sec_model_val_metric(tag) ? "val" : "train"; }
+static const char *split_of(const char *tag) { return prof__sec_health_val_metric(tag) ? "val" : "train"; }
 
 /* A stride so that a series of n points prints at most SERIES_MAX. */
 static size_t stride(size_t n) { return n <= SERIES_MAX ? 1 : (n + SERIES_MAX - 1) / SERIES_MAX; }
@@ -86,7 +86,7 @@ static void json_summary(prof__json *j, const prof__hsum *s) {
 static void json_hist(prof__an *an, prof__json *j, const htag *h) {
   prof__json_obj_begin(j);
   prof__json_kstr(j, "tag", prof__an_str(an, h->id));
-  prof__json_kstr(j, "kind", prof__sec_model_kind_name(h->kind));
+  prof__json_kstr(j, "kind", prof__sec_health_kind_name(h->kind));
   prof__json_kuint(j, "records", h->n);
   prof__json_key(j, "last");
   json_summary(j, &h->last);
@@ -110,7 +110,7 @@ static void json_hist(prof__an *an, prof__json *j, const htag *h) {
   prof__json_obj_end(j);
 }
 
-void prof__sec_model_json(prof__an *an, void *vst, prof__json *j) {
+void prof__sec_health_json(prof__an *an, void *vst, prof__json *j) {
   model_st *st = vst;
   if (!st->ns && !st->nh) return;
   prof__json_key(j, "model");
@@ -177,7 +177,7 @@ static void text_hist(prof__an *an, FILE *out, const htag *h) {
   const prof__hsum *s = &h->last;
   char nm[PROF_TERM_NAME];
   fprintf(out, "  %-24s %-10s %6zu  rms %-9.3g mean %-9.3g std %-9.3g zeros %5.1f%%  nan/inf %llu\n",
-          prof__term_name(nm, sizeof nm, prof__an_str(an, h->id)), prof__sec_model_kind_name(h->kind), h->n, prof__rec_hist_rms(s), s->mean, s->std,
+          prof__term_name(nm, sizeof nm, prof__an_str(an, h->id)), prof__sec_health_kind_name(h->kind), h->n, prof__rec_hist_rms(s), s->mean, s->std,
           s->count ? 100.0 * (double)s->zeros / (double)s->count : 0, (unsigned long long)(s->nan + s->inf));
   if (h->kind != PROF_HIST_GRADIENT || h->n < 2) return;
   enum { W = 48 };
@@ -192,7 +192,7 @@ static void text_hist(prof__an *an, FILE *out, const htag *h) {
   fputc('\n', out);
 }
 
-void prof__sec_model_text(prof__an *an, void *vst, FILE *out) {
+void prof__sec_health_text(prof__an *an, void *vst, FILE *out) {
   model_st *st = vst;
   if (!st->ns && !st->nh) return;
   fprintf(out, "\nModel health (%zu metrics, %zu tensors; findings above)\n", st->ns, st->nh);

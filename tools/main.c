@@ -1,4 +1,4 @@
-/* mlprof.c — the `mlprof` command: finds the subcommand in one table and
+/* main.c — the `mlprof` command: finds the subcommand in one table and
  * runs it. A new subcommand is one X(name) line in MLPROF_COMMANDS plus its
  * own tools/cmd_<name>.c defining `const mlprof_cmd mlprof_cmd_<name>`.
  */

@@ -1,4 +1,4 @@
-/* sec_model.c — the "model" report section: per-step metrics (prof_scalar)
+/* sec_health.c — the training-health report section ("model" in the JSON): per-step metrics (prof_scalar)
  * and tensor summaries (prof_histogram) over the run, and the training
  * health findings nan_inf, vanishing_gradient, exploding_gradient,
  * dead_units, overfitting, plateau and underfitting. Every one of them
@@ -19,8 +19,8 @@
 #include "analyze/analyze.h"
 #include "analyze/util/array.h"
 #include "trace/rec_hist.h"
-#include "analyze/sections/health/sec_model.h"
-#include "analyze/sections/health/sec_model_html.h"
+#include "analyze/sections/health/sec_health.h"
+#include "analyze/sections/health/sec_health_html.h"
 #include "trace/ev_health.h"
 
 /* Finding thresholds (docs/model-health.md). */
@@ -114,7 +114,7 @@ static void model_record(prof__an *an, void *vst, const prof__rec *rec) {
 /* Validation tags start with one of MLPROF_VAL_PREFIXES (comma-separated;
  * default "val/,eval/,valid/,validation/"); "train/" or no prefix is
  * training. The metric is the rest of the tag. */
-const char *prof__sec_model_val_metric(const char *tag) {
+const char *prof__sec_health_val_metric(const char *tag) {
   const char *env = getenv("MLPROF_VAL_PREFIXES");
   const char *list = env && *env ? env : "val/,eval/,valid/,validation/";
   while (*list) {
@@ -126,7 +126,7 @@ const char *prof__sec_model_val_metric(const char *tag) {
 }
 
 static const char *train_metric(const char *tag) {
-  if (prof__sec_model_val_metric(tag)) return NULL;
+  if (prof__sec_health_val_metric(tag)) return NULL;
   const char *env = getenv("MLPROF_TRAIN_PREFIX");
   const char *pre = env && *env ? env : "train/";
   return strncmp(tag, pre, strlen(pre)) == 0 ? tag + strlen(pre) : tag;
@@ -489,7 +489,7 @@ static void rule_overfit_pair(prof__an *an, model_st *st, const stag *v, const s
 
 static void rule_overfitting(prof__an *an, model_st *st) {
   for (size_t i = 0; i < st->ns; i++) {
-    const char *m = prof__sec_model_val_metric(prof__an_str(an, st->s[i].id));
+    const char *m = prof__sec_health_val_metric(prof__an_str(an, st->s[i].id));
     if (!m || !is_loss(m) || st->s[i].n < THR_OVERFIT_EVALS + 1) continue;
     const stag *t = train_for(an, st, m);
     if (t && t->n) rule_overfit_pair(an, st, &st->s[i], t);
@@ -620,7 +620,7 @@ static void model_finish(prof__an *an, void *vst) {
   emit_grouped(an, st);
 }
 
-/* The HTML panel (sec_model_html.c) from plain arrays: steps are the
+/* The HTML panel (sec_health_html.c) from plain arrays: steps are the
  * training step of each value (step1 - 1, as in the TensorBoard export). */
 static void model_html(prof__an *an, void *vst, FILE *out) {
   model_st *st = vst;
@@ -637,14 +637,14 @@ static void model_html(prof__an *an, void *vst, FILE *out) {
     double *vp = vals;
     for (size_t i = 0; i < st->ns; i++) {
       const stag *g = &st->s[i];
-      const char *tag = prof__an_str(an, g->id), *val = prof__sec_model_val_metric(tag);
+      const char *tag = prof__an_str(an, g->id), *val = prof__sec_health_val_metric(tag);
       m[i] = (prof__mh_metric){tag, val ? val : train_metric(tag), val != NULL, sp, vp, g->n};
       for (size_t k = 0; k < g->n; k++) *sp++ = g->p[k].step1 ? g->p[k].step1 - 1 : 0, *vp++ = g->p[k].v;
     }
     for (size_t i = 0; i < st->nh; i++) {
       const htag *h = &st->h[i];
       size_t n = h->n;
-      t[i] = (prof__mh_tensor){prof__an_str(an, h->id), prof__sec_model_kind_name(h->kind), sp, vp, vp + n, vp + 2 * n, vp + 3 * n,
+      t[i] = (prof__mh_tensor){prof__an_str(an, h->id), prof__sec_health_kind_name(h->kind), sp, vp, vp + n, vp + 2 * n, vp + 3 * n,
                                vp + 4 * n, n};
       for (size_t k = 0; k < n; k++) {
         sp[k] = h->r[k].step1 ? h->r[k].step1 - 1 : 0;
@@ -654,7 +654,7 @@ static void model_html(prof__an *an, void *vst, FILE *out) {
       sp += n;
       vp += 5 * n;
     }
-    prof__sec_model_html(out, m, st->ns, t, st->nh);
+    prof__sec_health_html(out, m, st->ns, t, st->nh);
   }
   free(m);
   free(t);
@@ -672,13 +672,13 @@ static void model_destroy(prof__an *an, void *vst) {
   free(st->f);
 }
 
-const prof__section prof__sec_model = {
+const prof__section prof__sec_health = {
     .name = "model",
     .state_size = sizeof(model_st),
     .record = model_record,
     .finish = model_finish,
-    .text = prof__sec_model_text,
-    .json = prof__sec_model_json,
+    .text = prof__sec_health_text,
+    .json = prof__sec_health_json,
     .html = model_html,
     .destroy = model_destroy,
     .event_mask = PROF_EVMASK(PROF_EV_SCALAR),

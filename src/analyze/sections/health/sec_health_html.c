@@ -1,4 +1,4 @@
-/* sec_model_html.c — the HTML model-health panel (sec_model_html.h): SVG
+/* sec_health_html.c — the HTML model-health panel (sec_health_html.h): SVG
  * charts with the training step on the x axis. Each metric gets one chart
  * with its train and validation curves; gradients and other tensors get one
  * chart of RMS over steps (log scale, all tensors of a kind together) and
@@ -11,7 +11,7 @@
 
 #include "analyze/report/html.h"
 #include "analyze/report/html_axis.h"
-#include "analyze/sections/health/sec_model_html.h"
+#include "analyze/sections/health/sec_health_html.h"
 
 #define W 960 /* a full-width chart */
 #define H 200
@@ -214,7 +214,7 @@ static void dist_chart(FILE *out, const prof__mh_tensor *t) {
   fputs("</div>\n", out);
 }
 
-void prof__sec_model_html(FILE *out, const prof__mh_metric *m, size_t nm, const prof__mh_tensor *t, size_t nt) {
+void prof__sec_health_html(FILE *out, const prof__mh_metric *m, size_t nm, const prof__mh_tensor *t, size_t nt) {
   if (!nm && !nt) return;
   prof__html_section_begin(out, "model", "Model health");
   if (nm) {
