@@ -193,9 +193,9 @@ static cpu_thread *thread_of(prof__an *an, gpu_state *g, uint32_t tid) {
   return t;
 }
 
-static int cur_bucket(const cpu_thread *t) {
-  return t->depth ? cat_bucket(t->cats[t->depth - 1]) : GPU_BD_OTHER;
-}
+/* The bucket of what the thread runs now: its innermost open range's
+ * category, from the engine's context (prof__an_ctx) of the event read. */
+static int cur_bucket(const cpu_thread *t) { return t->cur_cat >= 0 ? cat_bucket(t->cur_cat) : GPU_BD_OTHER; }
 
 static void seg_close(gpu_state *g, cpu_thread *t, uint64_t ts) {
   if (!t->in_step || ts <= t->seg_start) return;
@@ -211,38 +211,16 @@ static void seg_switch(gpu_state *g, cpu_thread *t, uint64_t ts) {
   t->seg_bucket = b;
 }
 
-static void range_push(gpu_state *g, cpu_thread *t, const prof__event *ev) {
-  if (t->depth == t->cap) {
-    uint32_t cap = t->cap ? t->cap * 2 : 16;
-    uint32_t *n = cap <= 4096 ? realloc(t->names, cap * sizeof *n) : NULL;
-    uint8_t *c = n ? realloc(t->cats, cap) : NULL;
-    if (n) t->names = n;
-    if (!c) return;
-    t->cats = c;
-    t->cap = cap;
-  }
-  t->names[t->depth] = ev->name;
-  t->cats[t->depth++] = ev->cat;
-  seg_switch(g, t, ev->ts);
-}
-
-static void range_pop(gpu_state *g, cpu_thread *t, const prof__event *ev) {
-  uint32_t k = t->depth, stop = t->depth > 8 ? t->depth - 8 : 0;
-  while (k > stop && t->names[k - 1] != ev->name) k--;
-  if (k == stop) return;
-  t->depth = k - 1;
-  seg_switch(g, t, ev->ts);
-}
-
 static void on_event(prof__an *an, gpu_state *g, uint32_t tid, const prof__event *ev) {
   if (ev->type < PROF_EV_RANGE_BEGIN || ev->type > PROF_EV_STEP_END || ev->type == PROF_EV_MARK ||
       ev->type == PROF_EV_COUNTER)
     return;
   cpu_thread *t = thread_of(an, g, tid);
   if (!t) return;
+  t->cur_cat = prof__an_ctx(an)->cat;
   switch (ev->type) {
-  case PROF_EV_RANGE_BEGIN: range_push(g, t, ev); break;
-  case PROF_EV_RANGE_END: range_pop(g, t, ev); break;
+  case PROF_EV_RANGE_BEGIN:
+  case PROF_EV_RANGE_END: seg_switch(g, t, ev->ts); break;
   case PROF_EV_STEP_BEGIN:
     seg_close(g, t, ev->ts);
     t->in_step = 1;
@@ -506,7 +484,7 @@ static void gpu_destroy(prof__an *an, void *st) {
   gpu_state *g = st;
   free(g->k.p), free(g->c.p), free(g->s.p), free(g->r.p), free(g->sync.p), free(g->mem.p);
   free(g->kst.p), free(g->rst.p), free(g->kmap.slots), free(g->rmap.slots);
-  for (size_t i = 0; i < g->nth; i++) free(g->th[i].names), free(g->th[i].cats), free(g->th[i].segs.p);
+  for (size_t i = 0; i < g->nth; i++) free(g->th[i].segs.p);
   free(g->th);
   free(g->sum.windows);
 }

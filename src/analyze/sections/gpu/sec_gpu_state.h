@@ -47,9 +47,7 @@ typedef struct cpu_thread {
   uint32_t tid;
   int seen;      /* the thread had a range or step event (a slot is zero until then) */
   int in_step;
-  uint32_t depth, cap;
-  uint32_t *names;
-  uint8_t *cats;
+  int cur_cat;   /* category of the innermost open range (the engine's context), -1: none */
   uint64_t seg_start;
   int seg_bucket;
   vec segs; /* seg, time-ordered */
