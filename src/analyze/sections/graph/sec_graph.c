@@ -25,7 +25,7 @@
 #include "trace/ev_graph.h"
 #include "trace/ev_sample.h"
 
-#define GR_STACK_MAX 512  /* range nesting tracked per thread */
+#define GR_STACK_MAX 512  /* range nesting whose edges are kept */
 #define GR_TEXT_TOP 8     /* nodes in the text report */
 #define GR_TEXT_LINKS 3   /* inputs / outputs named per node in the text report */
 
@@ -44,12 +44,6 @@ typedef struct name_info {
   uint64_t count;            /* begins inside `parent` (0: none yet) */
 } name_info;
 
-typedef struct gr_thread {
-  uint32_t depth, cap;
-  int in_step;               /* a step begun on this thread is open */
-  uint32_t *stack;
-} gr_thread;
-
 typedef struct gr_st {
   prof__graph g;             /* first: the result */
   /* pass 1 */
@@ -65,8 +59,6 @@ typedef struct gr_st {
   prof__u64map min_depth;    /* range name >= GR_DENSE -> shallowest depth it began at + 1 */
   name_info *ni;             /* by name id, below GR_DENSE */
   size_t ni_cap;
-  gr_thread *th;              /* by thread index (prof__an_thread_index); zero is the initial state */
-  size_t th_cap;
   prof__u64map samples[2];   /* innermost range id -> weight, cpu / wall */
   uint64_t sample_total[2];
   prof__u64map act;          /* activation tag id -> largest value count */
@@ -84,18 +76,6 @@ static uint64_t text_hash(const char *p) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
   for (; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
   return h >> 1; /* keys + 1 must not wrap */
-}
-
-/* ---- pass 1 -------------------------------------------------------------- */
-
-static gr_thread *thread_of(prof__an *an, gr_st *s, uint32_t tid) {
-  size_t ti = prof__an_thread_index(an, tid);
-  if (ti == SIZE_MAX) return NULL;
-  if (prof__arr_grow((void **)&s->th, &s->th_cap, ti + 1, sizeof *s->th)) {
-    s->oom = 1;
-    return NULL;
-  }
-  return &s->th[ti];
 }
 
 static name_info *info_of(gr_st *s, uint32_t name) {
@@ -127,10 +107,13 @@ static void nest_new(gr_st *s, uint64_t key) {
   else s->ne[s->nne++] = key;
 }
 
-static void range_begin(prof__an *an, gr_st *s, uint32_t tid, uint32_t name) {
-  gr_thread *t = thread_of(an, s, tid);
-  if (!t) return;
-  uint32_t d = t->depth;
+/* A range begun: its nesting under the range that encloses it on its
+ * thread (or under the step, at the top of a step), from the engine's
+ * context (prof__an_ctx), which has it open already. */
+static void range_begin(prof__an *an, gr_st *s, uint32_t name) {
+  const prof__ctx *c = prof__an_ctx(an);
+  if (!c->depth || c->range != name) return; /* deeper than the model keeps */
+  uint32_t d = c->depth - 1;
   name_info *ni = info_of(s, name);
   if (ni) {
     if (!ni->min_depth1 || d + 1 < ni->min_depth1) ni->min_depth1 = d + 1;
@@ -138,8 +121,8 @@ static void range_begin(prof__an *an, gr_st *s, uint32_t tid, uint32_t name) {
     uint64_t md = prof__u64map_get(&s->min_depth, name);
     if (md == 0 || d + 1 < md) map_set(s, &s->min_depth, name, (uint64_t)d + 1);
   }
-  if ((d > 0 && d <= GR_STACK_MAX) || (d == 0 && t->in_step)) {
-    uint32_t parent = d ? t->stack[d - 1] : PROF_GRAPH_STEP_ID;
+  if ((d > 0 && d <= GR_STACK_MAX) || (d == 0 && c->in_step)) {
+    uint32_t parent = d ? prof__an_ctx_range_at(an, d - 1) : PROF_GRAPH_STEP_ID;
     uint64_t key = (uint64_t)parent << 32 | name;
     if (ni && ni->count && ni->parent == parent) {
       ni->count++;
@@ -152,35 +135,6 @@ static void range_begin(prof__an *an, gr_st *s, uint32_t tid, uint32_t name) {
       if (prof__u64map_add(&s->ne_map, key, 1)) s->oom = 1;
     }
   }
-  if (d < GR_STACK_MAX) {
-    if (d >= t->cap) {
-      uint32_t c = t->cap ? t->cap * 2 : 16;
-      uint32_t *p = realloc(t->stack, c * sizeof *p);
-      if (!p) {
-        s->oom = 1;
-        return;
-      }
-      t->stack = p;
-      t->cap = c;
-    }
-    t->stack[d] = name;
-  }
-  t->depth = d + 1;
-}
-
-static void range_end(prof__an *an, gr_st *s, uint32_t tid, uint32_t name) {
-  gr_thread *t = thread_of(an, s, tid);
-  if (!t || t->depth == 0) return;
-  if (t->depth > GR_STACK_MAX) {
-    t->depth--;
-    return;
-  }
-  /* The innermost range of that name closes (with any left open inside). */
-  for (uint32_t d = t->depth; d > 0; d--)
-    if (t->stack[d - 1] == name) {
-      t->depth = d - 1;
-      return;
-    }
 }
 
 static void graph_event(gr_st *s, const prof__event *ev) {
@@ -234,17 +188,8 @@ static void graph_record(prof__an *an, void *st, const prof__rec *rec) {
   const prof__event *ev = &rec->ev;
   switch (ev->type) {
   case PROF_EV_RANGE_BEGIN:
-    range_begin(an, s, rec->tid, ev->name);
+    range_begin(an, s, ev->name);
     break;
-  case PROF_EV_RANGE_END:
-    range_end(an, s, rec->tid, ev->name);
-    break;
-  case PROF_EV_STEP_BEGIN:
-  case PROF_EV_STEP_END: {
-    gr_thread *t = thread_of(an, s, rec->tid);
-    if (t) t->in_step = ev->type == PROF_EV_STEP_BEGIN;
-    break;
-  }
   case PROF_EV_SAMPLE: {
     int mode = prof__ev_sample_mode(ev);
     if (prof__u64map_add(&s->samples[mode], prof__ev_sample_range(ev), ev->b)) s->oom = 1;
@@ -712,8 +657,6 @@ static void graph_destroy(prof__an *an, void *st) {
   free(s->dn);
   free(s->de);
   free(s->ne);
-  for (size_t i = 0; i < s->th_cap; i++) free(s->th[i].stack);
-  free(s->th);
   prof__u64map_free(&s->dn_map);
   prof__u64map_free(&s->de_map);
   prof__u64map_free(&s->ne_map);
@@ -733,6 +676,5 @@ const prof__section prof__sec_graph = {
     .json = graph_json,
     .html = prof__graph_html,
     .destroy = graph_destroy,
-    .event_mask = PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END) | PROF_EVMASK(PROF_EV_SAMPLE) |
-                  PROF_EVMASK(PROF_EV_GRAPH) | PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END),
+    .event_mask = PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_SAMPLE) | PROF_EVMASK(PROF_EV_GRAPH),
 };
