@@ -22,6 +22,8 @@
 # No weak symbols join the project's own rooms (an interface is included
 # and called): only src/gpu/nvtx.c may declare one, as NVTX's injection
 # requires.
+# The engine's private state (src/analyze/engine/an_internal.h) is included
+# only by the engine: sections, writers and exports use analyze.h.
 # The event contract is written once, in src/trace (one header per event
 # family): outside it no code compares an event's aux or cat with a bare
 # number, and no file keeps its own table of memory-mode names.
@@ -121,6 +123,10 @@ weak=$(grep -rnE '#[[:space:]]*pragma[[:space:]]+weak|__attribute__[[:space:]]*\
   "$ROOT/src" "$ROOT/tools" "$ROOT/include" 2>/dev/null | grep -v "^$ROOT/src/gpu/nvtx.c:" | grep -vE ':[0-9]+:[[:space:]]*(/?\*|//)')
 [ -z "$weak" ] || err "weak symbols between the project's rooms (include the interface instead):
 $weak"
+
+private=$(grep -rln '"analyze/engine/an_internal.h"' "$ROOT/src" "$ROOT/tools" 2>/dev/null | grep -v "^$ROOT/src/analyze/engine/")
+[ -z "$private" ] || err "the engine's private header is included outside the engine:
+$private"
 
 copies=$(grep -rnE '(\.|->)(aux|cat)[[:space:]]*(==|!=|>=|<=|&)[[:space:]]*[0-9]|"counts",[[:space:]]*"sampled"' \
   "$ROOT/src" "$ROOT/tools" 2>/dev/null | grep -v "^$ROOT/src/trace/")

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
 #include "analyze/diff/diff.h"
 #include "analyze/util/jsonparse.h"
 

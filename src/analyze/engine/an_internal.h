@@ -1,6 +1,8 @@
-/* an_internal.h — private state of the analyzer shared by its source files
- * (model, findings, report writers, exporters). Not for sections: they use
- * the public fields of prof__an in analyze.h.
+/* an_internal.h — the engine's private state (engine/ only): the analysis
+ * behind prof__an, per-thread frames and the trace model's entry points.
+ * Everything else in the reader uses analyze.h: the public fields of
+ * prof__an, the event context (prof__an_ctx) and the helpers shared by
+ * sections, findings and writers.
  */
 #ifndef PROF_AN_INTERNAL_H
 #define PROF_AN_INTERNAL_H
@@ -12,7 +14,7 @@
  * go through the hash map. */
 #define AN_DENSE_IDS (1u << 20)
 /* Deepest range nesting the analyzer tracks per thread. */
-#define AN_MAX_DEPTH 4096
+#define AN_MAX_DEPTH PROF_AN_MAX_DEPTH
 #define AN_NONE UINT32_MAX
 
 typedef struct an_frame {
@@ -61,39 +63,5 @@ static inline an_priv *an_priv_of(prof__an *an) { return (an_priv *)an; }
 void prof__an_model_record(an_priv *p, const prof__rec *rec);
 void prof__an_model_finish(an_priv *p);
 void prof__an_model_free(an_priv *p);
-
-/* Core findings (findings.c), after the model is finished. */
-void prof__findings_core(prof__an *an);
-void prof__findings_sort(prof__an *an);
-int prof__severity_rank(const char *sev);
-
-/* Report writers (report_text.c, report_json.c). */
-int prof__report_text(prof__an *an, FILE *out);
-int prof__report_json(prof__an *an, FILE *out);
-/* The JSON report with only the top-level parts named in the NULL-ended
- * list `parts` (core parts by key, sections by name), for readers that need
- * a few keys: a report of a million steps is hundreds of MiB, most of it
- * per-step arrays. */
-int prof__report_json_parts(prof__an *an, FILE *out, const char *const *parts);
-
-/* Range indices sorted by self time, largest first (malloc'd; NULL when
- * there are no ranges or memory ran out). */
-size_t *prof__ranges_by_self(const prof__an *an);
-/* The header pid as a number, or -1. */
-long long prof__an_pid(const prof__an *an);
-
-/* Shares as fractions of the total step time (0 when there are no steps). */
-double prof__an_share(const prof__an *an, uint64_t ns);
-/* Breakdown summed over all steps. */
-void prof__an_bd_total(const prof__an *an, uint64_t bd[PROF_BD_COUNT]);
-
-/* Events lost on the threads that ran steps (findings.c). The breakdown and
- * the step findings come from their ranges and step events: when some were
- * lost, the findings in PROF_STEP_WITHHELD are withheld and the writers say
- * so next to the breakdown. */
-uint64_t prof__an_step_lost(const prof__an *an);
-#define PROF_STEP_WITHHELD "input_bound", "untracked_time", "step_time_variance", "warmup_step"
-/* "N events of the step thread were lost: ..." into buf. */
-const char *prof__an_step_loss_note(const prof__an *an, char *buf, size_t n);
 
 #endif

@@ -19,7 +19,8 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
+#include "trace/ev_cpuctr.h"
 #include "analyze/export/chrome_range.h"
 
 struct cx;
@@ -173,12 +174,12 @@ static void instant(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
  * thread) would merge into one sawtooth: their track is named per thread,
  * "cpuctr/cycles [main 7]". */
 static void counter_name(cx *c, uint32_t tid, const char *name, char *buf, size_t len) {
-  if (strncmp(name, "cpuctr/", 7) != 0) {
+  if (strncmp(name, PROF_CPUCTR_PREFIX, strlen(PROF_CPUCTR_PREFIX)) != 0) {
     snprintf(buf, len, "%s", name);
     return;
   }
-  uint32_t ti = prof__map32_get(&an_priv_of(c->an)->tid_map, tid);
-  const char *tn = ti != AN_NONE ? c->an->threads[ti].name : NULL;
+  size_t ti = prof__an_thread_index(c->an, tid);
+  const char *tn = ti != SIZE_MAX ? c->an->threads[ti].name : NULL;
   if (tn && *tn) snprintf(buf, len, "%s [%s %u]", name, tn, tid);
   else snprintf(buf, len, "%s [thread %u]", name, tid);
 }
@@ -199,8 +200,8 @@ static void counter(cx *c, uint32_t tid, const prof__event *ev, uint64_t ts) {
 }
 
 static void on_event(cx *c, uint32_t tid, const prof__event *ev) {
-  uint32_t ti = prof__map32_get(&an_priv_of(c->an)->tid_map, tid);
-  if (ti == AN_NONE) return;
+  size_t ti = prof__an_thread_index(c->an, tid);
+  if (ti == SIZE_MAX) return;
   cx_thread *t = &c->th[ti];
   uint64_t ts = ev->ts;
   /* Ring events come in time order per thread: never let them run

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "mlprof.h"
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
 #include "analyze/export/chrome_range.h"
 
 static void put_us(prof__json *j, const char *key, uint64_t ns) {
@@ -89,7 +89,7 @@ void prof__exp_crange_begin(prof__exp_crange_stack *s, uint32_t name, uint8_t ca
   ts = prof__exp_crange_track_begin(&s->track, ts);
   if (s->overflow || s->depth == s->cap) {
     uint32_t cap = s->cap ? s->cap * 2 : 16;
-    prof__exp_crange *f = !s->overflow && cap <= AN_MAX_DEPTH ? realloc(s->f, cap * sizeof *f) : NULL;
+    prof__exp_crange *f = !s->overflow && cap <= PROF_AN_MAX_DEPTH ? realloc(s->f, cap * sizeof *f) : NULL;
     if (!f) {
       s->overflow++;
       return;

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "mlprof.h"
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
 #include "analyze/report/html.h"
 #include "analyze/util/termsafe.h"
 #include "trace/outfile.h"

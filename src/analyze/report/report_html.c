@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
 #include "analyze/report/html.h"
 #include "analyze/sections/graph/sec_graph.h"
 #include "trace/rec_gpu.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
 #include "analyze/report/html.h"
 #include "trace/rec_gpu.h"
 
@@ -111,13 +111,12 @@ static int collect(tl *t) {
   prof__rec rec;
   int rc = prof__reader_rewind(t->an->reader);
   if (rc) return 0; /* no timeline, the rest of the report stands */
-  an_priv *p = an_priv_of(t->an);
   while ((rc = prof__reader_next(t->an->reader, &rec)) == 1) {
     if (rec.kind == PROF_REC_CHUNK && rec.chunk_type == PROF_CHUNK_GPU) on_gpu(t, &rec);
     if (rec.kind != PROF_REC_EVENT) continue;
     if (rec.ev.type != PROF_EV_RANGE_BEGIN && rec.ev.type != PROF_EV_RANGE_END) continue;
-    uint32_t ti = prof__map32_get(&p->tid_map, rec.tid);
-    if (ti != AN_NONE && ti < t->an->nthreads) on_range(t, ti, &rec.ev);
+    size_t ti = prof__an_thread_index(t->an, rec.tid);
+    if (ti != SIZE_MAX && ti < t->an->nthreads) on_range(t, (uint32_t)ti, &rec.ev);
   }
   for (size_t i = 0; i < t->an->nthreads; i++) /* still open at the end */
     while (t->th[i].depth) {

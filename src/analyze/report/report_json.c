@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
 
 static void json_kv_object(prof__json *j, const char *key, const prof__kv *kv, size_t n) {
   prof__json_key(j, key);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
 #include "analyze/util/termsafe.h"
 
 /* Ranges listed in the text report (the JSON has all of them). */

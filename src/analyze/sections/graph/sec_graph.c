@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "mlprof.h"
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
 #include "analyze/util/array.h"
 #include "analyze/util/termsafe.h"
 #include "trace/rec_hist.h"

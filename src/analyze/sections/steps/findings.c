@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
 
 /* Input-bound thresholds (share of step time in data-category ranges), the
  * same classes TensorFlow's profiler uses. */
