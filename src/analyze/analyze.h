@@ -306,6 +306,19 @@ long prof__an_median_step(const prof__an *an);
  * it becomes an integer. */
 uint64_t prof__an_d2ns(double v);
 
+/* The time to use for event `ev` of a thread whose clock stands at *last.
+ * Events from the thread's own ring come in time order: their time never
+ * runs backwards (a later one is clamped to *last, which follows them).
+ * Samples and counters are stamped by the writer when it read them and may
+ * be stored ahead of ring events that precede them in time: they keep their
+ * own time and never move the thread's clock (or the ranges around them
+ * would be stretched or shrunk). The one rule for the model and exports. */
+static inline uint64_t prof__an_event_time(uint64_t *last, const prof__event *ev) {
+  if (ev->type == PROF_EV_COUNTER || ev->type == PROF_EV_SAMPLE) return ev->ts;
+  if (ev->ts > *last) *last = ev->ts;
+  return *last;
+}
+
 /* ---- helpers shared by sections, findings, writers and exports ---------- */
 
 /* Deepest range nesting the analyzer tracks per thread. */

@@ -342,16 +342,7 @@ static void model_event(an_priv *p, uint32_t tid, const prof__event *ev) {
   p->ctx.thread = SIZE_MAX;
   if (ti == SIZE_MAX) return;
   an_thread *t = &p->ts[ti];
-  uint64_t ts = ev->ts;
-  /* Events from the thread's own ring come in time order; never let their
-   * time run backwards. Samples and counters may instead be added by the
-   * writer in blocks of their own, stamped when it read them, so they can
-   * be later than ring events that follow them in the file: they must not
-   * move the thread's clock. */
-  if (ev->type != PROF_EV_COUNTER && ev->type != PROF_EV_SAMPLE) {
-    if (ts < t->last_ts) ts = t->last_ts;
-    t->last_ts = ts;
-  }
+  uint64_t ts = prof__an_event_time(&t->last_ts, ev);
   p->pub.threads[ti].events++;
   p->pub.events++;
   if (ts < p->pub.first_ns) p->pub.first_ns = ts;

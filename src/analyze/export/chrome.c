@@ -203,16 +203,7 @@ static void on_event(cx *c, uint32_t tid, const prof__event *ev) {
   size_t ti = prof__an_thread_index(c->an, tid);
   if (ti == SIZE_MAX) return;
   cx_thread *t = &c->th[ti];
-  uint64_t ts = ev->ts;
-  /* Ring events come in time order per thread: never let them run
-   * backwards. Counters and samples may be stamped later by the writer
-   * thread and stored ahead of ring events that precede them in time; they
-   * keep their own time and do not move the thread's clock (as in model.c),
-   * or the ranges around them would be stretched or shrunk. */
-  if (ev->type != PROF_EV_COUNTER && ev->type != PROF_EV_SAMPLE) {
-    if (ts < t->last_ts) ts = t->last_ts;
-    t->last_ts = ts;
-  }
+  uint64_t ts = prof__an_event_time(&t->last_ts, ev);
   if (ts < c->base) ts = c->base;
   switch (ev->type) {
   case PROF_EV_RANGE_BEGIN: prof__exp_crange_begin(&t->open, ev->name, ev->cat, ts); break;
