@@ -180,6 +180,44 @@ static void json_and_html_formats(void **state) {
   free(out);
 }
 
+/* Function rows are time per step like the others (their sampled weight
+ * turned into ns), not sample counts shown as ns; the HTML gives the base
+ * p95 as the p95. The functions trace: 2 steps, fg_leaf 60 % of 10.005 s of
+ * sampled time (test_html_functions.c's planted trace, in the corpus). */
+static void function_rows_are_time_and_html_figures_are_their_own(void **state) {
+  (void)state;
+  char args[1400], *out, err[256];
+  const char *t = MLPROF_SRC_DIR "/tests/fuzz/corpus/raw_test_functions_hot.mlpt";
+  const char *json = th_tmp_path("diff-fn", ".json");
+  snprintf(args, sizeof args, "diff -q --format json -o '%s' '%s' '%s'", json, t, t);
+  assert_int_equal(run_cli(args, &out), 0);
+  free(out);
+  size_t len;
+  char *text = th_read_file(json, &len);
+  prof__jv *v = prof__jv_parse(text, len, err);
+  assert_non_null(v);
+  const prof__jv *ch = prof__jv_get(v, "changes");
+  int functions = 0;
+  for (size_t i = 0; ch && i < ch->len; i++) {
+    const prof__jv *x = prof__jv_at(ch, i);
+    if (strcmp(prof__jv_get(x, "kind")->str, "function") != 0) continue;
+    functions++;
+    /* a function's self time per step: at least a microsecond here, where
+     * a sample count would read a few ns */
+    assert_true(prof__jv_get(x, "base_ns")->num >= 1000);
+  }
+  assert_true(functions > 0);
+  double p95 = prof__jv_path(v, "steps.base_p95_ns")->num, median = prof__jv_path(v, "steps.base_median_ns")->num;
+  prof__jv_free(v);
+  free(text);
+  snprintf(args, sizeof args, "diff -q --format html '%s' '%s'", t, t);
+  assert_int_equal(run_cli(args, &out), 0);
+  char want[128];
+  snprintf(want, sizeof want, "p95 %.3f ms", p95 / 1e6);
+  if (p95 != median) assert_non_null(strstr(out, want));
+  free(out);
+}
+
 /* `n` steps on thread 1, each "load" (data) then "forward". */
 static const char *long_run(const char *stem, uint64_t n) {
   tb t = tb_open(stem);
@@ -244,6 +282,7 @@ int main(void) {
       cmocka_unit_test(appeared_findings_are_listed),
       cmocka_unit_test(fail_if_slower_sets_the_exit_status),
       cmocka_unit_test(json_and_html_formats),
+      cmocka_unit_test(function_rows_are_time_and_html_figures_are_their_own),
       cmocka_unit_test(diff_of_long_runs_fits_in_a_gigabyte),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

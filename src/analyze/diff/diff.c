@@ -128,12 +128,22 @@ static const prof__jv *functions_list(const prof__jv *root) {
   return NULL;
 }
 
+/* ns of CPU (or wall) time per unit of a function's sampled weight: the
+ * section's sampled_ms over its weight (0 when the run has no samples). */
+static double ns_per_sample_weight(const prof__jv *root) {
+  const prof__jv *ms = prof__jv_path(root, "functions.sampled_ms"), *w = prof__jv_path(root, "functions.weight");
+  if (!ms || !w || ms->type != PROF_JV_NUM || w->type != PROF_JV_NUM || !(w->num > 0)) return 0;
+  return ms->num * 1e6 / w->num;
+}
+
 static void add_run(items *it, const prof__jv *root, double scale, int is_cur) {
   static const char *const rk[] = {"self_ns", NULL};
-  static const char *const fk[] = {"self_ns", "self_samples", "self", NULL};
+  static const char *const fk[] = {"self_samples", NULL};
   static const char *const kk[] = {"total_ns", NULL};
   add_list(it, prof__jv_get(root, "ranges"), "range", rk, scale, is_cur);
-  add_list(it, functions_list(root), "function", fk, scale, is_cur);
+  /* functions are sampled: their weight becomes time, like the other rows */
+  double fns = ns_per_sample_weight(root);
+  if (fns > 0) add_list(it, functions_list(root), "function", fk, scale * fns, is_cur);
   add_list(it, prof__jv_path(root, "gpu.top_kernels"), "kernel", kk, scale, is_cur);
 }
 

@@ -159,7 +159,7 @@ static void html_items(const prof__diff *d, size_t top, FILE *out) {
 }
 
 static void html_out(const prof__diff *d, size_t top, FILE *out) {
-  char a[32], b[32], c[32];
+  char a[32], b[32], c[32], e[32];
   fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mlprof diff</title>"
                "<style>%s</style></head><body>\n<header><h1>mlprof diff</h1><p class=\"sub\">base: ",
           prof__html_css);
@@ -170,7 +170,7 @@ static void html_out(const prof__diff *d, size_t top, FILE *out) {
   prof__html_section_begin(out, "steps", "Step time");
   fprintf(out, "<p class=\"verdict\"><b>%s</b>: median %s → %s (<b>%s</b>, noise ±%.1f%%); p95 %s → ",
           verdict(d), ms(a, 32, d->base_median), ms(b, 32, d->cur_median), pct(c, 32, d->median_pct),
-          isnan(d->noise_pct) ? 0 : d->noise_pct, ms(a, 32, d->base_p95));
+          isnan(d->noise_pct) ? 0 : d->noise_pct, ms(e, 32, d->base_p95)); /* a buffer of its own per figure */
   fprintf(out, "%s (%s).</p>\n", ms(b, 32, d->cur_p95), pct(c, 32, d->p95_pct));
   prof__html_section_end(out);
   prof__html_section_begin(out, "changes", d->per_step ? "Largest changes in self time per step"
