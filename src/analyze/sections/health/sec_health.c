@@ -197,13 +197,13 @@ static void emit_group(prof__an *an, const model_st *st, size_t i0) {
     return;
   }
   const health *w = &st->f[worst];
-  char title[1024], measured[1024], problem[128];
+  char title[1200], measured[600], problem[128];
   const char *in = strstr(w->title, " in '"); /* "Vanishing gradient in 'x'" -> "Vanishing gradient" */
   const char *colon = strchr(w->title, ':');
   size_t plen = in ? (size_t)(in - w->title) : colon ? (size_t)(colon - w->title) : strlen(w->title);
   snprintf(problem, sizeof problem, "%.*s", (int)plen, w->title);
-  snprintf(title, sizeof title, "%s in %zu tensors: %s", problem, n, names);
-  snprintf(measured, sizeof measured, "%s (first of the %zu; the section lists each)", w->measured, n);
+  snprintf(title, sizeof title, "%.127s in %zu tensors: %.1023s", problem, n, names);
+  snprintf(measured, sizeof measured, "%.511s (first of the %zu; the section lists each)", w->measured, n);
   prof__an_finding(an, w->id, w->sev, w->value, title, measured, w->rec);
   prof__an_finding_kstr(an, "tensor", w->tag);
   prof__an_finding_kstr(an, "tensors", list); /* comma-separated */
