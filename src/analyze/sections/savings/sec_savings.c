@@ -481,10 +481,19 @@ static void add_wait(prof__an *an, const sav_st *st, const waits *x, const wname
   if (w->name == NONE_NAME) snprintf(rng, sizeof rng, "time outside every range");
   else snprintf(rng, sizeof rng, "range '%s' (%s)", prof__an_str(an, w->name), prof__an_cat_name(w->cat));
   if (r.top.ns) attr_text(an, &r, who, sizeof who);
-  char wt[160] = "";
-  if (r.top.ns) thread_name(an, r.top.tid, wt, sizeof wt);
-  snprintf(title, sizeof title, "The step thread waits %s per step in %s%s%s", prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(per)),
-           rng, r.top.ns ? ", for " : " (off-CPU)", wt);
+  char wt[320] = " (off-CPU)";
+  if (r.top.ns) { /* the thread by name (a tid changes from run to run), and its range */
+    const char *tn = NULL;
+    for (size_t i = 0; i < an->nthreads && !tn; i++)
+      if (an->threads[i].tid == r.top.tid && an->threads[i].name && *an->threads[i].name) tn = an->threads[i].name;
+    char who_t[160];
+    if (tn) snprintf(who_t, sizeof who_t, "thread '%s'", tn);
+    else snprintf(who_t, sizeof who_t, "thread %u", r.top.tid);
+    if (r.top.by_samples || r.top.name == NONE_NAME) snprintf(wt, sizeof wt, ", for %s", who_t);
+    else snprintf(wt, sizeof wt, ", for %s in range '%s'", who_t, prof__an_str(an, r.top.name));
+  }
+  snprintf(title, sizeof title, "The step thread waits %s per step in %s%s",
+           prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(per)), rng, wt);
   snprintf(m, sizeof m,
            "%s took %s per step on the step thread in %llu of %zu steps; %.0f%% of it off-CPU (%llu CPU samples "
            "there, sampling period %s): %.1f%% of step time%s%s%s",
