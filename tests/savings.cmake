@@ -1,10 +1,11 @@
 # Predicted savings (docs/report-schema.md): planted causes of slow steps
 # (progs/savings_prog.c), each run with and without its cause; the saving
 # predicted from the slow run must hold within ±25 % (savings_check.c).
-add_executable(savings_prog ${CMAKE_CURRENT_LIST_DIR}/progs/savings_prog.c)
-target_compile_definitions(savings_prog PRIVATE _GNU_SOURCE)
-target_link_libraries(savings_prog PRIVATE mlprof_shared Threads::Threads)
-set_target_properties(savings_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/progs)
+if(NOT TARGET savings_prog) # bench/savings.cmake defines it when the benchmarks are built
+  add_executable(savings_prog ${CMAKE_CURRENT_LIST_DIR}/progs/savings_prog.c)
+  target_compile_definitions(savings_prog PRIVATE _GNU_SOURCE)
+  target_link_libraries(savings_prog PRIVATE mlprof_shared Threads::Threads)
+endif()
 add_executable(savings_check ${CMAKE_CURRENT_LIST_DIR}/savings_check.c)
 target_compile_definitions(savings_check PRIVATE _GNU_SOURCE)
 target_include_directories(savings_check PRIVATE ${CMAKE_CURRENT_LIST_DIR})

@@ -95,9 +95,9 @@ static int sv_uneven(const prof__an *an) {
 static sv_result sv_evaluate(const char *prog, const char *dir, const sv_scenario *s, int steps) {
   sv_result r;
   memset(&r, 0, sizeof r);
-  char slow[4096], fixed[4096], err[256];
-  snprintf(slow, sizeof slow, "%s/%s.slow.mlpt", dir, s->name);
-  snprintf(fixed, sizeof fixed, "%s/%s.fixed.mlpt", dir, s->name);
+  char slow[4200], fixed[4200], err[256];
+  snprintf(slow, sizeof slow, "%.4000s/%s.slow.mlpt", dir, s->name);
+  snprintf(fixed, sizeof fixed, "%.4000s/%s.fixed.mlpt", dir, s->name);
   if (sv_run(prog, s->name, "slow", steps, slow) || sv_run(prog, s->name, "fixed", steps, fixed)) {
     snprintf(r.msg, sizeof r.msg, "could not run %s", prog);
     return r;
