@@ -1,7 +1,7 @@
 /* diff_savings.c — `mlprof diff` holds a fix against its prediction: every
  * finding of BASE with a predicted saving that is gone or smaller in NEW,
  * with the saving BASE predicted next to the drop of the mean steady step
- * that NEW realised ("predicted 3.9 ms, saved 4.1 ms"). docs/diff.md.
+ * that NEW realised ("predicted 3.9 ms, saved 4.1 ms"; docs/html-report.md).
  */
 #include <math.h>
 #include <stdlib.h>

@@ -9,13 +9,17 @@
  * CPU samples fell) while the step thread sat in that range: a prefetch or
  * loader thread, a writer holding a lock, a copy thread.
  *
- * One pass keeps, per thread, the innermost-range segments (a range's self
- * time: from its begin, or the end of a child, to its end or the begin of a
- * child; time outside every range only inside steps) and the CPU samples
- * with their time. Both are capped (SEG_MAX, SMP_MAX): a longer run is
- * attributed from its beginning, and the finding says so. The finish hook
- * runs after every other section (sections.def lists it last) so it can
- * refine input_bound and skip what periodic_slow_steps already names.
+ * One pass sums, per range name of every thread that runs steps, its time
+ * inside steps (the innermost range: from its begin, or the end of a child,
+ * to its end or the begin of a child; time outside every range counts as a
+ * name of its own), the steps it ran in and the CPU samples that fell in it
+ * inside steps: exact, memory by names. For naming what the step thread
+ * waits for, it keeps every thread's innermost-range segments and the CPU
+ * samples of the other threads with their time, capped (SEG_MAX, SMP_MAX):
+ * a longer run is attributed from its beginning, and the finding says so.
+ * The finish hook runs after every other section (sections.def lists it
+ * last) so it can refine input_bound and skip what periodic_slow_steps
+ * already names.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -23,11 +27,13 @@
 
 #include "mlprof.h"
 #include "analyze/analyze.h"
+#include "analyze/util/hashmap.h"
 #include "trace/ev_sample.h"
 #include "trace/event.h"
 
-#define SEG_MAX (1u << 19)   /* segments kept (32 bytes each) */
-#define SMP_MAX (1u << 18)   /* CPU samples kept (24 bytes each) */
+#define SEG_MAX (1u << 16)   /* segments kept for attribution (32 bytes each) */
+#define SMP_MAX (1u << 15)   /* other threads' CPU samples kept (24 bytes each) */
+#define PEND_MAX (1u << 14)  /* step-thread samples read before their step (24 bytes each) */
 #define MAX_DEPTH 256
 #define THR_WAIT_SHARE 0.05  /* step_wait: off-CPU time >= 5% of step time ... */
 #define THR_WAIT_HIGH 0.20   /* ... high from 20% */
@@ -37,12 +43,12 @@
 #define THR_INPUT_ATTR 0.5   /* input_bound: the loading overlaps on another thread >= 50% */
 #define MAX_WAITS 3          /* step_wait findings at most */
 #define MAX_ATTR 256         /* (thread, range) pairs tracked per attribution */
-#define NONE_NAME UINT32_MAX /* a segment outside every range */
+#define NONE_NAME 0u         /* outside every range (a sample's range 0 is the same) */
 
 typedef struct seg {
   uint64_t b, e;
   uint32_t tid, name;
-  uint8_t cat;
+  uint8_t cat, in_step;
 } seg;
 
 typedef struct smp {
@@ -55,19 +61,37 @@ typedef struct frame {
   uint8_t cat;
 } frame;
 
+/* Per range name of a thread that runs steps: what happened inside steps. */
+typedef struct wname {
+  uint32_t name;
+  uint8_t cat;
+  uint64_t ns, steps, last_step;
+  uint64_t cpu_w, samples; /* CPU samples (weights in periods) */
+} wname;
+
+typedef struct span {
+  uint64_t b, e;
+} span;
+
 typedef struct wthread {
   uint32_t tid;
   uint32_t depth, overflow;
   int in_step, stepping;
-  uint64_t since; /* start of the current segment; 0: none */
+  uint64_t nstep;       /* steps begun on the thread (numbers the steps for wname.last_step) */
+  uint64_t since;       /* start of the current segment; 0: none */
   frame st[MAX_DEPTH];
+  wname *w;             /* stepping threads: per name */
+  size_t nw, wcap;
+  prof__map32 wmap;     /* name -> index into w */
+  span *steps;          /* stepping threads: their steps, in order */
+  size_t nsteps, scap;
 } wthread;
 
 typedef struct sav_st {
   seg *seg;
   size_t nseg, segcap;
-  smp *smp;
-  size_t nsmp, smpcap;
+  smp *smp, *pend;
+  size_t nsmp, smpcap, npend, pendcap;
   int capped;
   uint64_t cpu_samples;
   wthread **th;
@@ -77,7 +101,7 @@ typedef struct sav_st {
 static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t max) {
   if (need <= *cap) return p;
   if (need > max) return NULL;
-  size_t c = *cap ? *cap * 2 : 1024;
+  size_t c = *cap ? *cap * 2 : 256;
   while (c < need) c *= 2;
   if (c > max) c = max;
   void *q = realloc(p, c * elem);
@@ -97,34 +121,96 @@ static wthread *thread_of(sav_st *st, uint32_t tid) {
   return a[st->nth++] = t;
 }
 
-/* Close the thread's current segment at ts and start the next one there. */
-static void cut(sav_st *st, wthread *t, uint64_t ts) {
-  uint64_t b = t->since;
-  t->since = ts;
-  if (!b || ts <= b) return;
-  if (!t->depth && !t->in_step) return; /* outside every range: only inside steps */
-  if (t->stepping && !t->in_step) return; /* the step thread between steps: not needed */
+static wname *wname_of(wthread *t, uint32_t name, uint8_t cat) {
+  uint32_t i = prof__map32_get(&t->wmap, name);
+  if (i != UINT32_MAX) return &t->w[i];
+  wname *w = grow(t->w, &t->wcap, t->nw + 1, sizeof *w, UINT32_MAX - 1);
+  if (!w) return NULL;
+  t->w = w;
+  if (prof__map32_put(&t->wmap, name, (uint32_t)t->nw)) return NULL;
+  w[t->nw] = (wname){name, cat, 0, 0, 0, 0, 0};
+  return &w[t->nw++];
+}
+
+static void keep_seg(sav_st *st, const seg *g) {
   seg *s = grow(st->seg, &st->segcap, st->nseg + 1, sizeof *s, SEG_MAX);
   if (!s) {
     st->capped = 1;
     return;
   }
   st->seg = s;
+  s[st->nseg++] = *g;
+}
+
+/* Close the thread's current segment at ts and start the next one there. */
+static void cut(sav_st *st, wthread *t, uint64_t ts) {
+  uint64_t b = t->since;
+  t->since = ts;
+  if (!b || ts <= b) return;
   const frame *f = t->depth ? &t->st[t->depth - 1] : NULL;
-  s[st->nseg++] = (seg){b, ts, t->tid, f ? f->name : NONE_NAME, f ? f->cat : (uint8_t)PROF_CAT_OTHER};
+  seg g = {b, ts, t->tid, f ? f->name : NONE_NAME, f ? f->cat : (uint8_t)PROF_CAT_OTHER, (uint8_t)t->in_step};
+  if (t->in_step) { /* the exact sums of a thread running steps */
+    wname *w = wname_of(t, g.name, g.cat);
+    if (w) {
+      w->ns += ts - b;
+      if (w->last_step != t->nstep) w->steps++, w->last_step = t->nstep;
+    }
+  }
+  if (t->stepping ? t->in_step : f != NULL) keep_seg(st, &g); /* other threads: their ranges only */
+}
+
+/* Is ts inside a step of t? 1 yes, 0 no, -1 not known yet (its step may come). */
+static int in_step_of(const wthread *t, uint64_t ts) {
+  if (t->in_step && t->nsteps && ts >= t->steps[t->nsteps - 1].b) return 1;
+  size_t lo = 0, hi = t->nsteps; /* first step ending after ts */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (t->steps[mid].e <= ts) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < t->nsteps) return ts >= t->steps[lo].b;
+  return -1;
+}
+
+static void sample_in_step(wthread *t, uint32_t range, uint64_t w) {
+  uint32_t i = prof__map32_get(&t->wmap, range);
+  wname *n = i != UINT32_MAX ? &t->w[i] : wname_of(t, range, PROF_CAT_OTHER);
+  if (n) n->cpu_w += w, n->samples++;
 }
 
 static void on_sample(sav_st *st, uint32_t tid, const prof__event *ev) {
   if (prof__ev_sample_mode(ev) != PROF_SAMPLE_CPU) return;
   st->cpu_samples++;
-  smp *s = grow(st->smp, &st->smpcap, st->nsmp + 1, sizeof *s, SMP_MAX);
+  wthread *t = thread_of(st, tid);
+  if (!t) return;
+  smp x = {ev->ts, prof__ev_sample_weight(ev), tid, prof__ev_sample_range(ev)};
+  int in = t->stepping ? in_step_of(t, x.ts) : 0;
+  if (in == 1) sample_in_step(t, x.range, x.w);
+  if (in == 0 && t->stepping) return;
+  smp **buf = in < 0 ? &st->pend : &st->smp; /* -1: decided at the end; other threads: attribution */
+  size_t *n = in < 0 ? &st->npend : &st->nsmp, *cap = in < 0 ? &st->pendcap : &st->smpcap;
+  smp *s = grow(*buf, cap, *n + 1, sizeof *s, in < 0 ? PEND_MAX : SMP_MAX);
   if (!s) {
-    st->capped = 1;
+    st->capped |= in >= 0;
     return;
   }
-  st->smp = s;
-  uint32_t r = prof__ev_sample_range(ev);
-  s[st->nsmp++] = (smp){ev->ts, prof__ev_sample_weight(ev), tid, r ? r : NONE_NAME};
+  *buf = s;
+  s[(*n)++] = x;
+}
+
+static void step_edge(wthread *t, int begin, uint64_t ts) {
+  if (begin) {
+    span *s = grow(t->steps, &t->scap, t->nsteps + 1, sizeof *s, SIZE_MAX / sizeof *s);
+    if (s) {
+      t->steps = s;
+      s[t->nsteps++] = (span){ts, UINT64_MAX};
+    }
+    t->in_step = t->stepping = 1;
+    t->nstep++;
+    return;
+  }
+  if (t->in_step && t->nsteps) t->steps[t->nsteps - 1].e = ts;
+  t->in_step = 0;
 }
 
 static void sav_record(prof__an *an, void *vst, const prof__rec *rec) {
@@ -141,19 +227,19 @@ static void sav_record(prof__an *an, void *vst, const prof__rec *rec) {
   if (ev->ts < t->since) return; /* never backwards */
   cut(st, t, ev->ts);
   switch (ev->type) {
-  case PROF_EV_STEP_BEGIN: t->in_step = t->stepping = 1; break;
-  case PROF_EV_STEP_END: t->in_step = 0; break;
+  case PROF_EV_STEP_BEGIN: step_edge(t, 1, ev->ts); break;
+  case PROF_EV_STEP_END: step_edge(t, 0, ev->ts); break;
   case PROF_EV_RANGE_BEGIN:
     if (t->depth == MAX_DEPTH) t->overflow++;
-    else t->st[t->depth++] = (frame){ev->name, ev->cat};
+    else t->st[t->depth++] = (frame){ev->name ? ev->name : UINT32_MAX - 1, ev->cat};
     break;
   case PROF_EV_RANGE_END: {
     if (t->overflow) {
       t->overflow--;
       break;
     }
-    uint32_t k = t->depth;
-    while (k > 0 && t->st[k - 1].name != ev->name) k--;
+    uint32_t k = t->depth, name = ev->name ? ev->name : UINT32_MAX - 1;
+    while (k > 0 && t->st[k - 1].name != name) k--;
     if (k) t->depth = k - 1;
     break;
   }
@@ -183,43 +269,15 @@ static uint32_t step_tid(const prof__an *an) {
   return n ? tid[best] : 0;
 }
 
-/* Index of the step of thread tid containing ts, or -1. */
-static long step_of(const prof__an *an, uint32_t tid, uint64_t ts) {
-  long k = prof__an_step_at(an, ts);
-  return k >= 0 && an->steps[k].tid == tid ? k : -1;
-}
-
-/* Per range name of the step thread: its time inside steps, the CPU time
- * its samples stand for, and in how many steps it ran. */
-typedef struct wname {
-  uint32_t name;
-  uint8_t cat;
-  uint64_t ns, steps;
-  long last_step;
-  double cpu_ns;
-  uint64_t samples;
-} wname;
-
 typedef struct waits {
   uint32_t tid;
-  seg *mine;        /* the step thread's segments inside steps, by begin */
+  wthread *t;       /* the step thread's sums */
+  seg *mine;        /* the step thread's kept segments inside steps, by begin */
   size_t nmine;
-  seg *other;       /* other threads' segments in ranges, by begin */
+  seg *other;       /* other threads' kept segments in ranges, by begin */
   size_t nother;
-  wname *w;
-  size_t nw;
   double period_ns;
 } waits;
-
-static wname *wname_of(waits *x, uint32_t name, uint8_t cat) {
-  for (size_t i = 0; i < x->nw; i++)
-    if (x->w[i].name == name) return &x->w[i];
-  wname *p = realloc(x->w, (x->nw + 1) * sizeof *p);
-  if (!p) return NULL;
-  x->w = p;
-  p[x->nw] = (wname){name, cat, 0, 0, -1, 0, 0};
-  return &p[x->nw++];
-}
 
 static const char *meta_of(const prof__an *an, const char *key) {
   for (size_t i = an->meta_count; i > 0; i--)
@@ -241,6 +299,14 @@ static int build(prof__an *an, sav_st *st, waits *x) {
   memset(x, 0, sizeof *x);
   x->tid = step_tid(an);
   x->period_ns = sampling_period(an, st);
+  for (size_t i = 0; i < st->nth && !x->t; i++)
+    if (st->th[i]->tid == x->tid) x->t = st->th[i];
+  if (!x->t) return -1;
+  for (size_t i = 0; i < st->npend; i++) { /* samples read before their step */
+    const smp *s = &st->pend[i];
+    long k = s->tid == x->tid ? prof__an_step_at(an, s->ts) : -1;
+    if (k >= 0 && an->steps[k].tid == x->tid) sample_in_step(x->t, s->range, s->w);
+  }
   x->mine = malloc((st->nseg + 1) * sizeof *x->mine);
   x->other = malloc((st->nseg + 1) * sizeof *x->other);
   if (!x->mine || !x->other) return -1;
@@ -248,38 +314,18 @@ static int build(prof__an *an, sav_st *st, waits *x) {
     const seg *s = &st->seg[i];
     if (s->tid != x->tid) {
       if (s->name != NONE_NAME) x->other[x->nother++] = *s;
-      continue;
+    } else if (s->in_step) {
+      x->mine[x->nmine++] = *s;
     }
-    long k = step_of(an, x->tid, s->b);
-    if (k < 0) continue;
-    seg c = *s;
-    if (c.e > an->steps[k].end_ns) c.e = an->steps[k].end_ns;
-    if (c.e <= c.b) continue;
-    x->mine[x->nmine++] = c;
-    wname *w = wname_of(x, c.name, c.cat);
-    if (!w) return -1;
-    w->ns += c.e - c.b;
-    if (w->last_step != k) w->steps++, w->last_step = k;
   }
   qsort(x->mine, x->nmine, sizeof *x->mine, cmp_seg);
   qsort(x->other, x->nother, sizeof *x->other, cmp_seg);
-  for (size_t i = 0; x->period_ns > 0 && i < st->nsmp; i++) {
-    const smp *s = &st->smp[i];
-    if (s->tid != x->tid || step_of(an, x->tid, s->ts) < 0) continue;
-    for (size_t k = 0; k < x->nw; k++)
-      if (x->w[k].name == s->range) {
-        x->w[k].cpu_ns += (double)s->w * x->period_ns;
-        x->w[k].samples++;
-        break;
-      }
-  }
   return 0;
 }
 
 static void waits_free(waits *x) {
   free(x->mine);
   free(x->other);
-  free(x->w);
 }
 
 /* ---- attribution ----------------------------------------------------------- */
@@ -427,19 +473,22 @@ static void refine_input_bound(prof__an *an, const sav_st *st, const waits *x) {
   if (!f || !an->nsteps) return;
   attribution r = attribute(st, x, is_data, NULL);
   if (!r.top.ns || r.top.by_samples || r.share < THR_INPUT_ATTR) return;
-  double cpu = 0;
+  double wait = 0, cpu = 0; /* the whole run's data time of the step thread */
   uint64_t samples = 0;
-  for (size_t i = 0; i < x->nw; i++)
-    if (x->w[i].cat == PROF_CAT_DATA && x->w[i].name != NONE_NAME) cpu += x->w[i].cpu_ns, samples += x->w[i].samples;
-  double off = r.wait_ns > cpu ? r.wait_ns - cpu : 0;
+  for (size_t i = 0; i < x->t->nw; i++) {
+    const wname *w = &x->t->w[i];
+    if (w->cat != PROF_CAT_DATA || w->name == NONE_NAME) continue;
+    wait += (double)w->ns, cpu += (double)w->cpu_w * x->period_ns, samples += w->samples;
+  }
+  double off = wait > cpu ? wait - cpu : 0;
   char a[32], who[320];
   attr_text(an, &r, who, sizeof who);
   prof__an_set_saving(an, f, off / (double)an->nsteps, prof__an_confidence(an->nsteps, 0),
                       "the loading already overlaps on another thread: the step thread's data wait, %s per step "
                       "(%.0f%% off-CPU, %llu CPU samples), while %s; gone when loading keeps up with the step "
                       "(more loader threads or workers)",
-                      prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(r.wait_ns / (double)an->nsteps)),
-                      r.wait_ns > 0 ? 100 * off / r.wait_ns : 0, (unsigned long long)samples, who);
+                      prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(wait / (double)an->nsteps)),
+                      wait > 0 ? 100 * off / wait : 0, (unsigned long long)samples, who);
   attr_keys(an, f, &r);
 }
 
@@ -457,25 +506,29 @@ static int named_by(const prof__an *an, const char *id, const char *name) {
   return 0;
 }
 
-static double off_cpu(const wname *w) { return (double)w->ns > w->cpu_ns ? (double)w->ns - w->cpu_ns : 0; }
+/* Wall time minus the CPU time its samples stand for. */
+static double off_cpu(const wname *w, double period_ns) {
+  double cpu = (double)w->cpu_w * period_ns;
+  return (double)w->ns > cpu ? (double)w->ns - cpu : 0;
+}
 
 /* Waits of the step thread: a range that is not compute (off-CPU compute is
  * its own work elsewhere: BLAS threads, a GPU) or data (input_bound), nor io
  * when io_bound covers it, present in most steps, mostly off-CPU. */
 static int is_candidate(prof__an *an, const waits *x, const wname *w) {
+  if (!w->ns) return 0; /* samples only */
   uint64_t total = an->step_stats.total_ns;
   if (!total || (w->cat == PROF_CAT_COMPUTE && w->name != NONE_NAME)) return 0;
   if (w->name != NONE_NAME && w->cat == PROF_CAT_DATA) return 0;
   if (w->name != NONE_NAME && w->cat == PROF_CAT_IO && prof__an_find(an, "io_bound")) return 0;
   if (w->name != NONE_NAME && named_by(an, "periodic_slow_steps", prof__an_str(an, w->name))) return 0;
   if ((double)w->steps < THR_PRESENT * (double)an->nsteps) return 0;
-  double off = off_cpu(w);
-  (void)x;
+  double off = off_cpu(w, x->period_ns);
   return off >= THR_WAIT_SHARE * (double)total && off >= THR_OFF_CPU * (double)w->ns;
 }
 
 static void add_wait(prof__an *an, const sav_st *st, const waits *x, const wname *w) {
-  double off = off_cpu(w), per = off / (double)an->nsteps, share = off / (double)an->step_stats.total_ns;
+  double off = off_cpu(w, x->period_ns), per = off / (double)an->nsteps, share = off / (double)an->step_stats.total_ns;
   attribution r = attribute(st, x, same_name, &w->name);
   char a[32], b[32], who[320] = "", title[400], m[900], rng[200];
   if (w->name == NONE_NAME) snprintf(rng, sizeof rng, "time outside every range");
@@ -500,7 +553,7 @@ static void add_wait(prof__an *an, const sav_st *st, const waits *x, const wname
            rng, prof__an_fmt_ns(b, sizeof b, w->ns / an->nsteps), (unsigned long long)w->steps, an->nsteps,
            w->ns ? 100 * off / (double)w->ns : 0, (unsigned long long)w->samples,
            prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(x->period_ns)), 100 * share, r.top.ns ? "; meanwhile " : "",
-           who, st->capped ? " (the run is attributed from its beginning: segment buffer full)" : "");
+           who, st->capped && r.top.ns ? " (attributed from the run's beginning: the buffer of segments filled)" : "");
   prof__an_finding(an, "step_wait", share >= THR_WAIT_HIGH ? "high" : "medium", share, title, m,
                    "The step thread is blocked here, not computing. If it waits for another thread (named above): "
                    "do not hold a lock across that thread's slow work (copy under the lock, work outside it), or "
@@ -518,25 +571,31 @@ static void add_wait(prof__an *an, const sav_st *st, const waits *x, const wname
   if (r.top.ns && an->nfindings) attr_keys(an, &an->findings[an->nfindings - 1], &r);
 }
 
+typedef struct cand {
+  const wname *w;
+  double off;
+} cand;
+
 static int cmp_off(const void *a, const void *b) {
-  double x = off_cpu(a), y = off_cpu(b);
+  double x = ((const cand *)a)->off, y = ((const cand *)b)->off;
   return x > y ? -1 : x < y;
 }
 
 static void sav_finish(prof__an *an, void *vst) {
   sav_st *st = vst;
-  if (!an->nsteps || !st->nseg) return;
+  if (!an->nsteps) return;
   uint32_t tid = step_tid(an);
   for (size_t i = 0; i < an->nthreads; i++) /* lost range events would fake waits */
     if (an->threads[i].lost && an->threads[i].tid == tid) return;
   waits x;
   if (build(an, st, &x) == 0) {
     refine_input_bound(an, st, &x);
-    if (x.period_ns > 0) {
-      qsort(x.w, x.nw, sizeof *x.w, cmp_off);
-      for (size_t i = 0, n = 0; i < x.nw && n < MAX_WAITS; i++)
-        if (is_candidate(an, &x, &x.w[i])) add_wait(an, st, &x, &x.w[i]), n++;
-    }
+    cand *c = x.period_ns > 0 ? malloc((x.t->nw + 1) * sizeof *c) : NULL;
+    for (size_t i = 0; c && i < x.t->nw; i++) c[i] = (cand){&x.t->w[i], off_cpu(&x.t->w[i], x.period_ns)};
+    if (c) qsort(c, x.t->nw, sizeof *c, cmp_off);
+    for (size_t i = 0, n = 0; c && i < x.t->nw && n < MAX_WAITS; i++)
+      if (is_candidate(an, &x, c[i].w)) add_wait(an, st, &x, c[i].w), n++;
+    free(c);
   }
   waits_free(&x);
 }
@@ -546,7 +605,13 @@ static void sav_destroy(prof__an *an, void *vst) {
   sav_st *st = vst;
   free(st->seg);
   free(st->smp);
-  for (size_t i = 0; i < st->nth; i++) free(st->th[i]);
+  free(st->pend);
+  for (size_t i = 0; i < st->nth; i++) {
+    free(st->th[i]->w);
+    free(st->th[i]->steps);
+    prof__map32_free(&st->th[i]->wmap);
+    free(st->th[i]);
+  }
   free(st->th);
 }
 
