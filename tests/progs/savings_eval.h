@@ -35,6 +35,7 @@ typedef struct sv_scenario {
 
 static const sv_scenario sv_scenarios[] = {
     {"input", "input_bound", NULL, 0, 8.0},
+    {"loader", "input_bound", NULL, 0, 10.0},
     {"checkpoint", "periodic_slow_steps", NULL, 1, 6.0},
     {"lock", "step_wait", "publish", 0, 10.0},
     {"copy", "step_wait", "h2d_copy", 0, 6.0},

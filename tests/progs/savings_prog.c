@@ -7,6 +7,9 @@
  *   input       slow: each step loads its batch inline (data range, 8 ms)
  *               then computes (12 ms); fixed: a prefetch thread loads the
  *               next batch while the step computes.
+ *   loader      slow: a prefetch thread loads each batch (16 ms) while the
+ *               step computes (6 ms), so the step waits 10 ms for it;
+ *               fixed: three prefetch threads keep up.
  *   checkpoint  slow: every 10th step writes a checkpoint (io range, 60 ms)
  *               on the step thread after computing 10 ms; fixed: no
  *               checkpoint.
@@ -61,9 +64,10 @@ typedef struct queue {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int ready, stop, cap;
+  double load_ms;
 } queue;
 
-static queue q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 2};
+static queue q = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 2, LOAD_MS};
 
 static void *prefetch_main(void *arg) {
   (void)arg;
@@ -75,7 +79,7 @@ static void *prefetch_main(void *arg) {
     pthread_mutex_unlock(&q.mu);
     if (stop) return NULL;
     prof_range_push_cat("load_batch", PROF_CAT_DATA);
-    sleep_ms(LOAD_MS);
+    sleep_ms(q.load_ms);
     prof_range_pop();
     pthread_mutex_lock(&q.mu);
     q.ready++;
@@ -84,9 +88,12 @@ static void *prefetch_main(void *arg) {
   }
 }
 
-static void input_run(int fixed, int steps) {
-  pthread_t th;
-  int have = fixed && pthread_create(&th, NULL, prefetch_main, NULL) == 0;
+/* Steps fed by `loaders` prefetch threads (none: inline loading). */
+static void fed_run(int loaders, double load_ms, double compute_ms, int steps) {
+  pthread_t th[4];
+  int have = 0;
+  q.load_ms = load_ms;
+  while (have < loaders && have < 4 && pthread_create(&th[have], NULL, prefetch_main, NULL) == 0) have++;
   for (int i = 0; i < steps; i++) {
     prof_start();
     if (have) {
@@ -99,19 +106,17 @@ static void input_run(int fixed, int steps) {
       prof_range_pop();
     } else {
       prof_range_push_cat("load_batch", PROF_CAT_DATA);
-      sleep_ms(LOAD_MS);
+      sleep_ms(load_ms);
       prof_range_pop();
     }
-    compute(INPUT_COMPUTE_MS);
+    compute(compute_ms);
     prof_stop();
   }
-  if (have) {
-    pthread_mutex_lock(&q.mu);
-    q.stop = 1;
-    pthread_cond_broadcast(&q.cv);
-    pthread_mutex_unlock(&q.mu);
-    pthread_join(th, NULL);
-  }
+  pthread_mutex_lock(&q.mu);
+  q.stop = 1;
+  pthread_cond_broadcast(&q.cv);
+  pthread_mutex_unlock(&q.mu);
+  for (int k = 0; k < have; k++) pthread_join(th[k], NULL);
 }
 
 /* ---- checkpoint: periodic work on the step thread ---------------------------- */
@@ -222,7 +227,7 @@ static void outlier_run(int fixed, int steps) {
 
 int main(int argc, char **argv) {
   if (argc < 3 || (strcmp(argv[2], "slow") && strcmp(argv[2], "fixed"))) {
-    fprintf(stderr, "usage: %s input|checkpoint|lock|copy|outlier slow|fixed [steps]\n", argv[0]);
+    fprintf(stderr, "usage: %s input|loader|checkpoint|lock|copy|outlier slow|fixed [steps]\n", argv[0]);
     return 2;
   }
   int fixed = strcmp(argv[2], "fixed") == 0, steps = argc > 3 ? atoi(argv[3]) : 120;
@@ -230,7 +235,8 @@ int main(int argc, char **argv) {
   int err = prof_init(NULL);
   if (err) fprintf(stderr, "savings_prog: profiler off: %s\n", prof_strerror(err));
   const char *s = argv[1];
-  if (!strcmp(s, "input")) input_run(fixed, steps);
+  if (!strcmp(s, "input")) fed_run(fixed ? 1 : 0, LOAD_MS, INPUT_COMPUTE_MS, steps);
+  else if (!strcmp(s, "loader")) fed_run(fixed ? 3 : 1, 8 * U, 3 * U, steps);
   else if (!strcmp(s, "checkpoint")) checkpoint_run(fixed, steps);
   else if (!strcmp(s, "lock")) lock_run(fixed, steps);
   else if (!strcmp(s, "copy")) copy_run(fixed, steps);

@@ -79,7 +79,8 @@ typedef struct wthread {
   int in_step, stepping;
   uint64_t nstep;       /* steps begun on the thread (numbers the steps for wname.last_step) */
   uint64_t since;       /* start of the current segment; 0: none */
-  frame st[MAX_DEPTH];
+  frame *st;            /* open ranges, grown up to MAX_DEPTH */
+  uint32_t stcap;
   wname *w;             /* stepping threads: per name */
   size_t nw, wcap;
   prof__map32 wmap;     /* name -> index into w */
@@ -96,6 +97,8 @@ typedef struct sav_st {
   uint64_t cpu_samples;
   wthread **th;
   size_t nth, thcap;
+  prof__map32 tids;     /* tid -> index into th */
+  wthread *last;        /* the thread of the previous event */
 } sav_st;
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t max) {
@@ -110,15 +113,32 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t max) {
 }
 
 static wthread *thread_of(sav_st *st, uint32_t tid) {
-  for (size_t i = 0; i < st->nth; i++)
-    if (st->th[i]->tid == tid) return st->th[i];
-  wthread **a = grow(st->th, &st->thcap, st->nth + 1, sizeof *a, SIZE_MAX / sizeof *a);
+  if (st->last && st->last->tid == tid) return st->last;
+  uint32_t i = prof__map32_get(&st->tids, tid);
+  if (i != UINT32_MAX) return st->last = st->th[i];
+  wthread **a = grow(st->th, &st->thcap, st->nth + 1, sizeof *a, UINT32_MAX - 1);
   if (!a) return NULL;
   st->th = a;
   wthread *t = calloc(1, sizeof *t);
-  if (!t) return NULL;
+  if (!t || prof__map32_put(&st->tids, tid, (uint32_t)st->nth)) {
+    free(t);
+    return NULL;
+  }
   t->tid = tid;
-  return a[st->nth++] = t;
+  return st->last = a[st->nth++] = t;
+}
+
+static int push(wthread *t, uint32_t name, uint8_t cat) {
+  if (t->depth == MAX_DEPTH) return -1;
+  if (t->depth == t->stcap) {
+    uint32_t cap = t->stcap ? t->stcap * 2 : 8;
+    frame *f = realloc(t->st, cap * sizeof *f);
+    if (!f) return -1;
+    t->st = f;
+    t->stcap = cap;
+  }
+  t->st[t->depth++] = (frame){name, cat};
+  return 0;
 }
 
 static wname *wname_of(wthread *t, uint32_t name, uint8_t cat) {
@@ -230,8 +250,7 @@ static void sav_record(prof__an *an, void *vst, const prof__rec *rec) {
   case PROF_EV_STEP_BEGIN: step_edge(t, 1, ev->ts); break;
   case PROF_EV_STEP_END: step_edge(t, 0, ev->ts); break;
   case PROF_EV_RANGE_BEGIN:
-    if (t->depth == MAX_DEPTH) t->overflow++;
-    else t->st[t->depth++] = (frame){ev->name ? ev->name : UINT32_MAX - 1, ev->cat};
+    if (push(t, ev->name ? ev->name : UINT32_MAX - 1, ev->cat)) t->overflow++;
     break;
   case PROF_EV_RANGE_END: {
     if (t->overflow) {
@@ -609,10 +628,12 @@ static void sav_destroy(prof__an *an, void *vst) {
   for (size_t i = 0; i < st->nth; i++) {
     free(st->th[i]->w);
     free(st->th[i]->steps);
+    free(st->th[i]->st);
     prof__map32_free(&st->th[i]->wmap);
     free(st->th[i]);
   }
   free(st->th);
+  prof__map32_free(&st->tids);
 }
 
 const prof__section prof__sec_savings = {
