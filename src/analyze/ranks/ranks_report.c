@@ -52,8 +52,12 @@ static int write_text(prof__ranks *rs, FILE *out) {
   if (!rs->nfindings) fprintf(out, "  none\n");
   for (size_t i = 0; i < rs->nfindings; i++) {
     const prof__finding *f = &rs->findings[i];
-    fprintf(out, "  [%s] %s (%s)\n    measured: %s\n    do: %s\n", f->severity, f->title, f->id, f->measured,
-            f->recommendation);
+    fprintf(out, "  [%s] %s (%s)\n    measured: %s\n", f->severity, f->title, f->id, f->measured);
+    if (f->has_saving)
+      fprintf(out, "    saving: %s per step (%.1f%%, %s confidence): %s\n",
+              prof__an_fmt_ns(a, sizeof a, f->saving_ns), f->saving_pct, prof__an_confidence_label(f->saving_conf),
+              f->saving_model);
+    fprintf(out, "    do: %s\n", f->recommendation);
   }
   fprintf(out, "\nPer rank (per step)\n  %5s %-16s %6s %10s %10s %10s %10s %10s %10s %6s\n", "rank", "host", "steps",
           "step", "compute", "data", "comm", "wait", "io+other", "comm%");
