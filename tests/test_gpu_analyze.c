@@ -729,6 +729,12 @@ static void expect_findings(const shape *sh, const char *want) {
       fail_msg("finding %s: expected %s (busy %llu of %llu)", gpu_ids[i], expected ? "present" : "absent",
                (unsigned long long)prof__sec_gpu_summary(an)->total.busy_ns,
                (unsigned long long)prof__sec_gpu_summary(an)->total.end);
+    /* every GPU performance finding predicts a saving, except fp32 matmuls
+     * (their gain is a speed-up this run cannot measure) */
+    for (size_t k = 0; expected && k < an->nfindings; k++)
+      if (!strcmp(an->findings[k].id, gpu_ids[i]) &&
+          an->findings[k].has_saving != (strcmp(gpu_ids[i], "gpu_fp32_matmul") != 0))
+        fail_msg("finding %s: saving %s", gpu_ids[i], an->findings[k].has_saving ? "unexpected" : "missing");
   }
   prof__an_free(an);
 }
@@ -780,6 +786,25 @@ static void long_synchronisations_are_sync_heavy(void **state) {
   sh.kernel_ns = 3000000;
   sh.sync_ns = 3500000;
   expect_findings(&sh, "gpu_sync_heavy");
+}
+
+/* The saving of a synchronisation finding is the blocking time per step. */
+static void sync_saving_is_the_blocking_time(void **state) {
+  (void)state;
+  shape sh = healthy;
+  sh.kernel_ns = 3000000;
+  sh.sync_ns = 3500000;
+  prof__an *an = analyze(shaped_trace(&sh));
+  int seen = 0;
+  for (size_t k = 0; k < an->nfindings; k++)
+    if (!strcmp(an->findings[k].id, "gpu_sync_heavy")) {
+      seen = 1;
+      assert_true(an->findings[k].has_saving);
+      assert_int_equal(an->findings[k].saving_ns, 3500000);
+      assert_non_null(strstr(an->findings[k].saving_model, "blocked"));
+    }
+  assert_true(seen);
+  prof__an_free(an);
 }
 
 static void fp32_gemm_on_tensor_core_gpu_is_flagged_only_there(void **state) {
@@ -1024,6 +1049,7 @@ int main(void) {
       cmocka_unit_test(unhidden_copies_are_copy_heavy),
       cmocka_unit_test(gpu_waiting_on_data_loading_is_input_bound),
       cmocka_unit_test(long_synchronisations_are_sync_heavy),
+      cmocka_unit_test(sync_saving_is_the_blocking_time),
       cmocka_unit_test(fp32_gemm_on_tensor_core_gpu_is_flagged_only_there),
       cmocka_unit_test(codec_round_trips_every_kind),
       cmocka_unit_test(corrupt_gpu_chunk_is_counted_not_fatal),

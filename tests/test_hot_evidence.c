@@ -120,6 +120,10 @@ static void severity_follows_the_sample_count(void **state) {
   assert_non_null(hot(many));
   assert_string_equal(hot(few)->severity, "low");
   assert_string_equal(hot(many)->severity, "high");
+  /* its saving is an upper bound: the self time per step, capped at the step */
+  assert_true(hot(many)->has_saving);
+  assert_true(hot(many)->saving_ns > 0 && hot(many)->saving_ns <= many->step_stats.mean_ns);
+  assert_non_null(strstr(hot(many)->saving_model, "upper bound"));
   prof__an_free(few);
   prof__an_free(many);
 }

@@ -125,6 +125,9 @@ static void straggler_named_with_excess_and_phase(void **state) {
   assert_non_null(f);
   assert_non_null(strstr(f->title, "Rank 2"));
   assert_true(f->value > 0.749 && f->value < 0.751);
+  /* the others wait for it: at the median's pace the step saves its 30 ms excess */
+  assert_true(f->has_saving);
+  assert_int_equal(f->saving_ns, 30 * MS);
   prof__ranks_free(rs);
   free_paths(paths, 4);
 }
@@ -147,6 +150,9 @@ static void wait_imbalance_share_and_bytes(void **state) {
   assert_true(rs->comm_share > 0.5249 && rs->comm_share < 0.5251);       /* (3*60+30)/400 */
   assert_non_null(finding(rs, "load_imbalance"));
   assert_non_null(finding(rs, "comm_bound"));
+  /* balanced, every rank computes the mean (37.5 ms) instead of the max (60 ms) */
+  assert_true(finding(rs, "load_imbalance")->has_saving);
+  assert_int_equal(finding(rs, "load_imbalance")->saving_ns, 22500000);
   assert_string_equal(rs->clock, "one_host");
   prof__ranks_free(rs);
   free_paths(paths, 4);

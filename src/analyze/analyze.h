@@ -75,6 +75,12 @@ typedef struct prof__finding {
   /* ---- added after the first contract (append only) ---- */
   prof__fkey keys[PROF_FINDING_KEYS]; /* extra keys, written after "value" in JSON */
   int nkeys;
+  /* ---- predicted savings (append only; prof__an_finding_saving) ---- */
+  int has_saving;       /* 1: a performance finding with a predicted saving */
+  uint64_t saving_ns;   /* predicted drop of the mean step time, per step, if the cause were removed */
+  double saving_pct;    /* saving_ns in percent of the mean step (all steps) */
+  double saving_conf;   /* 0..1, from the steps and samples behind it (prof__an_confidence) */
+  char saving_model[400]; /* one line: how saving_ns was derived */
 } prof__finding;
 
 /* Statistics of step durations. p95 is the nearest-rank percentile: the
@@ -227,6 +233,29 @@ void prof__an_finding(prof__an *an, const char *id, const char *severity, double
  * PROF_FINDING_KEYS or when there is none). JSON writes it beside "value". */
 void prof__an_finding_kstr(prof__an *an, const char *key, const char *v);
 void prof__an_finding_knum(prof__an *an, const char *key, double v);
+/* ---- predicted savings (append only) ---- */
+
+/* Attach a predicted saving to the finding added last: `saving_ns` is the
+ * drop of the mean step time per step the model predicts if the cause were
+ * removed (NaN and negatives give 0; capped at the mean step), `confidence`
+ * 0..1 (prof__an_confidence), `model` a printf format for one line saying
+ * how it was derived from this run's measurements. Ignored without a
+ * finding or without steps. */
+void prof__an_finding_saving(prof__an *an, double saving_ns, double confidence, const char *model, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The same for any finding of an->findings (a section refining another's). */
+void prof__an_set_saving(prof__an *an, prof__finding *f, double saving_ns, double confidence, const char *model,
+                         ...) __attribute__((format(printf, 5, 6)));
+/* The first finding with this id, or NULL. */
+prof__finding *prof__an_find(prof__an *an, const char *id);
+/* Confidence of a saving measured over `steps` steps and, when it rests on
+ * CPU samples, `samples` samples (0: not sample-based): 1 - 1/sqrt(n) of the
+ * smaller count, the relative standard error of a mean of n independent
+ * measurements taken away from 1; 0 without evidence. */
+double prof__an_confidence(uint64_t steps, uint64_t samples);
+/* "high" (>= 0.85: about 45 steps or samples), "medium" (>= 0.7: 12), "low". */
+const char *prof__an_confidence_label(double confidence);
+
 /* The split of the events read: those the program's threads recorded
  * through the rings (the footer's events_written) and those the profiler's
  * own threads added (samples, counter readings, resource and GPU records).

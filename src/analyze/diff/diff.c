@@ -218,6 +218,7 @@ int prof__diff_compute(prof__diff *d, prof__an *base, prof__an *cur) {
   }
   if (rc == 0) rc = add_findings(d, cur, base, 1);
   if (rc == 0) rc = add_findings(d, base, cur, 0);
+  if (rc == 0) rc = prof__diff_savings(d, base, cur);
   prof__jv_free(jb);
   prof__jv_free(jc);
   return rc;
@@ -229,5 +230,6 @@ void prof__diff_free(prof__diff *d) {
     free(d->findings[i].id), free(d->findings[i].severity), free(d->findings[i].title);
   free(d->items);
   free(d->findings);
+  prof__diff_savings_free(d);
   memset(d, 0, sizeof *d);
 }

@@ -40,6 +40,31 @@ static const char *verdict(const prof__diff *d) {
 
 /* ---- text --------------------------------------------------------------- */
 
+/* "input_bound" or "step_wait (publish)" into buf. */
+static const char *saving_name(const prof__diff_saving *x, char *b, size_t n) {
+  if (x->phase) snprintf(b, n, "%s (%s)", x->id, x->phase);
+  else snprintf(b, n, "%s", x->id);
+  return b;
+}
+
+static void text_savings(const prof__diff *d, FILE *out) {
+  if (!d->nsavings) return;
+  char a[32], b[32], c[32], nm[200];
+  fprintf(out, "\nPredicted savings (BASE) against NEW: mean step %s -> %s, saved %s per step\n",
+          ms(a, 32, d->base_mean), ms(b, 32, d->cur_mean), ms(c, 32, d->saved));
+  for (size_t i = 0; i < d->nsavings; i++) {
+    const prof__diff_saving *x = &d->savings[i];
+    fprintf(out, "  %-32.32s predicted %s, saved %s", saving_name(x, nm, sizeof nm), ms(a, 32, x->predicted),
+            ms(b, 32, d->saved));
+    if (x->gone) fputs(" (gone in NEW)\n", out);
+    else fprintf(out, " (still %s in NEW: expected %s)\n", ms(a, 32, x->remaining), ms(c, 32, x->predicted - x->remaining));
+  }
+  if (d->nsavings > 1)
+    fputs("  (saved: the drop of the mean steady step, all changes together; predictions of overlapping causes "
+          "do not add up)\n",
+          out);
+}
+
 static void text_out(const prof__diff *d, size_t top, FILE *out) {
   char a[32], b[32], c[32], e[32], n1[PROF_TERM_NAME], n2[PROF_TERM_NAME];
   fprintf(out, "mlprof diff\n  base: %s (%zu steps)\n  new:  %s (%zu steps)\n\n",
@@ -60,6 +85,7 @@ static void text_out(const prof__diff *d, size_t top, FILE *out) {
     fprintf(out, "  peak RSS  %s -> %s\n  leaked    %s -> %s\n", mib(a, 32, d->base_rss), mib(b, 32, d->cur_rss),
             mib(c, 32, d->base_leak), mib(e, 32, d->cur_leak));
   }
+  text_savings(d, out);
   fputs("\nFindings\n", out);
   if (!d->nfindings) fputs("  no change\n", out);
   for (size_t i = 0; i < d->nfindings; i++)
@@ -73,6 +99,30 @@ static void knum_or_null(prof__json *j, const char *k, double v) {
   prof__json_key(j, k);
   if (isnan(v)) prof__json_null(j);
   else prof__json_num(j, v);
+}
+
+static void json_savings(const prof__diff *d, prof__json *j) {
+  prof__json_key(j, "savings");
+  prof__json_obj_begin(j);
+  knum_or_null(j, "base_mean_ns", d->base_mean);
+  knum_or_null(j, "new_mean_ns", d->cur_mean);
+  knum_or_null(j, "saved_ns", d->saved);
+  prof__json_key(j, "findings");
+  prof__json_arr_begin(j);
+  for (size_t i = 0; i < d->nsavings; i++) {
+    const prof__diff_saving *x = &d->savings[i];
+    prof__json_obj_begin(j);
+    prof__json_kstr(j, "id", x->id);
+    if (x->phase) prof__json_kstr(j, "phase", x->phase);
+    prof__json_kstr(j, "title", x->title);
+    prof__json_knum(j, "predicted_ns", x->predicted);
+    prof__json_knum(j, "remaining_ns", x->remaining);
+    prof__json_knum(j, "expected_ns", x->predicted - x->remaining);
+    prof__json_kbool(j, "gone", x->gone);
+    prof__json_obj_end(j);
+  }
+  prof__json_arr_end(j);
+  prof__json_obj_end(j);
 }
 
 static void json_out(const prof__diff *d, size_t top, FILE *out) {
@@ -135,6 +185,7 @@ static void json_out(const prof__diff *d, size_t top, FILE *out) {
     prof__json_arr_end(&j);
   }
   prof__json_obj_end(&j);
+  json_savings(d, &j);
   prof__json_obj_end(&j);
   fputc('\n', out);
 }
@@ -158,6 +209,29 @@ static void html_items(const prof__diff *d, size_t top, FILE *out) {
   prof__html_table_end(out);
 }
 
+static void html_savings(const prof__diff *d, FILE *out) {
+  if (!d->nsavings) return;
+  char a[32], b[32], c[32], nm[200];
+  prof__html_section_begin(out, "savings", "Predicted savings against the result");
+  fprintf(out, "<p>Mean steady step %s → %s: <b>saved %s per step</b> (all changes together).</p>\n",
+          ms(a, 32, d->base_mean), ms(b, 32, d->cur_mean), ms(c, 32, d->saved));
+  static const char *const h[] = {"finding (BASE)", "predicted", "in NEW", "expected", "saved"};
+  prof__html_table_begin(out, h, 5);
+  for (size_t i = 0; i < d->nsavings; i++) {
+    const prof__diff_saving *x = &d->savings[i];
+    fputs("<tr>", out);
+    prof__html_td(out, saving_name(x, nm, sizeof nm));
+    prof__html_td_num(out, x->predicted, ms(a, 32, x->predicted));
+    if (x->gone) prof__html_td(out, "gone");
+    else prof__html_td_num(out, x->remaining, ms(b, 32, x->remaining));
+    prof__html_td_num(out, x->predicted - x->remaining, ms(c, 32, x->predicted - x->remaining));
+    prof__html_td_num(out, isnan(d->saved) ? 0 : d->saved, ms(a, 32, d->saved));
+    fputs("</tr>\n", out);
+  }
+  prof__html_table_end(out);
+  prof__html_section_end(out);
+}
+
 static void html_out(const prof__diff *d, size_t top, FILE *out) {
   char a[32], b[32], c[32], e[32];
   fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mlprof diff</title>"
@@ -173,6 +247,7 @@ static void html_out(const prof__diff *d, size_t top, FILE *out) {
           isnan(d->noise_pct) ? 0 : d->noise_pct, ms(e, 32, d->base_p95)); /* a buffer of its own per figure */
   fprintf(out, "%s (%s).</p>\n", ms(b, 32, d->cur_p95), pct(c, 32, d->p95_pct));
   prof__html_section_end(out);
+  html_savings(d, out);
   prof__html_section_begin(out, "changes", d->per_step ? "Largest changes in self time per step"
                                                        : "Largest changes in self time");
   html_items(d, top, out);

@@ -2,6 +2,8 @@
  * asks for a second pass), feeds every record to the core model and to the
  * sections, then derives findings. Also the small accessors of analyze.h.
  */
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -291,6 +293,50 @@ void prof__an_finding_kstr(prof__an *an, const char *key, const char *v) {
 void prof__an_finding_knum(prof__an *an, const char *key, double v) {
   prof__fkey *k = finding_key(an, key);
   if (k) k->is_num = 1, k->num = v;
+}
+
+/* ---- predicted savings ---------------------------------------------------- */
+
+static void set_saving(prof__an *an, prof__finding *f, double ns, double conf, const char *fmt, va_list ap) {
+  uint64_t mean = an->step_stats.mean_ns;
+  if (!f || !an->nsteps || !mean) return;
+  uint64_t v = prof__an_d2ns(ns);
+  f->has_saving = 1;
+  f->saving_ns = v < mean ? v : mean;
+  f->saving_pct = 100.0 * (double)f->saving_ns / (double)mean;
+  f->saving_conf = conf > 0 && conf <= 1 ? conf : conf > 1 ? 1 : 0;
+  vsnprintf(f->saving_model, sizeof f->saving_model, fmt ? fmt : "", ap);
+}
+
+void prof__an_finding_saving(prof__an *an, double saving_ns, double confidence, const char *model, ...) {
+  if (!an->nfindings) return;
+  va_list ap;
+  va_start(ap, model);
+  set_saving(an, &an->findings[an->nfindings - 1], saving_ns, confidence, model, ap);
+  va_end(ap);
+}
+
+void prof__an_set_saving(prof__an *an, prof__finding *f, double saving_ns, double confidence, const char *model,
+                         ...) {
+  va_list ap;
+  va_start(ap, model);
+  set_saving(an, f, saving_ns, confidence, model, ap);
+  va_end(ap);
+}
+
+prof__finding *prof__an_find(prof__an *an, const char *id) {
+  for (size_t i = 0; i < an->nfindings; i++)
+    if (strcmp(an->findings[i].id, id) == 0) return &an->findings[i];
+  return NULL;
+}
+
+double prof__an_confidence(uint64_t steps, uint64_t samples) {
+  uint64_t n = samples && samples < steps ? samples : steps;
+  return n ? 1.0 - 1.0 / sqrt((double)n) : 0.0;
+}
+
+const char *prof__an_confidence_label(double c) {
+  return c >= 0.85 ? "high" : c >= 0.7 ? "medium" : "low";
 }
 
 int prof__an_events_split(const prof__an *an, uint64_t *recorded, uint64_t *profiler) {

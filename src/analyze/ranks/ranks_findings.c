@@ -82,6 +82,26 @@ static void add_finding(prof__ranks *rs, const char *id, const char *sev, double
   }
 }
 
+/* The predicted saving of the finding added last: `ns` per step, of the
+ * mean step over the ranks; confidence from the fewest steps of a rank. */
+static void add_saving(prof__ranks *rs, double ns, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add_saving(prof__ranks *rs, double ns, const char *fmt, ...) {
+  if (!rs->nfindings || !(rs->step_mean_ns > 0)) return;
+  prof__finding *f = &rs->findings[rs->nfindings - 1];
+  uint64_t steps = UINT64_MAX;
+  for (size_t i = 0; i < rs->n; i++)
+    if (rs->r[i].steps < steps) steps = rs->r[i].steps;
+  double v = ns > rs->step_mean_ns ? rs->step_mean_ns : ns;
+  f->has_saving = 1;
+  f->saving_ns = prof__an_d2ns(v);
+  f->saving_pct = 100 * (double)f->saving_ns / rs->step_mean_ns;
+  f->saving_conf = prof__an_confidence(rs->n ? steps : 0, 0);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(f->saving_model, sizeof f->saving_model, fmt, ap);
+  va_end(ap);
+}
+
 static void means(prof__ranks *rs) {
   double step = 0, comp = 0, maxc = 0, share = 0, wait = 0, ov = 0;
   for (size_t i = 0; i < rs->n; i++) {
@@ -136,6 +156,10 @@ static void find_straggler(prof__ranks *rs) {
               prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(med)), phase_names[phase],
               prof__an_fmt_ns(d, sizeof d, prof__an_d2ns((best > 0 ? best : 0))),
               prof__an_fmt_ns(w, sizeof w, prof__an_d2ns(rs->wait_mean_ns)));
+  add_saving(rs, excess,
+             "the other ranks wait for it in every collective: rank %ld at the median rank's pace saves its excess "
+             "work, %s per step",
+             r->rank, a);
 }
 
 static void find_comm_bound(prof__ranks *rs) {
@@ -153,6 +177,13 @@ static void find_comm_bound(prof__ranks *rs) {
               "ranks); overlap with other work %.0f%%",
               prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(comm)), prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(rs->step_mean_ns)),
               rs->n, 100 * waitshare, 100 * rs->overlap);
+  /* overlapped with compute, communication costs max(comm, compute) */
+  double exposed = comm * (1 - rs->overlap), save = exposed < rs->compute_mean_ns ? exposed : rs->compute_mean_ns;
+  add_saving(rs, save,
+             "the communication not yet overlapped (%s per step, %.0f%% overlapped) hidden under compute (%s per "
+             "step): the step takes max(comm, compute) instead of their sum",
+             prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(exposed)), 100 * rs->overlap,
+             prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(rs->compute_mean_ns)));
 }
 
 static void find_imbalance(prof__ranks *rs) {
@@ -169,6 +200,11 @@ static void find_imbalance(prof__ranks *rs) {
               "compute per step: max %s (rank %ld), mean %s over %zu ranks",
               prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(phase_ns(&rs->r[worst], PH_COMPUTE))), rs->r[worst].rank,
               prof__an_fmt_ns(b, sizeof b, prof__an_d2ns(rs->compute_mean_ns)), rs->n);
+  double max = phase_ns(&rs->r[worst], PH_COMPUTE);
+  add_saving(rs, max - rs->compute_mean_ns,
+             "every rank runs at the busiest one's pace: work spread evenly, each computes the mean (%s) instead of "
+             "the max (%s) per step",
+             b, a);
 }
 
 void prof__ranks_finish(prof__ranks *rs) {

@@ -55,8 +55,13 @@ static int write_text(prof__ranks *rs, FILE *out) {
   for (size_t i = 0; i < rs->nfindings; i++) {
     const prof__finding *f = &rs->findings[i];
     char t[PROF_TERM_NAME * 2], m[PROF_TERM_NAME * 2], r[PROF_TERM_NAME * 2];
-    fprintf(out, "  [%s] %s (%s)\n    measured: %s\n    do: %s\n", f->severity, prof__term_name(t, sizeof t, f->title),
-            f->id, prof__term_name(m, sizeof m, f->measured), prof__term_name(r, sizeof r, f->recommendation));
+    fprintf(out, "  [%s] %s (%s)\n    measured: %s\n", f->severity, prof__term_name(t, sizeof t, f->title), f->id,
+            prof__term_name(m, sizeof m, f->measured));
+    if (f->has_saving)
+      fprintf(out, "    saving: %s per step (%.1f%%, %s confidence): %s\n",
+              prof__an_fmt_ns(a, sizeof a, f->saving_ns), f->saving_pct, prof__an_confidence_label(f->saving_conf),
+              prof__term_name(m, sizeof m, f->saving_model));
+    fprintf(out, "    do: %s\n", prof__term_name(r, sizeof r, f->recommendation));
   }
   fprintf(out, "\nPer rank (per step)\n  %5s %-16s %6s %10s %10s %10s %10s %10s %10s %6s\n", "rank", "host", "steps",
           "step", "compute", "data", "comm", "wait", "io+other", "comm%");

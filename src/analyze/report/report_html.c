@@ -129,6 +129,12 @@ static void findings(prof__an *an, FILE *out) {
     prof__html_esc(out, f->id);
     fputs("</code><p><i>Measured:</i> ", out);
     prof__html_esc(out, f->measured);
+    if (f->has_saving) {
+      char sv[32];
+      fprintf(out, "</p><p><i>Saving:</i> %s per step (%.1f%%, %s confidence): ", NS(sv, f->saving_ns), f->saving_pct,
+              prof__an_confidence_label(f->saving_conf));
+      prof__html_esc(out, f->saving_model);
+    }
     char details[PROF_FINDING_KEYS * 160];
     if (prof__an_finding_details(f, details, sizeof details)) {
       fputs("</p><p><i>Details:</i> ", out);
@@ -139,6 +145,45 @@ static void findings(prof__an *an, FILE *out) {
     fputs("</p></div>\n", out);
   }
   fputs("</div>\n", out);
+}
+
+/* The headline: findings with a predicted saving, largest first (the
+ * findings are sorted that way), before everything else. */
+#define HTML_MAX_SAVINGS 5
+
+static void savings(prof__an *an, FILE *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < an->nfindings; i++) n += an->findings[i].has_saving && an->findings[i].saving_ns;
+  if (!n) return;
+  char m[32];
+  prof__html_section_begin(out, "savings", "What would make steps faster");
+  fprintf(out, "<p class=\"note\">Predicted saving per step if the cause were removed, of a mean step of %s; "
+               "each fix alone (savings of overlapping causes do not add up). Hover a row for its model.</p>\n",
+          NS(m, an->step_stats.mean_ns));
+  static const char *const h[] = {"#", "finding", "saving per step", "% of step", "confidence"};
+  prof__html_table_begin(out, h, 5);
+  for (size_t i = 0, k = 0; i < an->nfindings && k < HTML_MAX_SAVINGS; i++) {
+    const prof__finding *f = &an->findings[i];
+    if (!f->has_saving || !f->saving_ns) continue;
+    char b[32], p[32], r[16];
+    fputs("<tr title=\"", out);
+    prof__html_esc(out, f->saving_model);
+    fputs("\">", out);
+    snprintf(r, sizeof r, "%zu", ++k);
+    prof__html_td_num(out, (double)k, r);
+    fputs("<td>", out);
+    prof__html_esc(out, f->title);
+    fputs(" <code>", out);
+    prof__html_esc(out, f->id);
+    fputs("</code></td>", out);
+    prof__html_td_num(out, (double)f->saving_ns, NS(b, f->saving_ns));
+    snprintf(p, sizeof p, "%.1f%%", f->saving_pct);
+    prof__html_td_num(out, f->saving_pct, p);
+    prof__html_td(out, prof__an_confidence_label(f->saving_conf));
+    fputs("</tr>\n", out);
+  }
+  prof__html_table_end(out);
+  prof__html_section_end(out);
 }
 
 static void summary(prof__an *an, FILE *out) {
@@ -279,6 +324,7 @@ int prof__report_html(prof__an *an, FILE *page) {
   size_t body_len = 0;
   FILE *out = open_memstream(&body, &body_len);
   if (!out) return PROF_ENOMEM;
+  savings(an, out);
   summary(an, out);
   if (an->nsteps) {
     rc = steps_section(an, out);

@@ -183,6 +183,12 @@ void prof__json_findings(prof__json *j, const prof__finding *fs, size_t n) {
       if (f->keys[k].is_num) prof__json_knum(j, f->keys[k].key, f->keys[k].num);
       else prof__json_kstr(j, f->keys[k].key, f->keys[k].str);
     }
+    if (f->has_saving) { /* performance findings: the predicted saving (docs/report-schema.md) */
+      prof__json_kuint(j, "saving_ns", f->saving_ns);
+      prof__json_knum(j, "saving_pct", f->saving_pct);
+      prof__json_kstr(j, "saving_model", f->saving_model);
+      prof__json_kstr(j, "saving_confidence", prof__an_confidence_label(f->saving_conf));
+    }
     prof__json_obj_end(j);
   }
   prof__json_arr_end(j);

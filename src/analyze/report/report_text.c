@@ -57,6 +57,27 @@ static void text_header(prof__an *an, FILE *out) {
   fputc('\n', out);
 }
 
+/* The headline: findings with a predicted saving, largest first (the
+ * findings are sorted that way). */
+#define TEXT_MAX_SAVINGS 5
+
+static void text_savings(prof__an *an, FILE *out) {
+  size_t n = 0;
+  char d[32], m[32];
+  for (size_t i = 0; i < an->nfindings; i++) n += an->findings[i].has_saving && an->findings[i].saving_ns;
+  if (!n) return;
+  fprintf(out, "What would make steps faster (predicted saving per step; mean step %s)\n",
+          NS(m, an->step_stats.mean_ns));
+  for (size_t i = 0, k = 0; i < an->nfindings && k < TEXT_MAX_SAVINGS; i++) {
+    const prof__finding *f = &an->findings[i];
+    if (!f->has_saving || !f->saving_ns) continue;
+    fprintf(out, "  %zu. %10s %5.1f%%  %-6s  %s: %s\n", ++k, NS(d, f->saving_ns), f->saving_pct,
+            prof__an_confidence_label(f->saving_conf), f->id, f->title);
+  }
+  if (n > TEXT_MAX_SAVINGS) fprintf(out, "  ... %zu more below\n", n - TEXT_MAX_SAVINGS);
+  fputs("  (each fix alone; savings of overlapping causes do not add up)\n\n", out);
+}
+
 static void text_findings(prof__an *an, FILE *out) {
   fprintf(out, "Findings (%zu)\n", an->nfindings);
   if (!an->nfindings) fputs("  none\n", out);
@@ -65,6 +86,11 @@ static void text_findings(prof__an *an, FILE *out) {
     char t[PROF_TERM_NAME * 2], details[PROF_FINDING_KEYS * 160], shown[sizeof details];
     fprintf(out, "  [%s] %s: %s\n", f->severity, f->id, TN(t, f->title));
     fprintf(out, "      measured: %s\n", TN(t, f->measured));
+    if (f->has_saving) {
+      char sv[32];
+      fprintf(out, "      saving:   %s per step (%.1f%%, %s confidence): %s\n", NS(sv, f->saving_ns), f->saving_pct,
+              prof__an_confidence_label(f->saving_conf), TN(t, f->saving_model));
+    }
     if (prof__an_finding_details(f, details, sizeof details)) fprintf(out, "      details:  %s\n", TN(shown, details));
     fprintf(out, "      advice:   %s\n", TN(t, f->recommendation));
   }
@@ -192,6 +218,7 @@ static void text_footer(prof__an *an, FILE *out) {
 
 int prof__report_text(prof__an *an, FILE *out) {
   text_header(an, out);
+  text_savings(an, out);
   text_findings(an, out);
   text_steps(an, out);
   text_breakdown(an, out);

@@ -239,6 +239,23 @@ static const char *hot_severity(double share, uint64_t samples) {
   return share >= HOT_SHARE_HIGH && samples >= HOT_HIGH_SAMPLES ? "high" : "medium";
 }
 
+/* Upper bound of the saving: the function's self time inside steps per
+ * step, as if it took no time at all (CPU mode: its samples scaled by the
+ * share of samples inside steps; wall mode: all of them). */
+static void hot_saving(prof__an *an, const prof__fn_st *s, uint64_t self_w) {
+  if (!an->nsteps) return;
+  double in = s->mode == 0 && s->total_w > s->outside_w ? (double)(s->total_w - s->outside_w) / (double)s->total_w
+              : s->mode == 0                           ? 0
+                                                       : 1;
+  double ns = (double)self_w * s->period_ns * in / (double)an->nsteps;
+  char a[32];
+  prof__an_finding_saving(an, ns, prof__an_confidence(an->nsteps, self_w),
+                          "upper bound: its self time inside steps per step (%llu sampled periods of %s, %.0f%% of "
+                          "them inside steps, over %zu steps), as if it took no time",
+                          (unsigned long long)self_w, prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(s->period_ns)),
+                          100 * in, an->nsteps);
+}
+
 /* Length of a function name's family prefix ("gemm_" of "gemm_nt"), 0 when
  * the name has none. */
 static size_t family_len(const char *name) {
@@ -289,6 +306,7 @@ static int add_family_finding(prof__an *an, prof__fn_st *s, double single) {
   prof__an_finding_kstr(an, "advice", prof__advice_name(prof__advice_kind(top->name, top->module)));
   prof__an_finding_knum(an, "samples", (double)n);
   prof__an_finding_knum(an, "functions", (double)members);
+  hot_saving(an, s, best_self);
   return 1;
 }
 
@@ -314,6 +332,7 @@ static void add_finding(prof__an *an, prof__fn_st *s) {
                    prof__advice_text(h->name, h->module, h->file, h->line, rec, sizeof rec));
   prof__an_finding_kstr(an, "advice", prof__advice_name(prof__advice_kind(h->name, h->module)));
   prof__an_finding_knum(an, "samples", (double)n);
+  hot_saving(an, s, h->self);
 }
 
 static void fn_finish(prof__an *an, void *st) {

@@ -64,6 +64,15 @@ int prof__sec_gpu_comm_kernel_name(const char *name) {
 
 static double share(uint64_t part, uint64_t whole) { return whole ? (double)part / (double)whole : 0.0; }
 
+/* A saving of `ns` in all (over the steps) on the finding added last. */
+#define SAVING(ns, ...)                                                                             \
+  prof__an_finding_saving(an, an->nsteps ? (double)(ns) / (double)an->nsteps : 0,                 \
+                          prof__an_confidence(an->nsteps, 0), __VA_ARGS__)
+
+static const char *per_step(const prof__an *an, char *buf, size_t n, uint64_t ns) {
+  return prof__an_fmt_ns(buf, n, an->nsteps ? ns / an->nsteps : 0);
+}
+
 static void findings_util(prof__an *an, const gpu_summary *s, uint64_t wall) {
   double busy = share(s->total.busy_ns, wall), host = share(s->total.idle_host_ns, wall);
   if (s->kernels && busy < GPU_LOW_UTIL_SHARE)
@@ -72,6 +81,12 @@ static void findings_util(prof__an *an, const gpu_summary *s, uint64_t wall) {
          "(prefetching loaders, non_blocking copies, CUDA streams).",
          "kernels ran %.1f%% of %.3f s of step time; idle %.1f%% waiting for the host, %.1f%% other",
          100 * busy, wall / 1e9, 100 * host, 100 * share(s->total.idle_other_ns, wall));
+  if (s->kernels && busy < GPU_LOW_UTIL_SHARE) {
+    char b[32];
+    SAVING(s->total.idle_host_ns,
+           "upper bound: the GPU idle time waiting for the host, %s per step, gone if the host launched ahead",
+           per_step(an, b, sizeof b, s->total.idle_host_ns));
+  }
   double mean = s->kernels ? (double)s->kernel_ns / (double)s->kernels : 0;
   if (s->kernels >= GPU_LAUNCH_MIN_KERNELS && mean < GPU_LAUNCH_MEAN_NS && host >= GPU_LAUNCH_HOST_WAIT)
     FIND("gpu_launch_bound", "high", mean, "Launch-bound: many tiny kernels, the GPU waits for launches",
@@ -79,6 +94,12 @@ static void findings_util(prof__an *an, const gpu_summary *s, uint64_t wall) {
          "or give each kernel more work.",
          "%llu kernels averaging %.1f us; GPU idle waiting for the host %.1f%% of step time",
          (unsigned long long)s->kernels, mean / 1e3, 100 * host);
+  if (s->kernels >= GPU_LAUNCH_MIN_KERNELS && mean < GPU_LAUNCH_MEAN_NS && host >= GPU_LAUNCH_HOST_WAIT) {
+    char b[32];
+    SAVING(s->total.idle_host_ns,
+           "upper bound: the GPU idle time waiting for launches, %s per step, gone with fused kernels or a CUDA graph",
+           per_step(an, b, sizeof b, s->total.idle_host_ns));
+  }
 }
 
 static uint64_t pageable_copies(const gpu_summary *s) {
@@ -93,18 +114,38 @@ static void findings_io(prof__an *an, const gpu_summary *s, uint64_t wall) {
          "the device between steps, and copy fewer, larger buffers.",
          "copies not hidden under kernels: %.1f%% of step time; %llu copies, %llu from pageable memory",
          100 * cp, (unsigned long long)s->copies, (unsigned long long)pageable_copies(s));
+  if (cp >= GPU_COPY_SHARE) {
+    char b[32];
+    SAVING(s->total.bd[GPU_BD_MEMCPY],
+           "the copy time not hidden under kernels, %s per step, hidden by pinned memory and asynchronous copies "
+           "(%llu of %llu copies pageable, which block the host)",
+           per_step(an, b, sizeof b, s->total.bd[GPU_BD_MEMCPY]), (unsigned long long)pageable_copies(s),
+           (unsigned long long)s->copies);
+  }
   double host = share(s->total.idle_host_ns, wall), data = share(s->total.bd[GPU_BD_DATA], wall);
   if (host >= GPU_INPUT_HOST_WAIT && data >= GPU_INPUT_DATA_SHARE)
     FIND("gpu_host_input_bound", "high", host, "The GPU waits for the host's input pipeline",
          "Load and augment data in parallel workers ahead of time (num_workers, prefetch), move decoding "
          "or augmentation to the GPU, and copy batches with non_blocking transfers.",
          "GPU idle waiting for the host %.1f%% of step time while data loading ran %.1f%%", 100 * host, 100 * data);
+  if (host >= GPU_INPUT_HOST_WAIT && data >= GPU_INPUT_DATA_SHARE) {
+    uint64_t w = s->total.idle_host_ns < s->total.bd[GPU_BD_DATA] ? s->total.idle_host_ns : s->total.bd[GPU_BD_DATA];
+    char b[32];
+    SAVING(w, "the GPU idle time waiting for the host, up to the host's data loading time: %s per step "
+              "(min of the two), gone when batches are ready ahead",
+           per_step(an, b, sizeof b, w));
+  }
   double sy = share(s->total.sync_ns, wall);
   if (sy >= GPU_SYNC_SHARE)
     FIND("gpu_sync_heavy", sy >= 0.4 ? "high" : "medium", sy, "The host blocks on GPU synchronisation",
          "Remove implicit synchronisation (.item(), .cpu(), printing tensors, cudaDeviceSynchronize) from the "
          "step; read metrics every N steps and use events for timing.",
          "%llu synchronisations took %.1f%% of step time", (unsigned long long)s->syncs, 100 * sy);
+  if (sy >= GPU_SYNC_SHARE) {
+    char b[32];
+    SAVING(s->total.sync_ns, "the time the step thread blocked in %llu synchronisations, %s per step",
+           (unsigned long long)s->syncs, per_step(an, b, sizeof b, s->total.sync_ns));
+  }
 }
 
 static void findings_precision(prof__an *an, const gpu_summary *s) {
@@ -129,6 +170,10 @@ static void findings_comm(prof__an *an, const gpu_summary *s, uint64_t wall) {
        "NCCL/RCCL kernels ran %.1f%% of step time, %.1f%% of it overlapped with compute kernels; "
        "%.1f%% of step time was communication alone",
        100 * share(t->comm_kernel_ns, wall), 100 * ov, 100 * ex);
+  char b[32];
+  SAVING(exposed, "the communication time with no compute alongside, %s per step, hidden if overlapped with the "
+                  "backward pass",
+         per_step(an, b, sizeof b, exposed));
 }
 
 void prof__sec_gpu_findings(prof__an *an, const gpu_summary *s, uint64_t wall) {

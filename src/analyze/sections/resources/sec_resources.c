@@ -245,6 +245,24 @@ static void per_step(prof__an *an, res_st *st) {
 static double mean_cores(const step_res *s) { return s->cover_s > 0 ? s->cpu_core_s / s->cover_s : 0; }
 static double wait_share(const res_st *st) { return st->step_s > 0 ? st->wait_s / st->step_s : 0; }
 
+/* Mean over the steps of min(wait, rest) with wait = the data- and
+ * io-category time on the step thread: what overlapping the wait with the
+ * rest of the step would save. */
+static double overlap_saving(const prof__an *an) {
+  double sum = 0;
+  for (size_t k = 0; k < an->nsteps; k++) {
+    const prof__step *s = &an->steps[k];
+    uint64_t dur = s->end_ns - s->begin_ns, w = s->bd_ns[PROF_BD_DATA] + s->bd_ns[PROF_BD_IO];
+    if (w > dur) w = dur;
+    sum += (double)(w < dur - w ? w : dur - w);
+  }
+  return an->nsteps ? sum / (double)an->nsteps : 0;
+}
+
+static double wait_per_step_ns(const prof__an *an, const res_st *st) {
+  return an->nsteps ? st->wait_s * 1e9 / (double)an->nsteps : 0;
+}
+
 static void finding_saturated(prof__an *an, res_st *st) {
   double cores = mean_cores(&st->in_steps), wait = wait_share(st);
   if (st->cpus <= 0 || st->in_steps.cover_s <= 0 || cores < SAT_CPU_SHARE * st->cpus || wait < SAT_WAIT) return;
@@ -259,6 +277,11 @@ static void finding_saturated(prof__an *an, res_st *st) {
                    "The CPUs are the limit while steps wait: use fewer or lighter data-loader threads (the busiest "
                    "threads are listed under Resources), move decoding and augmentation to the GPU, cache "
                    "preprocessed samples, or run on a machine with more cores.");
+  char a[32];
+  prof__an_finding_saving(an, wait_per_step_ns(an, st), prof__an_confidence(an->nsteps, 0),
+                          "upper bound: the data/io wait of the step thread, %s per step over %zu steps, gone if the "
+                          "CPUs kept up",
+                          prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(wait_per_step_ns(an, st))), an->nsteps);
 }
 
 /* Other processes keep the machine's run queue longer than its CPUs: the
@@ -290,6 +313,17 @@ static void finding_machine_busy(prof__an *an, res_st *st) {
                    "timings are inflated. Profile on a quiet machine (check `top`/`uptime`), reserve cores "
                    "(taskset, cgroup cpusets, a batch scheduler's exclusive mode), or lower the other jobs' "
                    "priority (nice); compare step times only between runs on equally loaded machines.");
+  /* Each runnable task gets online/load of a CPU, so the process's CPU
+   * time per step took load/online times longer than it would alone. */
+  double cpu = cores * (double)an->step_stats.mean_ns, stretch = load / online;
+  double save = stretch > 1 ? cpu * (stretch - 1) : 0, rest = (double)an->step_stats.mean_ns - cpu;
+  if (save > rest) save = rest > 0 ? rest : 0;
+  char a[32];
+  prof__an_finding_saving(an, save, prof__an_confidence(an->nsteps, 0),
+                          "the process's CPU time per step (%s: %.2f cores x the mean step) took %.1fx as long as "
+                          "alone, load %.2f sharing %.0f CPUs: its CPU time x (load / CPUs - 1), at most the step "
+                          "time off a CPU",
+                          prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(cpu)), cores, stretch, load, online);
   prof__an_finding_knum(an, "load1", load);
   prof__an_finding_knum(an, "others", others);
 }
@@ -322,6 +356,13 @@ static void finding_underused(prof__an *an, res_st *st) {
                    "Parallelise data loading: use several loader threads or worker processes (e.g. a "
                    "DataLoader with num_workers > 0, tf.data with parallel map), and prefetch batches so "
                    "the idle cores prepare the next step while this one runs.");
+  /* the loading spread over the idle cores too: the wait shrinks to 1/k */
+  double k = floor(st->cpus - cores) + 1, w = wait_per_step_ns(an, st);
+  char a[32];
+  prof__an_finding_saving(an, w * (1 - 1 / k), prof__an_confidence(an->nsteps, 0),
+                          "the data/io wait of the step thread (%s per step over %zu steps) spread over %.0f cores "
+                          "(the %.0f idle ones and the busy one): it shrinks to 1/%.0f",
+                          prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(w)), an->nsteps, k, k - 1, k);
 }
 
 static void finding_io(prof__an *an, res_st *st) {
@@ -341,6 +382,11 @@ static void finding_io(prof__an *an, res_st *st) {
                            "thread), checkpoint less often, and buffer logs."
                          : "Reads dominate: cache the dataset in memory or on local fast storage, read in larger "
                            "blocks or pre-packed shards (TFRecord, WebDataset), and prefetch asynchronously.");
+  prof__an_finding_saving(an, overlap_saving(an), prof__an_confidence(an->nsteps, 0),
+                          "the I/O overlapped with the rest of the step (asynchronous reads or writes): each step "
+                          "takes max(wait, rest) instead of their sum, wait = the data/io time of the step thread; "
+                          "mean over %zu steps",
+                          an->nsteps);
 }
 
 static int has_finding(const prof__an *an, const char *id) {
@@ -364,6 +410,12 @@ static void finding_gpu(prof__an *an, res_st *st) {
   prof__an_finding(an, "gpu_underused", util < GPU_VERY_LOW ? "high" : "medium", util, title, m,
                    "Feed the GPU faster: prefetch input to the device, use larger batches, overlap host work "
                    "with kernels, and check the step breakdown for the CPU phases the GPU waits on.");
+  double idle = (1 - util / 100) * (an->nsteps ? st->step_s * 1e9 / (double)an->nsteps : 0);
+  char a[32];
+  prof__an_finding_saving(an, idle, prof__an_confidence(an->nsteps, 0),
+                          "upper bound: the time per step the GPU was idle by NVML (%.0f%% of %s), if the host kept it "
+                          "busy",
+                          100 - util, prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(st->step_s * 1e9 / (double)(an->nsteps ? an->nsteps : 1))));
 }
 
 static void res_finish(prof__an *an, void *vst) {

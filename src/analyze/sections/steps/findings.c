@@ -17,6 +17,28 @@ static int share_at_least(uint64_t num, uint64_t den, unsigned pct) {
   return den && (unsigned __int128)num * 100 >= (unsigned __int128)den * pct;
 }
 
+/* Loading overlapped with the rest of the step (a prefetch thread): each
+ * step takes max(data, rest) instead of data + rest, a saving of
+ * min(data, rest) per step. The savings section replaces this model when
+ * the data time is a wait for another thread that already overlaps. */
+static void saving_input_bound(prof__an *an) {
+  uint64_t sum = 0, data = 0;
+  for (size_t i = 0; i < an->nsteps; i++) {
+    const prof__step *s = &an->steps[i];
+    uint64_t dur = s->end_ns - s->begin_ns, d = s->bd_ns[PROF_BD_DATA] < dur ? s->bd_ns[PROF_BD_DATA] : dur;
+    sum += d < dur - d ? d : dur - d;
+    data += d;
+  }
+  if (!an->nsteps) return;
+  double n = (double)an->nsteps;
+  char a[32], b[32];
+  prof__an_finding_saving(an, (double)sum / n, prof__an_confidence(an->nsteps, 0),
+                          "loading overlapped with compute (prefetch on a thread): each step takes max(data, rest) "
+                          "instead of their sum; mean over %zu steps of min(data, rest), data %s and rest %s per step",
+                          an->nsteps, prof__an_fmt_ns(a, sizeof a, prof__an_d2ns((double)data / n)),
+                          prof__an_fmt_ns(b, sizeof b, prof__an_d2ns((double)(an->step_stats.total_ns - data) / n)));
+}
+
 static void finding_input_bound(prof__an *an) {
   uint64_t bd[PROF_BD_COUNT];
   prof__an_bd_total(an, bd);
@@ -35,6 +57,7 @@ static void finding_input_bound(prof__an *an) {
                    "Overlap input with compute: prefetch the next batch while the current step runs "
                    "(a prefetch queue or double buffering), use more data-loader threads or worker "
                    "processes, and cache decoded/augmented samples instead of decoding them every epoch.");
+  saving_input_bound(an);
 }
 
 uint64_t prof__an_step_lost(const prof__an *an) {
@@ -121,6 +144,12 @@ static void finding_steps(prof__an *an) {
                    "Look at the slowest steps in the per-step table: periodic work (checkpoints, evaluation, "
                    "logging), input stalls and garbage collection cause spikes. Move periodic work off the "
                    "training thread or spread it across steps.");
+  /* every steady step at the median: the mean drops by mean - median */
+  if (st->mean_ns > st->median_ns)
+    prof__an_finding_saving(an, (double)(st->mean_ns - st->median_ns), prof__an_confidence(st->count, 0),
+                            "every steady step as fast as the median: steady mean %s - median %s over %zu steps",
+                            prof__an_fmt_ns(a, sizeof a, st->mean_ns), prof__an_fmt_ns(b, sizeof b, st->median_ns),
+                            st->count);
 }
 
 static void finding_untracked(prof__an *an) {
@@ -170,13 +199,20 @@ int prof__severity_rank(const char *sev) {
   return 4;
 }
 
-/* Stable insertion sort by severity (few findings). */
+/* Does finding a go strictly before b? Findings with a predicted saving
+ * first, largest saving first; the others after them by severity. */
+static int goes_before(const prof__finding *a, const prof__finding *b) {
+  if (a->has_saving != b->has_saving) return a->has_saving;
+  if (a->has_saving) return a->saving_ns > b->saving_ns;
+  return prof__severity_rank(a->severity) < prof__severity_rank(b->severity);
+}
+
+/* Stable insertion sort (few findings): savings first, then severity. */
 void prof__findings_sort(prof__an *an) {
   for (size_t i = 1; i < an->nfindings; i++) {
     prof__finding f = an->findings[i];
-    int r = prof__severity_rank(f.severity);
     size_t j = i;
-    while (j > 0 && prof__severity_rank(an->findings[j - 1].severity) > r) {
+    while (j > 0 && goes_before(&f, &an->findings[j - 1])) {
       an->findings[j] = an->findings[j - 1];
       j--;
     }

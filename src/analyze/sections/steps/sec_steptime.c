@@ -331,6 +331,14 @@ static void find_drift(prof__an *an, const sstep *s, size_t n, uint64_t median, 
            ph ? prof__an_str(an, ph->name) : "the step");
   prof__an_finding(an, "step_time_drift", rise >= THR_DRIFT_HIGH * (double)median ? "medium" : "low", per100,
                    title, measured, rec);
+  /* back at the fitted time of the first step: the mean of the fitted rise */
+  double mean_x = 0;
+  for (size_t i = 0; i < m; i++) mean_x += x[i];
+  mean_x /= (double)m;
+  prof__an_finding_saving(an, slope * (mean_x - x[0]), prof__an_confidence(m, 0),
+                          "every step back at the fitted time of step %llu: the fitted rise averaged over %zu steps "
+                          "(slope x (mean step number - first))",
+                          (unsigned long long)prof__an_d2ns(x[0]), m);
   prof__an_finding_knum(an, "slope_ns_per_100_steps", per100);
   prof__an_finding_knum(an, "r2", r2);
   prof__an_finding_knum(an, "first_step", x[0]);
@@ -390,37 +398,88 @@ static const rname *outlier_phase(const sstep *st, rname *v, size_t nv, const do
   return best;
 }
 
-/* Period of the slow steps: the most common gap between consecutive slow
- * step numbers, when it covers >= THR_PERIOD_SHARE of the gaps. */
-static uint64_t period_of(const sstep *s, size_t n, const int *slow, size_t nslow) {
+/* Period of the slow steps, robust to stray slow steps (a busy machine):
+ * the period P and phase r such that the steps numbered r, r+P, r+2P, ...
+ * from the first to the last slow one on that lattice are slow for at
+ * least THR_PERIOD_SHARE of them, at least THR_PERIOD_MIN_SLOW of them,
+ * and the lattice holds at least half of all slow steps. Candidates for P
+ * are the differences between a slow step and the next three (a stray slow
+ * step splits a gap in two); the lattice with the most slow steps wins.
+ * Without stray steps this is the most common gap between slow steps. */
+#define PERIOD_CANDIDATES 8
+
+typedef struct lat {
+  uint64_t r, num;
+} lat;
+
+static int cmp_lat(const void *a, const void *b) {
+  const lat *x = a, *y = b;
+  if (x->r != y->r) return x->r < y->r ? -1 : 1;
+  return x->num < y->num ? -1 : x->num > y->num;
+}
+
+static uint64_t period_of(const sstep *s, size_t n, const int *slow, size_t nslow, uint64_t *phase) {
   if (nslow < THR_PERIOD_MIN_SLOW) return 0;
-  uint64_t *gap = malloc(nslow * sizeof *gap);
-  if (!gap) return 0;
-  size_t ng = 0;
-  uint64_t prev = 0;
-  int have = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!slow[i]) continue;
-    if (have) gap[ng++] = s[i].number - prev;
-    prev = s[i].number, have = 1;
-  }
+  uint64_t *num = malloc(nslow * sizeof *num), *gap = malloc(3 * nslow * sizeof *gap);
+  size_t m = 0, ng = 0;
+  if (!num || !gap) goto fail;
+  for (size_t i = 0; i < n; i++)
+    if (slow[i]) num[m++] = s[i].number;
+  for (size_t i = 0; i < m; i++)
+    for (size_t k = i + 1; k < m && k <= i + 3; k++)
+      if (num[k] - num[i] >= 2) gap[ng++] = num[k] - num[i];
   qsort(gap, ng, sizeof *gap, cmp_u64);
-  uint64_t best = 0;
-  size_t bestn = 0;
+  uint64_t cand[PERIOD_CANDIDATES];
+  size_t cn[PERIOD_CANDIDATES], nc = 0; /* the most common differences */
   for (size_t i = 0; i < ng;) {
     size_t j = i;
     while (j < ng && gap[j] == gap[i]) j++;
-    if (j - i > bestn) bestn = j - i, best = gap[i];
+    size_t at = nc < PERIOD_CANDIDATES ? nc++ : PERIOD_CANDIDATES;
+    if (at == PERIOD_CANDIDATES) {
+      size_t least = 0;
+      for (size_t k = 1; k < nc; k++)
+        if (cn[k] < cn[least]) least = k;
+      if (cn[least] < j - i) at = least;
+    }
+    if (at < PERIOD_CANDIDATES) cand[at] = gap[i], cn[at] = j - i;
     i = j;
   }
+  uint64_t best = 0, best_r = 0;
+  size_t best_c = 0;
+  lat *l = malloc(m * sizeof *l);
+  if (!l) goto fail;
+  for (size_t k = 0; k < nc; k++) { /* each residue class of each candidate, by sorting */
+    uint64_t p = cand[k];
+    for (size_t i = 0; i < m; i++) l[i] = (lat){num[i] % p, num[i]};
+    qsort(l, m, sizeof *l, cmp_lat);
+    for (size_t i = 0; i < m;) {
+      size_t j = i;
+      while (j < m && l[j].r == l[i].r) j++;
+      size_t c = j - i;
+      double points = (double)((l[j - 1].num - l[i].num) / p + 1);
+      if (c >= THR_PERIOD_MIN_SLOW && (double)c >= THR_PERIOD_SHARE * points && 2 * c >= m &&
+          (c > best_c || (c == best_c && p < best)))
+        best = p, best_r = l[i].r, best_c = c;
+      i = j;
+    }
+  }
+  free(l);
+  free(num);
   free(gap);
-  return best >= 2 && (double)bestn >= THR_PERIOD_SHARE * (double)ng ? best : 0;
+  *phase = best_r;
+  return best;
+fail:
+  free(num);
+  free(gap);
+  return 0;
 }
 
-static int find_periodic(prof__an *an, const sstep *s, size_t n, const int *slow, size_t nslow, uint64_t median,
+static int find_periodic(prof__an *an, const sstep *s, size_t n, int *slow, size_t nslow, uint64_t median,
                          rname *v, size_t nv) {
-  uint64_t period = period_of(s, n, slow, nslow);
+  uint64_t phase = 0, period = period_of(s, n, slow, nslow, &phase);
   if (!period) return 0;
+  nslow = 0; /* from here on, the slow steps of the lattice only */
+  for (size_t i = 0; i < n; i++) nslow += slow[i] = slow[i] && s[i].number % period == phase;
   double sum = 0, first = -1;
   for (size_t i = 0; i < n; i++)
     if (slow[i]) {
@@ -447,6 +506,11 @@ static int find_periodic(prof__an *an, const sstep *s, size_t n, const int *slow
            (unsigned long long)period);
   prof__an_finding(an, "periodic_slow_steps", extra >= (double)median ? "medium" : "low", (double)period, title,
                    measured, rec);
+  /* the slow steps' extra time over the median, spread over all steps */
+  prof__an_finding_saving(an, (sum - (double)nslow * (double)median) / (double)n, prof__an_confidence(n, nslow),
+                          "the %zu slow steps' extra time over the median (%s each) spread over all %zu steps "
+                          "(one in %llu)",
+                          nslow, a, n, (unsigned long long)period);
   prof__an_finding_knum(an, "period", (double)period);
   prof__an_finding_knum(an, "extra_ns", extra);
   prof__an_finding_knum(an, "first_step", first);
@@ -490,6 +554,12 @@ static void find_outliers(prof__an *an, const sstep *s, size_t n, uint64_t media
                    "Look at what the named range did in those steps: a one-off stall (disk or network I/O, "
                    "a checkpoint, a recompilation, a garbage collection, another process taking the CPU). "
                    "Break at one of them (MLPROF_BREAK_AT=step:N) to inspect it.");
+  double excess = 0; /* their excess over the median, spread over all steps */
+  for (size_t i = 0; i < n; i++)
+    if (out[i]) excess += (double)(s[i].dur - median);
+  prof__an_finding_saving(an, excess / (double)n, prof__an_confidence(n, nout),
+                          "the %zu outliers' excess over the median (%s in all) spread over all %zu steps", nout,
+                          prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(excess)), n);
   prof__an_finding_knum(an, "first_step", (double)first);
   prof__an_finding_knum(an, "count", (double)nout);
 done:

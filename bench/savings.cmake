@@ -1,0 +1,15 @@
+# savings.cmake — predicted against realised savings of the planted causes
+# (tests/progs/savings_prog.c, built here when the tests do not build it).
+if(TARGET mlprof_analyze)
+  if(NOT TARGET savings_prog)
+    add_executable(savings_prog ${PROJECT_SOURCE_DIR}/tests/progs/savings_prog.c)
+    target_compile_definitions(savings_prog PRIVATE _GNU_SOURCE)
+    target_link_libraries(savings_prog PRIVATE mlprof_shared Threads::Threads)
+  endif()
+  add_executable(bench_savings ${CMAKE_CURRENT_LIST_DIR}/bench_savings.c)
+  target_compile_definitions(bench_savings PRIVATE _GNU_SOURCE MLPROF_SAVINGS_PROG="$<TARGET_FILE:savings_prog>")
+  target_include_directories(bench_savings PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(bench_savings PRIVATE mlprof_static m)
+  add_dependencies(bench_savings savings_prog)
+  list(APPEND MLPROF_BENCHES bench_savings)
+endif()
