@@ -71,8 +71,9 @@ static void text_savings(prof__an *an, FILE *out) {
   for (size_t i = 0, k = 0; i < an->nfindings && k < TEXT_MAX_SAVINGS; i++) {
     const prof__finding *f = &an->findings[i];
     if (!f->has_saving || !f->saving_ns) continue;
+    char t[PROF_TERM_NAME * 2];
     fprintf(out, "  %zu. %10s %5.1f%%  %-6s  %s: %s\n", ++k, NS(d, f->saving_ns), f->saving_pct,
-            prof__an_confidence_label(f->saving_conf), f->id, f->title);
+            prof__an_confidence_label(f->saving_conf), f->id, TN(t, f->title));
   }
   if (n > TEXT_MAX_SAVINGS) fprintf(out, "  ... %zu more below\n", n - TEXT_MAX_SAVINGS);
   fputs("  (each fix alone; savings of overlapping causes do not add up)\n\n", out);
