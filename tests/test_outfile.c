@@ -59,6 +59,17 @@ static void symlink_folder_and_fifo_are_refused(void **state) {
   free(text);
 }
 
+/* A folder the output cannot be created in: the message names the file the
+ * user asked for, not the temporary beside it. */
+static void unwritable_output_is_named_by_its_own_name(void **state) {
+  (void)state;
+  char err[256], tmp[700], path[600];
+  snprintf(path, sizeof path, "%s/no-such-folder/report.txt", th_tmp_path("outdir", ""));
+  assert_int_equal(prof__out_create(path, tmp, sizeof tmp, 0600, err), -1);
+  assert_non_null(strstr(err, path));
+  assert_null(strstr(err, ".tmp"));
+}
+
 static void created_fresh_then_moved_into_place(void **state) {
   (void)state;
   char err[256], tmp[700];
@@ -171,6 +182,7 @@ static void file_size_limit_fails_the_write_without_a_signal(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(symlink_folder_and_fifo_are_refused),
+      cmocka_unit_test(unwritable_output_is_named_by_its_own_name),
       cmocka_unit_test(created_fresh_then_moved_into_place),
       cmocka_unit_test(stream_replaces_the_file_only_when_closed_well),
       cmocka_unit_test(a_locked_trace_is_busy),

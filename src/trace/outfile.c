@@ -42,7 +42,7 @@ int prof__out_create(const char *path, char *tmp, size_t tmp_n, int mode, char *
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd >= 0) return fd;
     if (errno != EEXIST) {
-      snprintf(err, 256, "cannot create '%s': %s", tmp, strerror(errno));
+      snprintf(err, 256, "cannot create '%s': %s", path, strerror(errno)); /* the user's name, not the temporary's */
       return -1;
     }
   }
