@@ -406,6 +406,33 @@ static void trace_without_ranges_or_nodes_has_no_graph(void **state) {
   prof__an_free(an);
 }
 
+/* Ranges all directly under the step: the text report leaves the graph out
+ * (every node would read "in: step, out: -", the ranges table again); the
+ * JSON keeps it. */
+static void flat_range_graph_is_left_out_of_the_text(void **state) {
+  (void)state;
+  tb t = tb_open("graph-flat");
+  tb_str(&t, 1, "load");
+  tb_str(&t, 2, "train");
+  for (uint64_t k = 0; k < 3; k++) {
+    uint64_t b = 1000 + k * 1000;
+    tb_sb(&t, 1, b, k);
+    tb_b(&t, 1, b + 10, 1, 0);
+    tb_e(&t, 1, b + 100, 1);
+    tb_b(&t, 1, b + 110, 2, 0);
+    tb_e(&t, 1, b + 900, 2);
+    tb_se(&t, 1, b + 950, k);
+  }
+  prof__an *an = analyze(tb_close(&t, "0"));
+  assert_non_null(prof__graph_of(an));
+  char *text = report(an, "text"), *json = report(an, "json");
+  assert_null(strstr(text, "Model graph"));
+  assert_non_null(strstr(json, "\"graph\""));
+  free(text);
+  free(json);
+  prof__an_free(an);
+}
+
 static size_t count(const char *h, const char *end, const char *what) {
   size_t n = 0;
   for (const char *p = strstr(h, what); p && p < end; p = strstr(p + 1, what)) n++;
@@ -503,6 +530,7 @@ int main(void) {
       cmocka_unit_test(dot_of_a_module_graph_clusters_the_tree),
       cmocka_unit_test(html_panel_carries_the_graph_safely),
       cmocka_unit_test(trace_without_ranges_or_nodes_has_no_graph),
+      cmocka_unit_test(flat_range_graph_is_left_out_of_the_text),
       cmocka_unit_test(big_graph_is_cut_for_the_page),
       cmocka_unit_test(public_calls_reach_the_trace),
   };

@@ -553,9 +553,18 @@ static void text_links(prof__an *an, const prof__graph *g, FILE *out, size_t nod
   fputs(total ? "\n" : "-\n", out);
 }
 
+/* A graph built from ranges only, all of them directly under the step: it
+ * says nothing the ranges table does not (every node "in: step, out: -"). */
+static int flat_ranges(const prof__graph *g) {
+  if (g->source != PROF_GRAPH_RANGES) return 0;
+  for (size_t i = 0; i < g->nedges; i++)
+    if (g->nodes[g->edges[i].from].name != PROF_GRAPH_STEP_ID) return 0;
+  return 1;
+}
+
 static void graph_text(prof__an *an, void *st, FILE *out) {
   const prof__graph *g = graph_st(st);
-  if (!g) return;
+  if (!g || flat_ranges(g)) return; /* JSON, HTML and the DOT export keep it */
   size_t *idx = prof__graph_ranked(g);
   if (!idx) return;
   char nm[PROF_TERM_NAME], kd[PROF_TERM_NAME];
