@@ -140,7 +140,7 @@ void prof__pf_track_event(pf *p, uint64_t ts, const pf_te *e) {
   prof__pf_pkt_begin(p, ts);
   prof__buf *ev = &p->ev;
   ev->len = 0;
-  if (e->cat >= 0 && e->cat < PF_NCATS) {
+  if (e->cat >= PF_CAT_FIRST && e->cat < PF_NCATS) {
     prof__exp_pb_varint(ev, PF_TE_CATEGORY_IIDS, (uint64_t)e->cat + 1);
     p->needs_state = 1;
   }
@@ -244,7 +244,7 @@ static void steps(pf *p) {
     uint64_t b = prof__exp_crange_track_begin(&track, s->begin_ns), e = s->end_ns > b ? s->end_ns : b;
     pf_te te = {.type = PF_SLICE_BEGIN, .track = p->steps_uuid, .lit = name, .cat = PF_CAT_STEP};
     prof__pf_track_event(p, b, &te);
-    te = (pf_te){.type = PF_SLICE_END, .track = p->steps_uuid, .cat = -1};
+    te = (pf_te){.type = PF_SLICE_END, .track = p->steps_uuid, .cat = PF_CAT_NONE};
     prof__pf_track_event(p, e, &te);
     prof__exp_crange_track_end(&track, b, e);
   }
@@ -255,7 +255,7 @@ static void steps(pf *p) {
 static void range_out(void *ctx, const prof__exp_crange *r, uint64_t end) {
   pf_thread *t = ctx;
   (void)r;
-  pf_te te = {.type = PF_SLICE_END, .track = t->uuid, .cat = -1};
+  pf_te te = {.type = PF_SLICE_END, .track = t->uuid, .cat = PF_CAT_NONE};
   prof__pf_track_event(t->p, end, &te);
 }
 
@@ -291,7 +291,7 @@ static void counter(pf *p, size_t ti, const prof__event *ev, uint64_t ts) {
   if (v != v || v - v != 0) return; /* NaN and infinities: no value to draw */
   uint64_t track = counter_track(p, ti, ev->name);
   if (!track) return;
-  pf_te te = {.type = PF_COUNTER, .track = track, .cat = -1, .has_value = 1, .value = v};
+  pf_te te = {.type = PF_COUNTER, .track = track, .cat = PF_CAT_NONE, .has_value = 1, .value = v};
   prof__pf_track_event(p, ts, &te);
 }
 

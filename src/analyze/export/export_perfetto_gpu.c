@@ -79,7 +79,7 @@ static void slice(pf *p, uint64_t track, prof__exp_crange_track *last, uint64_t 
   te.type = PF_SLICE_BEGIN;
   te.track = track;
   prof__pf_track_event(p, b, &te);
-  te = (pf_te){.type = PF_SLICE_END, .track = track, .cat = -1};
+  te = (pf_te){.type = PF_SLICE_END, .track = track, .cat = PF_CAT_NONE};
   prof__pf_track_event(p, e, &te);
   prof__exp_crange_track_end(last, b, e);
   if (last_begin) *last_begin = b;
@@ -148,7 +148,7 @@ static void memory(pf *p, const prof__gpu_rec *r) {
     prof__pf_track(p, d->mem_uuid, d->uuid, "GPU memory allocated", 1, 1);
   }
   d->mem += r->sub == PROF_GPU_MEMOP_ALLOC ? (int64_t)r->bytes : -(int64_t)r->bytes;
-  pf_te te = {.type = PF_COUNTER, .track = d->mem_uuid, .cat = -1, .has_value = 1, .value = (double)d->mem};
+  pf_te te = {.type = PF_COUNTER, .track = d->mem_uuid, .cat = PF_CAT_NONE, .has_value = 1, .value = (double)d->mem};
   prof__pf_track_event(p, r->start, &te);
 }
 

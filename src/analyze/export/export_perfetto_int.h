@@ -60,7 +60,8 @@ enum { PF_CPU_MODE_USER = 2 };
 #define PF_DYN_IID (1ull << 32)
 
 /* Event categories, interned in the first packet (iid = index + 1). The
- * first PROF_CAT_COUNT are the range categories. */
+ * first PROF_CAT_COUNT are the range categories; -1 (PF_CAT_NONE): none. */
+enum { PF_CAT_NONE = -1, PF_CAT_FIRST = 0 };
 enum {
   PF_CAT_STEP = PROF_CAT_COUNT, PF_CAT_MARK, PF_CAT_KERNEL, PF_CAT_MEMCPY, PF_CAT_MEMSET, PF_CAT_RUNTIME,
   PF_CAT_DRIVER, PF_CAT_SYNC, PF_CAT_LAUNCH, PF_NCATS
@@ -138,7 +139,7 @@ typedef struct pf_te {
   uint64_t track;
   uint32_t sid;
   const char *dyn, *lit;
-  int cat;          /* index into the category table, -1: none */
+  int cat;          /* index into the category table, PF_CAT_NONE: none */
   uint64_t flow_out, flow_in;
   int has_value;
   double value;
