@@ -1,6 +1,6 @@
 /* export_perfetto.h — a trace as Perfetto's native protobuf trace format
  * (a perfetto.protos.Trace: a stream of TracePackets), which
- * ui.perfetto.dev and trace_processor open directly. docs/export.md
+ * ui.perfetto.dev and trace_processor open directly. docs/perfetto.md
  * describes what goes where; export_perfetto.c writes it.
  */
 #ifndef PROF_EXPORT_PERFETTO_H
