@@ -47,13 +47,13 @@ static pf_device *device(pf *p, uint32_t id) {
     if (s->devices[i].id == id && s->devices[i].name) name = prof__an_str(p->an, s->devices[i].name);
   char buf[160];
   snprintf(buf, sizeof buf, "GPU %u%s%s", id, name ? ": " : "", name ? name : "");
-  prof__pf_process_track(p, d->uuid, GPU_PID_BASE + id, buf);
+  prof__pf_process_track(p, d->uuid, GPU_PID_BASE + (id & 0x3fffffff), buf); /* an int32 pid */
   return d;
 }
 
 static pf_stream *stream_of(pf *p, uint32_t dev, uint32_t stream) {
-  for (size_t i = 0; i < p->nstreams; i++)
-    if (p->streams[i].device == dev && p->streams[i].stream == stream) return &p->streams[i];
+  uint64_t key = (uint64_t)dev << 32 | stream, at = prof__u64map_get(&p->stream_at, key);
+  if (at) return &p->streams[at - 1];
   pf_device *d = device(p, dev);
   if (!d) return NULL;
   pf_stream *s = prof__arr_room(p->streams, &p->streams_cap, p->nstreams + 1, sizeof *s);
@@ -62,6 +62,10 @@ static pf_stream *stream_of(pf *p, uint32_t dev, uint32_t stream) {
     return NULL;
   }
   p->streams = s;
+  if (prof__u64map_add(&p->stream_at, key, p->nstreams + 1)) {
+    p->err = PROF_ENOMEM;
+    return NULL;
+  }
   s = &p->streams[p->nstreams++];
   *s = (pf_stream){.device = dev, .stream = stream, .uuid = prof__pf_new_uuid(p)};
   char buf[48];
@@ -170,4 +174,5 @@ void prof__pf_gpu_chunk(pf *p, const uint8_t *data, size_t len) {
 void prof__pf_gpu_free(pf *p) {
   free(p->streams);
   p->streams = NULL;
+  prof__u64map_free(&p->stream_at);
 }

@@ -125,6 +125,7 @@ typedef struct pf {
   /* GPU (export_perfetto_gpu.c) */
   pf_stream *streams;
   size_t nstreams, streams_cap;
+  prof__u64map stream_at;              /* device << 32 | stream -> index + 1 */
   pf_device devs[64];
   size_t ndevs;
   int gpu_api_flows;                   /* flows begin at runtime API calls (else at launch instants) */
