@@ -392,10 +392,10 @@ static void read_packet(model *m, pb p) {
   int f, w;
   uint64_t v, ts = 0, seq = 0, flags = 0;
   pb sub, interned = {0}, event = {0}, desc = {0}, sample = {0};
-  int has_interned = 0, has_event = 0, has_desc = 0, has_sample = 0;
+  int has_interned = 0, has_event = 0, has_desc = 0, has_sample = 0, has_ts = 0;
   while (pb_next(&p, &f, &w, &v, &sub)) {
     switch (f) {
-    case 8: ts = v; break;
+    case 8: ts = v, has_ts = 1; break;
     case 10: seq = v; break;
     case 11: event = sub, has_event = 1; break;
     case 12: interned = sub, has_interned = 1; break;
@@ -415,7 +415,7 @@ static void read_packet(model *m, pb p) {
   if (has_desc) read_track(m, &desc);
   if (has_event) uses |= read_event(m, &event, ts);
   if (has_sample) read_sample(m, &sample, ts);
-  if (has_event || has_sample) assert_true(ts > 0);
+  assert_int_equal(has_ts, has_event || has_sample); /* events have a time, descriptors none */
   if (m->packets > 0) assert_int_equal(flags, uses ? 2 : 0);
   m->packets++;
 }

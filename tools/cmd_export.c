@@ -142,6 +142,10 @@ static int run(int argc, char **argv) {
   a.trace = pos[0];
   int others = a.chrome + !!a.tb_dir + a.folded + a.pprof + !!a.flame + a.dot;
   if (a.perfetto || a.pprof_heap) {
+    if (a.max_events || a.window) {
+      cli_error("export", "--max-events and --window apply to --chrome only");
+      return CLI_USAGE;
+    }
     if (npos == 1 && !others && a.perfetto + a.pprof_heap == 1)
       return a.perfetto ? cli_export_perfetto(a.trace, a.out_path, a.quiet) : cli_export_pprof_heap(a.trace, a.out_path, a.quiet);
     cli_error("export", npos != 1 ? "expected one trace file" : "choose one format: " EXPORT_FORMATS);

@@ -109,10 +109,15 @@ static uint64_t dyn_iid(pf *p, const char *s) {
 
 /* ---- packets ----------------------------------------------------------- */
 
-void prof__pf_pkt_begin(pf *p, uint64_t ts) {
+/* A packet without a timestamp (track descriptors, the first packet). */
+static void pkt_begin_untimed(pf *p) {
   p->pkt.len = p->intern.len = 0;
   p->needs_state = 0;
-  if (ts) prof__exp_pb_varint(&p->pkt, PF_PKT_TIMESTAMP, ts);
+}
+
+void prof__pf_pkt_begin(pf *p, uint64_t ts) {
+  pkt_begin_untimed(p);
+  prof__exp_pb_varint(&p->pkt, PF_PKT_TIMESTAMP, ts);
 }
 
 static void pkt_write(pf *p, unsigned flags) {
@@ -170,7 +175,7 @@ static void track_desc_write(pf *p) {
 }
 
 void prof__pf_track(pf *p, uint64_t uuid, uint64_t parent, const char *name, int counter, int bytes) {
-  prof__pf_pkt_begin(p, 0);
+  pkt_begin_untimed(p);
   p->msg.len = 0;
   prof__exp_pb_varint(&p->msg, PF_TD_UUID, uuid);
   if (parent) prof__exp_pb_varint(&p->msg, PF_TD_PARENT, parent);
@@ -184,7 +189,7 @@ void prof__pf_track(pf *p, uint64_t uuid, uint64_t parent, const char *name, int
 }
 
 void prof__pf_process_track(pf *p, uint64_t uuid, long long pid, const char *name) {
-  prof__pf_pkt_begin(p, 0);
+  pkt_begin_untimed(p);
   p->msg.len = p->tmp.len = 0;
   prof__exp_pb_varint(&p->msg, PF_TD_UUID, uuid);
   prof__exp_pb_varint(&p->tmp, PF_PD_PID, (uint64_t)pid);
@@ -194,7 +199,7 @@ void prof__pf_process_track(pf *p, uint64_t uuid, long long pid, const char *nam
 }
 
 static void thread_track(pf *p, uint64_t uuid, uint32_t tid, const char *name) {
-  prof__pf_pkt_begin(p, 0);
+  pkt_begin_untimed(p);
   p->msg.len = p->tmp.len = 0;
   prof__exp_pb_varint(&p->msg, PF_TD_UUID, uuid);
   prof__exp_pb_varint(&p->tmp, PF_THD_PID, (uint64_t)p->pid);
@@ -209,7 +214,7 @@ uint64_t prof__pf_new_uuid(pf *p) { return p->next_uuid++; }
 /* ---- the fixed part: categories, process, threads, steps ---------------- */
 
 static void first_packet(pf *p) {
-  prof__pf_pkt_begin(p, 0);
+  pkt_begin_untimed(p);
   for (int i = 0; i < PF_NCATS; i++) prof__pf_interned_str(p, PF_IN_CATEGORIES, (uint64_t)i + 1, cat_names[i], strlen(cat_names[i]));
   pkt_write(p, PF_SEQ_CLEARED);
 }
