@@ -7,10 +7,12 @@ MLPROF_PACKAGES=(cmake make gcc pkg-config libzstd-dev libunwind-dev libcmocka-d
 # Python binding's tests (numpy, PyTorch), the HTML report's browser check,
 # libc's separate debug information (libc/libm frames named by the stacks
 # test), CPython's internal headers (Python frames in CPU samples), a C++
-# compiler (the C++ program of the stacks test), and clang with
-# libclang-rt-14-dev (libclang_rt.fuzzer) for the fuzz run.
+# compiler (the C++ program of the stacks test), clang with
+# libclang-rt-14-dev (libclang_rt.fuzzer) for the fuzz run, protoc (the
+# Perfetto export decoded against its schema) and Go (`go tool pprof`
+# reading the pprof exports and their labels).
 MLPROF_TEST_PACKAGES=(libopenmpi-dev openmpi-bin python3 python3-numpy python3-torch chromium libc6-dbg
-                      python3.11-dev g++ clang libclang-rt-14-dev)
+                      python3.11-dev g++ clang libclang-rt-14-dev protobuf-compiler golang-go)
 
 # Print the packages of the list that are not installed.
 mlprof_missing_packages() {

@@ -1,6 +1,8 @@
 /* cmd_export.c — `mlprof export`: convert a trace for other viewers:
  * Chrome Trace Event JSON (optionally gzip'ed, capped or windowed for big
- * runs), TensorBoard event files and the model graph as Graphviz DOT. */
+ * runs), Perfetto protobuf traces, TensorBoard event files, sampled stacks
+ * (folded, pprof, flame graph), the pprof heap profile and the model graph
+ * as Graphviz DOT. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,9 +11,11 @@
 #include "analyze/sections/graph/sec_graph.h" /* --dot */
 #include "cli_ranks.h" /* several traces: one process per rank */
 #include "cli_stacks.h" /* --folded, --pprof, --flamegraph */
+#include "cli_perfetto.h" /* --perfetto, --pprof-heap */
 
 /* Every format, for the usage line and the error naming them. */
-#define EXPORT_FORMATS "--chrome, --tensorboard DIR, --folded, --pprof, --flamegraph F, --dot"
+#define EXPORT_FORMATS \
+  "--chrome, --perfetto, --tensorboard DIR, --folded, --pprof, --pprof-heap, --flamegraph F, --dot"
 
 typedef struct export_args {
   const char *trace, *out_path, *tb_dir, *max_events, *window;
@@ -19,6 +23,7 @@ typedef struct export_args {
   prof__chrome_opts co;
   int folded, pprof, dot;
   const char *flame;
+  int perfetto, pprof_heap;
 } export_args;
 
 /* "A:B" in seconds since the first event; either side may be empty. */
@@ -130,10 +135,22 @@ static int run(int argc, char **argv) {
                           {"window", 0, &a.window, NULL},     {"quiet", 'q', NULL, &a.quiet},
                           {"folded", 0, NULL, &a.folded},     {"pprof", 0, NULL, &a.pprof},
                           {"flamegraph", 0, &a.flame, NULL},  {"dot", 0, NULL, &a.dot},
+                          {"perfetto", 0, NULL, &a.perfetto}, {"pprof-heap", 0, NULL, &a.pprof_heap},
                           {NULL, 0, NULL, NULL}};
   static const char *pos[CLI_RANKS_MAX_ARGS]; /* multi-rank: several traces or a directory */
   if (cli_parse("export", argc, argv, opts, pos, CLI_RANKS_MAX_ARGS, &npos)) return CLI_USAGE;
   a.trace = pos[0];
+  int others = a.chrome + !!a.tb_dir + a.folded + a.pprof + !!a.flame + a.dot;
+  if (a.perfetto || a.pprof_heap) {
+    if (a.max_events || a.window) {
+      cli_error("export", "--max-events and --window apply to --chrome only");
+      return CLI_USAGE;
+    }
+    if (npos == 1 && !others && a.perfetto + a.pprof_heap == 1)
+      return a.perfetto ? cli_export_perfetto(a.trace, a.out_path, a.quiet) : cli_export_pprof_heap(a.trace, a.out_path, a.quiet);
+    cli_error("export", npos != 1 ? "expected one trace file" : "choose one format: " EXPORT_FORMATS);
+    return CLI_USAGE;
+  }
   if ((a.folded || a.pprof || a.flame) && npos == 1 && !a.chrome && !a.tb_dir && a.folded + a.pprof + !!a.flame == 1)
     return cli_export_stacks(a.trace, a.pprof ? 'p' : a.flame ? 's' : 'f', a.flame ? a.flame : a.out_path, a.quiet);
   if (a.dot && npos == 1 && !a.chrome && !a.tb_dir && !a.folded && !a.pprof && !a.flame)
@@ -159,8 +176,9 @@ static int run(int argc, char **argv) {
 const mlprof_cmd mlprof_cmd_export = {
     "export", "convert a trace: " EXPORT_FORMATS,
     "usage: mlprof export --chrome [-o FILE] [--max-events N] [--window A:B] [--quiet] TRACE...|DIR\n"
+    "       mlprof export --perfetto [-o FILE.pftrace] [--quiet] TRACE\n"
     "       mlprof export --tensorboard DIR [--quiet] TRACE\n"
-    "       mlprof export --folded|--pprof [-o FILE] [--quiet] TRACE\n"
+    "       mlprof export --folded|--pprof|--pprof-heap [-o FILE] [--quiet] TRACE\n"
     "       mlprof export --flamegraph FILE.svg [--quiet] TRACE\n"
     "       mlprof export --dot [-o FILE.dot] [--quiet] TRACE\n\n"
     "Write TRACE as Chrome Trace Event JSON, which ui.perfetto.dev and\n"
@@ -172,6 +190,16 @@ const mlprof_cmd mlprof_cmd_export = {
     "An output name ending in .gz is written gzip-compressed (Perfetto opens it\n"
     "as is). Report sections add their tracks (GPU streams, flow arrows from\n"
     "launches to kernels).\n\n"
+    "--perfetto writes Perfetto's own protobuf trace format (default\n"
+    "TRACE.pftrace; .gz names are gzip'ed), several times smaller than the\n"
+    "JSON and streamed in bounded memory: steps and ranges as slices on named\n"
+    "thread tracks, counter tracks, GPU streams with flows from the launches,\n"
+    "and the CPU samples with their call stacks (a flame graph per selection).\n\n"
+    "--pprof labels each sample with its innermost range ('range') and step\n"
+    "('step'): 'pprof -tagfocus=range=backward'. --pprof-heap writes the\n"
+    "allocation sites (MLPROF_MEM=sampled|full) as a heap profile with\n"
+    "alloc_objects, alloc_space, inuse_objects and inuse_space (default\n"
+    "TRACE.heap.pb.gz).\n\n"
     "--tensorboard DIR writes DIR/events.out.tfevents.* with per-step scalars\n"
     "(step time, breakdown, peak memory, GPU utilisation, counters, metrics)\n"
     "and tensor histograms; open it with 'tensorboard --logdir DIR'.\n\n"
@@ -179,8 +207,11 @@ const mlprof_cmd mlprof_cmd_export = {
     "ranges, with their times per step) as Graphviz DOT, default TRACE.dot;\n"
     "render it with 'dot -Tsvg TRACE.dot -o graph.svg'.\n\n"
     "  --chrome         Chrome Trace Event format\n"
+    "  --perfetto       Perfetto protobuf trace (default output TRACE.pftrace)\n"
     "  --folded         sampled call stacks as folded text (flamegraph.pl, speedscope)\n"
-    "  --pprof          sampled call stacks as gzip'd profile.proto (TRACE.pb.gz; 'pprof' reads it)\n"
+    "  --pprof          sampled call stacks as gzip'd profile.proto (TRACE.pb.gz; 'pprof' reads it),\n"
+    "                   labelled with range and step\n"
+    "  --pprof-heap     allocation sites as a gzip'd pprof heap profile (TRACE.heap.pb.gz)\n"
     "  --flamegraph F   SVG flame graph of the sampled call stacks in file F\n"
     "  --tensorboard D  TensorBoard event file in directory D (created if missing)\n"
     "  --dot            the model graph as Graphviz DOT (default output TRACE.dot)\n"

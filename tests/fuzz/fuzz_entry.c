@@ -23,6 +23,8 @@
 #include "mlprof.h"
 #include "analyze/analyze.h"
 #include "analyze/diff/diff.h"
+#include "analyze/export/export_perfetto.h"
+#include "analyze/export/export_pprof_heap.h"
 #include "analyze/ranks/ranks.h"
 #include "analyze/sections/functions/sec_functions.h"
 #include "cli.h"
@@ -108,6 +110,11 @@ static int w_chrome(prof__an *an, const void *opts, FILE *o) { return prof__expo
 static int w_folded(prof__an *an, const void *u, FILE *o) { (void)u; return prof__export_folded(an, o); }
 static int w_pprof(prof__an *an, const void *u, FILE *o) { (void)u; return prof__export_pprof(an, o); }
 static int w_flame(prof__an *an, const void *u, FILE *o) { (void)u; return prof__export_flamegraph(an, o); }
+static int w_perfetto(prof__an *an, const void *u, FILE *o) { (void)u; return prof__export_perfetto(an, o, NULL); }
+static int w_heap(prof__an *an, const void *u, FILE *o) {
+  (void)u;
+  return prof__pprof_heap_available(an) ? prof__export_pprof_heap(an, o) : 0;
+}
 static int w_diff(prof__an *an, const void *fmt, FILE *o) {
   prof__diff d;
   int rc = prof__diff_compute(&d, an, an);
@@ -145,6 +152,8 @@ int mlprof_fuzz_trace(const uint8_t *data, size_t size) {
   to_memory(w_folded, an, NULL);
   to_memory(w_pprof, an, NULL);
   to_memory(w_flame, an, NULL);
+  to_memory(w_perfetto, an, NULL);
+  to_memory(w_heap, an, NULL);
   to_memory(w_ranks, an, NULL);
   prof__export_tensorboard(an, tbdir, NULL, 0, err);
   empty_dir(tbdir);

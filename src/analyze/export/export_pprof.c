@@ -1,232 +1,111 @@
-/* export_pprof.c — sampled stacks as a pprof profile (profile.proto),
- * encoded here by hand: string table, one mapping per recorded module
- * (address range, file, build id), functions (demangled name, linked name,
- * file), one location per address (its mapping, and one line per frame:
- * the functions inlined there innermost first, then the function they were
- * inlined into), and one sample per stack carrying two values: cpu_samples
- * (count) and cpu_time (nanoseconds, weight x period), or wall_* in
- * wall-clock mode. time_nanos is the wall-clock time of the first event,
- * duration_nanos the span of the trace. Frames of mlprof itself are treated
- * as in the report and the folded export (prof__an_stack_frames): dropped,
- * and a run of them at the leaf is one "[mlprof]" location. The bytes are
- * written uncompressed; the CLI gzips them (pprof reads both). */
+/* export_pprof.c — sampled stacks as a pprof CPU profile (built by
+ * export_pprof_build.c). Samples of the report's clock (CPU samples when
+ * there are any, else wall-clock samples) are merged by call stack,
+ * innermost range and step, read again from the trace; each carries two
+ * values, cpu_samples (count) and cpu_time (nanoseconds: weight x period),
+ * or wall_* in wall-clock mode, and the labels `range` (the innermost range
+ * open on the sampled thread, a string) and `step` (the number of the step
+ * under way, a number), each left out when there was none. So
+ * `pprof -tagfocus=range=backward` keeps the samples taken in "backward"
+ * and `pprof -tags` lists the time per range and step. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/export/pb.h"
+#include "mlprof.h"
+#include "analyze/export/export_pprof_int.h"
 #include "analyze/sections/functions/sec_functions.h"
-#include "analyze/sections/stacks/sec_stacks.h"
-#include "analyze/sections/stacks/symbols.h"
+#include "trace/ev_sample.h"
 
-/* profile.proto field numbers */
-enum { P_SAMPLE_TYPE = 1, P_SAMPLE = 2, P_MAPPING = 3, P_LOCATION = 4, P_FUNCTION = 5, P_STRING = 6,
-       P_TIME = 9, P_DURATION = 10, P_PERIOD_TYPE = 11, P_PERIOD = 12, P_DEFAULT_TYPE = 14 };
-enum { VT_TYPE = 1, VT_UNIT = 2 };
-enum { S_LOCATION = 1, S_VALUE = 2 };
-enum { M_ID = 1, M_START = 2, M_LIMIT = 3, M_OFFSET = 4, M_FILENAME = 5, M_BUILD_ID = 6, M_HAS_FUNCTIONS = 7,
-       M_HAS_FILENAMES = 8, M_HAS_LINES = 9, M_HAS_INLINE = 10 };
-enum { L_ID = 1, L_MAPPING = 2, L_ADDRESS = 3, L_LINE = 4 };
-enum { LN_FUNCTION = 1, LN_LINE = 2 };
-enum { F_ID = 1, F_NAME = 2, F_SYSTEM_NAME = 3, F_FILENAME = 4 };
+/* Samples merged by (stack, range, step). */
+typedef struct lsample {
+  uint32_t stack, range;
+  uint64_t step;   /* step index + 1, 0: outside every step */
+  uint64_t weight; /* sampling periods */
+} lsample;
 
-typedef struct pp {
-  prof__an *an;
-  prof__buf out;
-  prof__u64map strs;  /* string hash -> index + 1 */
-  const char **strv;
-  size_t nstr, strcap;
-  prof__u64map locs;  /* pc -> location id */
-  prof__u64map funcs; /* (name idx << 32 | file idx) -> function id */
-  uint64_t nloc, nfunc;
-  prof__buf tail;     /* locations and functions, after the samples */
-  prof__stacks_st *st; /* recorded modules */
-  uint64_t mlprof_loc; /* location id of "[mlprof]" (0: none yet) */
-  char **owned;        /* strings made here (build ids), freed at the end */
-  size_t nowned;
-} pp;
+typedef struct lset {
+  prof__u64map sr;   /* range << 32 | stack -> index + 1 into pairs */
+  uint64_t *pairs;   /* range << 32 | stack */
+  size_t npairs, cap;
+  prof__u64map agg;  /* pair index << 32 | step slot -> weight */
+  int oom;
+} lset;
 
-static uint64_t str_hash(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-  return h >> 1;
-}
-
-/* Index of s in the string table (0 is ""). */
-static uint64_t str_idx(pp *p, const char *s) {
-  if (!s || !*s) return 0;
-  uint64_t h = str_hash(s);
-  for (uint64_t probe = 0;; probe++) {
-    uint64_t v = prof__u64map_get(&p->strs, h + probe);
-    if (!v) break;
-    if (strcmp(p->strv[v - 1], s) == 0) return v - 1;
-  }
-  if (p->nstr == p->strcap) {
-    size_t cap = p->strcap ? p->strcap * 2 : 256;
-    const char **v = realloc(p->strv, cap * sizeof *v);
-    if (!v) return 0;
-    p->strv = v;
-    p->strcap = cap;
-  }
-  uint64_t probe = 0;
-  while (prof__u64map_get(&p->strs, h + probe)) probe++;
-  prof__u64map_add(&p->strs, h + probe, p->nstr + 1);
-  p->strv[p->nstr] = s;
-  return p->nstr++;
-}
-
-static uint64_t func_id(pp *p, const prof__frame *f) {
-  uint64_t name = str_idx(p, f->func), file = str_idx(p, f->file), k = name << 32 | file;
-  uint64_t id = prof__u64map_get(&p->funcs, k);
-  if (id) return id;
-  id = ++p->nfunc;
-  prof__u64map_add(&p->funcs, k, id);
-  prof__buf m = {0};
-  prof__exp_pb_varint(&m, F_ID, id);
-  prof__exp_pb_varint(&m, F_NAME, name);
-  prof__exp_pb_varint(&m, F_SYSTEM_NAME, f->mangled ? str_idx(p, f->mangled) : name);
-  prof__exp_pb_varint(&m, F_FILENAME, file);
-  prof__exp_pb_msg(&p->tail, P_FUNCTION, &m);
-  return id;
-}
-
-static void put_line(prof__buf *m, pp *p, const prof__frame *f) {
-  prof__buf line = {0};
-  prof__exp_pb_varint(&line, LN_FUNCTION, func_id(p, f));
-  prof__exp_pb_varint(&line, LN_LINE, (uint64_t)(f->line > 0 ? f->line : 0));
-  prof__exp_pb_msg(m, L_LINE, &line);
-}
-
-/* Mapping id (index + 1) of the module that holds pc, 0 for none. */
-static uint64_t mapping_of(pp *p, uintptr_t pc) {
-  if (!p->st || prof__pc_is_python(pc)) return 0;
-  for (size_t i = p->st->nmods; i-- > 0;)
-    if (pc >= p->st->mods[i].start && pc - p->st->mods[i].start < p->st->mods[i].size) return i + 1;
-  return 0;
-}
-
-/* The location of one recorded address: f is its frame (looked up one
- * byte earlier for return addresses), with its inlined frames as lines. */
-static uint64_t loc_id(pp *p, uintptr_t pc, const prof__frame *f) {
-  uint64_t id = prof__u64map_get(&p->locs, pc);
-  if (id) return id;
-  id = ++p->nloc;
-  prof__u64map_add(&p->locs, pc, id);
-  prof__buf m = {0};
-  prof__exp_pb_varint(&m, L_ID, id);
-  uint64_t map = mapping_of(p, pc);
-  if (map) prof__exp_pb_varint(&m, L_MAPPING, map);
-  if (!prof__pc_is_python(pc)) prof__exp_pb_varint(&m, L_ADDRESS, pc);
-  for (int k = 0; k < f->ninl; k++) put_line(&m, p, &f->inl[k]);
-  put_line(&m, p, f);
-  prof__exp_pb_msg(&p->tail, P_LOCATION, &m);
-  return id;
-}
-
-static uint64_t mlprof_loc(pp *p) {
-  if (p->mlprof_loc) return p->mlprof_loc;
-  p->mlprof_loc = ++p->nloc;
-  prof__buf m = {0};
-  prof__exp_pb_varint(&m, L_ID, p->mlprof_loc);
-  put_line(&m, p, &prof__profiler_frame);
-  prof__exp_pb_msg(&p->tail, P_LOCATION, &m);
-  return p->mlprof_loc;
-}
-
-static void mappings(pp *p) {
-  for (size_t i = 0; p->st && i < p->st->nmods; i++) {
-    const prof__an_module *md = &p->st->mods[i];
-    char bid[129];
-    size_t nb = md->build_id_len < 64 ? md->build_id_len : 64;
-    for (size_t k = 0; k < nb; k++) snprintf(bid + 2 * k, 3, "%02x", md->build_id[k]);
-    bid[2 * nb] = 0;
-    prof__buf m = {0};
-    prof__exp_pb_varint(&m, M_ID, i + 1);
-    prof__exp_pb_varint(&m, M_START, md->start);
-    prof__exp_pb_varint(&m, M_LIMIT, md->start + md->size);
-    prof__exp_pb_varint(&m, M_OFFSET, md->start - md->bias); /* the first segment's address in the file */
-    prof__exp_pb_varint(&m, M_FILENAME, str_idx(p, md->path));
-    char **ow = realloc(p->owned, (p->nowned + 1) * sizeof *ow);
-    if (ow) {
-      p->owned = ow;
-      ow[p->nowned] = strdup(bid);
-      if (ow[p->nowned]) prof__exp_pb_varint(&m, M_BUILD_ID, str_idx(p, ow[p->nowned++]));
+static void lset_add(lset *s, uint32_t stack, uint32_t range, uint64_t step, uint64_t w) {
+  uint64_t key = (uint64_t)range << 32 | stack, idx = prof__u64map_get(&s->sr, key);
+  if (!idx) {
+    if (s->npairs == s->cap) {
+      size_t cap = s->cap ? s->cap * 2 : 256;
+      uint64_t *p = realloc(s->pairs, cap * sizeof *p);
+      if (!p) {
+        s->oom = 1;
+        return;
+      }
+      s->pairs = p;
+      s->cap = cap;
     }
-    prof__exp_pb_varint(&m, M_HAS_FUNCTIONS, 1);
-    prof__exp_pb_varint(&m, M_HAS_FILENAMES, 1);
-    prof__exp_pb_varint(&m, M_HAS_LINES, 1);
-    prof__exp_pb_varint(&m, M_HAS_INLINE, 1);
-    prof__exp_pb_msg(&p->out, P_MAPPING, &m);
+    s->pairs[s->npairs] = key;
+    idx = ++s->npairs;
+    if (prof__u64map_add(&s->sr, key, idx)) s->oom = 1;
   }
+  if (step > 0xffffffffu || prof__u64map_add(&s->agg, (idx - 1) << 32 | step, w)) s->oom = 1;
 }
 
-static void value_type(pp *p, int field, const char *type, const char *unit) {
-  prof__buf m = {0};
-  prof__exp_pb_varint(&m, VT_TYPE, str_idx(p, type));
-  prof__exp_pb_varint(&m, VT_UNIT, str_idx(p, unit));
-  prof__exp_pb_msg(&p->out, field, &m);
+static int by_key(const void *a, const void *b) {
+  const lsample *x = a, *y = b;
+  if (x->stack != y->stack) return x->stack < y->stack ? -1 : 1;
+  if (x->range != y->range) return x->range < y->range ? -1 : 1;
+  return (x->step > y->step) - (x->step < y->step);
 }
 
-static void sample(pp *p, const prof__sampled_stack *s, double period_ns) {
-  const uintptr_t *pcs;
-  int d = prof__an_stack(p->an, s->stack, &pcs), leaf = 1;
-  prof__buf ids = {0}, vals = {0}, m = {0};
-  for (int i = 0; i < d; i++) {
-    int adj = i && !prof__pc_is_python(pcs[i]);
-    const prof__frame *f = prof__an_frame(p->an, adj ? pcs[i] - 1 : pcs[i]);
-    if (prof__an_frame_is_profiler(f)) { /* as prof__an_stack_frames */
-      if (leaf && i == 0) prof__buf_varint(&ids, mlprof_loc(p));
-      continue;
-    }
-    leaf = 0;
-    prof__buf_varint(&ids, loc_id(p, adj ? pcs[i] - 1 : pcs[i], f));
+/* Read the samples of clock `mode` again and merge them; returns the count
+ * (*out malloc'd, ordered by stack, range and step) or a negative error. */
+static long labelled(prof__an *an, int mode, lsample **out) {
+  int rc = prof__reader_rewind(an->reader);
+  if (rc) return rc;
+  lset s = {0};
+  prof__rec rec;
+  while (!s.oom && (rc = prof__reader_next(an->reader, &rec)) == 1) {
+    if (rec.kind != PROF_REC_EVENT || rec.ev.type != PROF_EV_SAMPLE || prof__ev_sample_mode(&rec.ev) != mode) continue;
+    long step = prof__an_step_at(an, rec.ev.ts);
+    lset_add(&s, rec.ev.name, prof__ev_sample_range(&rec.ev), (uint64_t)(step + 1), prof__ev_sample_weight(&rec.ev));
   }
-  prof__buf_varint(&vals, s->weight);
-  prof__buf_varint(&vals, prof__an_d2ns((double)s->weight * period_ns));
-  prof__exp_pb_msg(&m, S_LOCATION, &ids); /* packed repeated */
-  prof__exp_pb_msg(&m, S_VALUE, &vals);
-  prof__exp_pb_msg(&p->out, P_SAMPLE, &m);
-}
-
-/* Wall-clock time of the first event, from the header's clock pair. */
-static uint64_t start_time(prof__an *an) {
-  const char *rt = prof__an_header(an, "start_realtime_ns"), *mono = prof__an_header(an, "start_mono_ns");
-  if (!rt) return 0;
-  uint64_t t = strtoull(rt, NULL, 10), m = mono ? strtoull(mono, NULL, 10) : 0;
-  if (m && an->first_ns != UINT64_MAX && an->first_ns >= m) t += an->first_ns - m;
-  return t;
+  lsample *v = s.oom || (rc && rc != PROF_ETRUNC) ? NULL : malloc((s.agg.n + 1) * sizeof *v);
+  size_t n = 0;
+  for (size_t i = 0; v && i < s.agg.cap; i++) {
+    if (!s.agg.k[i]) continue;
+    uint64_t k = s.agg.k[i] - 1, pair = s.pairs[k >> 32];
+    v[n++] = (lsample){(uint32_t)pair, (uint32_t)(pair >> 32), k & 0xffffffffu, s.agg.v[i]};
+  }
+  prof__u64map_free(&s.sr);
+  prof__u64map_free(&s.agg);
+  free(s.pairs);
+  if (!v) return s.oom ? PROF_ENOMEM : rc ? rc : PROF_ENOMEM;
+  qsort(v, n, sizeof *v, by_key);
+  *out = v;
+  return (long)n;
 }
 
 int prof__export_pprof(prof__an *an, FILE *out) {
-  pp p = {0};
-  p.an = an;
-  str_idx(&p, "x"); /* reserve index 0 for "" below */
-  p.strv[0] = "";
-  const prof__sampled_stack *st;
   int mode = 0;
   double period = 0;
-  size_t n = prof__functions_stacks(an, &st, &mode, &period);
-  p.st = prof__an_section(an, "stacks");
-  value_type(&p, P_SAMPLE_TYPE, mode ? "wall_samples" : "cpu_samples", "count");
-  value_type(&p, P_SAMPLE_TYPE, mode ? "wall_time" : "cpu_time", "nanoseconds");
-  mappings(&p);
-  for (size_t i = 0; i < n; i++) sample(&p, &st[i], period);
-  prof__buf_put(&p.out, p.tail.p, p.tail.len);
-  value_type(&p, P_PERIOD_TYPE, mode ? "wall_time" : "cpu_time", "nanoseconds");
-  prof__exp_pb_varint(&p.out, P_PERIOD, prof__an_d2ns(period));
-  uint64_t t0 = start_time(an);
-  if (t0) prof__exp_pb_varint(&p.out, P_TIME, t0);
-  if (an->last_ns > an->first_ns && an->first_ns != UINT64_MAX) prof__exp_pb_varint(&p.out, P_DURATION, an->last_ns - an->first_ns);
-  prof__exp_pb_varint(&p.out, P_DEFAULT_TYPE, str_idx(&p, mode ? "wall_time" : "cpu_time"));
-  for (size_t i = 0; i < p.nstr; i++) prof__exp_pb_bytes(&p.out, P_STRING, p.strv[i], strlen(p.strv[i]));
-  int rc = p.out.oom || p.tail.oom ? PROF_ENOMEM : 0;
-  if (!rc && fwrite(p.out.p, 1, p.out.len, out) != p.out.len) rc = PROF_EIO;
-  prof__buf_free(&p.out);
-  prof__buf_free(&p.tail);
-  prof__u64map_free(&p.strs);
-  prof__u64map_free(&p.locs);
-  prof__u64map_free(&p.funcs);
-  free(p.strv);
-  for (size_t i = 0; i < p.nowned; i++) free(p.owned[i]);
-  free(p.owned);
-  return rc;
+  lsample *v = NULL;
+  long n = prof__functions_stacks(an, NULL, &mode, &period) ? labelled(an, mode, &v) : 0;
+  if (n < 0) return (int)n;
+  prof__pp p;
+  prof__pp_init(&p, an);
+  prof__pp_sample_type(&p, mode ? "wall_samples" : "cpu_samples", "count");
+  prof__pp_sample_type(&p, mode ? "wall_time" : "cpu_time", "nanoseconds");
+  for (long i = 0; i < n; i++) {
+    const lsample *s = &v[i];
+    int64_t vals[2] = {(int64_t)s->weight, (int64_t)prof__an_d2ns((double)s->weight * period)};
+    prof__pp_label l[2];
+    int nl = 0;
+    if (s->range) l[nl++] = (prof__pp_label){"range", prof__an_str(an, s->range), 0};
+    if (s->step) l[nl++] = (prof__pp_label){"step", NULL, (int64_t)an->steps[s->step - 1].number};
+    prof__pp_sample(&p, s->stack, vals, l, nl);
+  }
+  free(v);
+  const char *t = mode ? "wall_time" : "cpu_time";
+  return prof__pp_finish(&p, out, t, "nanoseconds", (int64_t)prof__an_d2ns(period), t);
 }

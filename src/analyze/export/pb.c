@@ -12,11 +12,15 @@ void prof__exp_pb_varint(prof__buf *b, unsigned field, uint64_t v) {
   prof__buf_varint(b, v);
 }
 
+void prof__exp_pb_fixed64(prof__buf *b, unsigned field, uint64_t u) {
+  prof__exp_pb_tag(b, field, PROF_PB_I64);
+  for (int i = 0; i < 8; i++) prof__buf_u8(b, (uint8_t)(u >> (8 * i)));
+}
+
 void prof__exp_pb_f64(prof__buf *b, unsigned field, double v) {
   uint64_t u;
   memcpy(&u, &v, 8);
-  prof__exp_pb_tag(b, field, PROF_PB_I64);
-  for (int i = 0; i < 8; i++) prof__buf_u8(b, (uint8_t)(u >> (8 * i)));
+  prof__exp_pb_fixed64(b, field, u);
 }
 
 void prof__exp_pb_f32(prof__buf *b, unsigned field, float v) {

@@ -1,6 +1,6 @@
 /* pb.h — the protobuf wire format, written into a prof__buf: the one
- * encoder shared by the pprof exporter (export_pprof.c) and the TensorBoard
- * event writer (export_tb.c). Fields are appended in call order; an
+ * encoder shared by the pprof exporters (export_pprof*.c), the TensorBoard
+ * event writer (export_tb.c) and the Perfetto exporter (export_perfetto*.c). Fields are appended in call order; an
  * allocation failure sets the buffer's oom flag (trace/trace.h).
  */
 #ifndef MLPROF_ANALYZE_PB_H
@@ -20,6 +20,8 @@ void prof__exp_pb_tag(prof__buf *b, unsigned field, unsigned wire);
 void prof__exp_pb_varint(prof__buf *b, unsigned field, uint64_t v);
 /* A double (fixed 64-bit, little-endian) field. */
 void prof__exp_pb_f64(prof__buf *b, unsigned field, double v);
+/* A fixed64 field (8 bytes, little-endian). */
+void prof__exp_pb_fixed64(prof__buf *b, unsigned field, uint64_t v);
 /* A float (fixed 32-bit, little-endian) field. */
 void prof__exp_pb_f32(prof__buf *b, unsigned field, float v);
 /* A length-delimited field: bytes, a string or an encoded message. */
