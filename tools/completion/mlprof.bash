@@ -50,7 +50,7 @@ _mlprof() {
   case $cmd in
     report) opts="--format -f --output -o --quiet -q --help" ;;
     info) opts="--help" ;;
-    export) opts="--chrome --tensorboard --folded --pprof --flamegraph --dot --output -o --max-events --window --quiet -q --help" ;;
+    export) opts="--chrome --perfetto --tensorboard --folded --pprof --pprof-heap --flamegraph --dot --output -o --max-events --window --quiet -q --help" ;;
     diff) opts="--format -f --output -o --fail-if-slower --top --quiet -q --help" ;;
     top) opts="--once -1 --interval -n --help" ;;
     trigger) opts="--steps -n --timeout -t --no-wait --help" ;;
