@@ -930,7 +930,7 @@ static void real_run_has_threads_ranges_and_samples(void **state) {
   assert_int_equal(count_slices(&m, w->uuid, "load"), 1);
   assert_int_equal(count_slices(&m, mainth->uuid, "forward"), 3);
   assert_int_equal(count_slices(&m, named_track(&m, "steps", 0)->uuid, NULL), 3);
-  assert_true(m.nsamples >= 50);
+  assert_true(m.nsamples >= 10); /* a loaded machine gives a CPU-time sampler fewer */
   size_t hot = 0;
   for (size_t i = 0; i < m.nsamples; i++) {
     char text[4096];

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyze/engine/an_internal.h"
+#include "analyze/analyze.h"
 #include "analyze/export/chrome_range.h"
 #include "analyze/export/export_perfetto.h"
 #include "analyze/export/pb.h"
