@@ -187,6 +187,12 @@ MLPROF_REPORT=0 MLPROF_OUTPUT=$WORK/stale.mlpt "$PROGS/crash_steps" exit >/dev/n
 sleep 30 &
 other=$!
 kill -STOP $other
+# the stop takes effect asynchronously: wait for it (a loaded machine is slow)
+i=0
+while [ $i -lt 200 ] && [ "$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' /proc/$other/status)" != T ]; do
+  sleep 0.01
+  i=$((i + 1))
+done
 "$MLPROF" resume $other >"$WORK/resume.txt" 2>&1 && fail "mlprof resume acted on a process that is not an mlprof job"
 state=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' /proc/$other/status)
 [ "$state" = T ] || fail "mlprof resume continued a process that is not an mlprof job (state $state)"

@@ -226,7 +226,9 @@ fi
 # ---- report and export file modes ------------------------------------------------------------
 D=$WORK/modes
 mkdir -p "$D"
-MLPROF_REPORT=1 MLPROF_PRELOAD=1 LD_PRELOAD=$PRE MLPROF_OUTPUT=$D/m.mlpt "$PROGS/exec_self" 0 >/dev/null 2>"$D/err.txt"
+# MLPROF_REPORT_WAIT: the reports are written by the detached mlprof command;
+# the exit waits for it, so they are there to be checked
+MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 MLPROF_PRELOAD=1 LD_PRELOAD=$PRE MLPROF_OUTPUT=$D/m.mlpt "$PROGS/exec_self" 0 >/dev/null 2>"$D/err.txt"
 for f in "$D/m.mlpt.report.txt" "$D/m.mlpt.report.json" "$D/m.mlpt.report.html"; do
   if [ -f "$f" ]; then
     [ "$(mode "$f")" = 600 ] || fail "report $f has mode $(mode "$f"), expected 600"
