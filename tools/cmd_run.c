@@ -171,7 +171,7 @@ static void trace_path(const run_opts *o, const char *prog, pid_t pid, char *out
   const char *output = output_of(o);
   struct stat st;
   size_t len = output ? strlen(output) : 0;
-  char err[256]; /* a folder that cannot be used is named once, by run_folder_refused */
+  char err[PROF_ERR_MAX]; /* a folder that cannot be used is named once, by run_folder_refused */
   if (len && output[len - 1] == '/') (void)prof__mkdirs(output, err);
   if (output && stat(output, &st) == 0 && S_ISDIR(st.st_mode))
     snprintf(out, n, "%s%s%s.%d.mlpt", output, output[len - 1] == '/' ? "" : "/", base, (int)pid);
@@ -200,7 +200,7 @@ static int report(const run_opts *o, const char *trace, int wanted, int print) {
     if (!o->quiet) fprintf(stderr, "mlprof: trace %s (no report: MLPROF_REPORT=0)\n", trace);
     return CLI_OK;
   }
-  char err[256] = "";
+  char err[PROF_ERR_MAX] = "";
   int files = wanted ? prof__report_files_by(trace, "launcher", err) : -1;
   if (wanted && files != 0) cli_error("run", "could not write the report files: %s", err);
   int rc = CLI_OK;
@@ -238,7 +238,7 @@ static int report_all(const run_opts *o, const run_list *list, pid_t pid, const 
   }
   size_t written = 0;
   for (size_t i = 0; i < ncaps && wanted; i++) {
-    char err[256] = "";
+    char err[PROF_ERR_MAX] = "";
     if (prof__report_files_by(caps[i], "launcher", err) == 0) written++;
     else cli_error("run", "no report for the capture %s: %s", caps[i], err);
   }

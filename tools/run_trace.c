@@ -11,7 +11,7 @@
 #include "trace/outfile.h"
 
 int run_folder_refused(const char *trace) {
-  char dir[PATH_MAX], err[256];
+  char dir[PATH_MAX], err[PROF_ERR_MAX];
   const char *slash = strrchr(trace, '/');
   if (!slash) snprintf(dir, sizeof dir, ".");
   else if (slash == trace) snprintf(dir, sizeof dir, "/");

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "mlprof.h"
+#include "trace/errbuf.h"
 
 /* A step schedule as torch.profiler's: skip `skip_first` steps, then cycles
  * of `wait` idle, `warmup` idle (the writer prepares the cycle's file) and
@@ -21,7 +22,7 @@ typedef struct prof__cfg {
   int report;
   int force_monotonic;
   char path[PATH_MAX];
-  char out_err[256];   /* why no trace may be written there ("": it may) */
+  char out_err[PROF_ERR_MAX]; /* why no trace may be written there ("": it may) */
   prof__sched sched;
 } prof__cfg;
 

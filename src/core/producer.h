@@ -71,7 +71,7 @@ void prof__session_last_segment(char *out, size_t n);
 /* The producers built into the library, in start order, NULL-terminated. */
 extern const prof__module *const prof__producers[];
 /* Writes the reports MLPROF_REPORT asks for after the trace `trace_path`
- * is closed; 0 or a negative error with the reason in err (256 bytes). */
+ * is closed; 0 or a negative error with the reason in err (PROF_ERR_MAX bytes). */
 typedef int (*prof__report_fn)(const char *trace_path, char *err);
 extern const prof__report_fn prof__report_hook;
 

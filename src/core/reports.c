@@ -183,19 +183,19 @@ static void in_process(const char *path, prof__report_run *r) {
 }
 
 /* Start `mlprof write-reports --by cli` on path; 0, or -1 with why in note
- * (256 bytes). */
+ * (PROF_ERR_MAX bytes). */
 static int start_command(const char *path, prof__report_job *job, char *note) {
   char exe[PATH_MAX], **owned = NULL, **env;
-  if (!find_cli(exe, sizeof exe, note, 256)) return -1;
+  if (!find_cli(exe, sizeof exe, note, PROF_ERR_MAX)) return -1;
   if (!(env = command_env(&owned))) {
-    snprintf(note, 256, "out of memory for the mlprof command");
+    snprintf(note, PROF_ERR_MAX, "out of memory for the mlprof command");
     return -1;
   }
   char *argv[] = {exe, "write-reports", "--by", "cli", "--status-fd", "3", "--", (char *)path, NULL};
-  char err[256];
+  char err[PROF_ERR_MAX];
   int rc = prof__report_spawn(exe, argv, env, 1, job, err);
   free_env(env, owned);
-  if (rc) snprintf(note, 256, "%s", err);
+  if (rc) snprintf(note, PROF_ERR_MAX, "%s", err);
   return rc ? -1 : 0;
 }
 
@@ -241,11 +241,11 @@ int prof__capture_report_start(const char *path, char *note) {
   for (int i = 0; i < PROF_CAPTURES_IN_FLIGHT && !c; i++)
     if (!cap_jobs[i].path[0]) c = &cap_jobs[i];
   if (!c || strlen(path) >= sizeof c->path) {
-    snprintf(note, 256, "no room for another mlprof command");
+    snprintf(note, PROF_ERR_MAX, "no room for another mlprof command");
     return 0;
   }
   if (!cap_hooked && prof__writer_hook_add(cap_jobs_poll, NULL) != 0) {
-    snprintf(note, 256, "no writer hook left to follow the mlprof command");
+    snprintf(note, PROF_ERR_MAX, "no writer hook left to follow the mlprof command");
     return 0;
   }
   cap_hooked = 1;

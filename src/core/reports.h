@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 
+#include "trace/errbuf.h"
+
 /* Who writes a trace's reports. */
 enum { PROF_REP_NONE, PROF_REP_LAUNCHER, PROF_REP_CLI, PROF_REP_INPROC };
 
@@ -24,7 +26,7 @@ typedef struct prof__report_job {
   size_t len;
   char line[320];
   unsigned oks, errors; /* "ok TRACE" and "error MESSAGE" lines */
-  char msg[256];        /* the first error, or why no line came */
+  char msg[PROF_ERR_MAX]; /* the first error, or why no line came */
 } prof__report_job;
 
 /* ---- report_spawn.c --------------------------------------------------------- */
@@ -32,7 +34,7 @@ typedef struct prof__report_job {
 /* Start exe (argv, envp) detached, as the file comment of report_spawn.c
  * says; keep_stderr: it may write to this process's standard error when
  * that is a terminal or a file. 0, or a negative error with the reason in
- * err (256 bytes). */
+ * err (PROF_ERR_MAX bytes). */
 int prof__report_spawn(const char *exe, char **argv, char **envp, int keep_stderr, prof__report_job *job, char *err);
 /* Read the job's status lines, waiting up to ms (0: never blocks). 1 when
  * the command has ended, 0 while it runs. */
@@ -57,8 +59,8 @@ typedef struct prof__report_run {
   int done; /* finished: in-process always, the command when it was waited for */
   int ok;   /* finished and every report written */
   prof__report_job job; /* the command, while it may still run */
-  char err[256];        /* why the reports were not written */
-  char note[256];       /* in-process: why the command was not used */
+  char err[PROF_ERR_MAX];  /* why the reports were not written */
+  char note[PROF_ERR_MAX]; /* in-process: why the command was not used */
 } prof__report_run;
 
 /* Write the reports of the closed trace `path`: start the command (and
@@ -74,7 +76,7 @@ void prof__reports_start(const char *path, int wait_ms, prof__report_run *r);
 
 /* Writer thread: start the command on the closed capture `path`. 1 when it
  * runs (prof__session_capture_done follows from the writer thread), 0 when
- * it cannot start (why in note, 256 bytes): the caller writes the reports
+ * it cannot start (why in note, PROF_ERR_MAX bytes): the caller writes the reports
  * in-process. */
 int prof__capture_report_start(const char *path, char *note);
 /* After the writer stopped: wait up to wait_ms for the commands still

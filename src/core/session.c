@@ -217,7 +217,7 @@ static void append_cmdline(char *out, size_t n) {
  * for the ones after it (tracepath.h); capture segments do neither. */
 static prof__tw *open_trace(char *path, size_t path_n, int own, char *err) {
   if (own && cfg.out_err[0]) { /* the output folder was refused */
-    snprintf(err, 256, "%s", cfg.out_err);
+    snprintf(err, PROF_ERR_MAX, "%s", cfg.out_err);
     return NULL;
   }
   char prev[PATH_MAX] = "";
@@ -425,7 +425,7 @@ void prof__session_capture_done(const char *path, int written, int by, const cha
 /* The in-process fallback: a thread of its own, so the writer never waits
  * for an analysis. */
 static void *segment_report(void *arg) {
-  char *path = arg, err[256] = "";
+  char *path = arg, err[PROF_ERR_MAX] = "";
   int ok = prof__report_hook(path, err) == 0;
   prof__session_capture_done(path, 1, ok ? PROF_REP_INPROC : PROF_REP_NONE, err);
   pthread_mutex_lock(&cap_mu);
@@ -451,7 +451,7 @@ void prof__session_segment_done(const char *path, int written) {
     prof__report_announce(path, "capture");
     want = 0;
   }
-  char note[256];
+  char note[PROF_ERR_MAX];
   if (want && prof__capture_report_start(path, note)) return;
   if (want) note_in_process(note);
   char *copy = want ? strdup(path) : NULL;
@@ -533,7 +533,7 @@ static int init_locked(const prof_config *c) {
   rc = prof__threads_setup(cfg.ring_kb * 1024u);
   if (rc) return go_off(rc);
   own_trace_path();
-  char err[256];
+  char err[PROF_ERR_MAX];
   prof__tw *tw = open_trace(cfg.path, sizeof cfg.path, 1, err);
   if (!tw) {
     fprintf(stderr, "mlprof: %s; profiling is off, the program continues\n", err);

@@ -29,7 +29,7 @@ int prof__trace_folder_check(const char *path, char *err) {
   if (slash == path) return prof__out_dir_check("/", err);
   char dir[4096];
   if ((size_t)(slash - path) >= sizeof dir) {
-    snprintf(err, 256, "trace path too long: '%.200s'", path);
+    snprintf(err, PROF_ERR_MAX, "trace path too long: '%.200s'", path);
     return -1;
   }
   memcpy(dir, path, (size_t)(slash - path));
@@ -41,13 +41,13 @@ prof__tw *prof__trace_create_free(char *path, size_t n, const prof__kv *kv, size
   if (prof__trace_folder_check(path, err) != 0) return NULL;
   char *name = malloc(n);
   if (!name) {
-    snprintf(err, 256, "out of memory");
+    snprintf(err, PROF_ERR_MAX, "out of memory");
     return NULL;
   }
   prof__tw *w = NULL;
   for (unsigned k = 0; k < PROF_TRACE_NAMES && !w; k++) {
     if (prof__trace_name(path, k, name, n) != 0) {
-      snprintf(err, 256, "trace path too long: '%.200s'", path);
+      snprintf(err, PROF_ERR_MAX, "trace path too long: '%.200s'", path);
       break;
     }
     int taken = 0;
@@ -56,7 +56,7 @@ prof__tw *prof__trace_create_free(char *path, size_t n, const prof__kv *kv, size
      * passed by; a symlink or another user's file there is refused. */
     if (!w && (!taken || prof__out_check(name, err) != 0)) break;
     if (!w && k + 1 == PROF_TRACE_NAMES)
-      snprintf(err, 256, "no free trace name at '%.150s': it and its %d numbered names are taken "
+      snprintf(err, PROF_ERR_MAX, "no free trace name at '%.150s': it and its %d numbered names are taken "
                "(remove old traces)", path, PROF_TRACE_NAMES - 1);
   }
   if (w) memcpy(path, name, n);
@@ -69,7 +69,7 @@ static int started_by(const char *path, long pid, uint64_t since_ns, uint64_t *s
   struct stat st;
   if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) return 0;
   prof__reader *r;
-  char err[256];
+  char err[PROF_ERR_MAX];
   if (prof__reader_open(&r, path, err) != 0) return 0;
   const char *p = prof__reader_get(r, "pid"), *t = prof__reader_get(r, "start_realtime_ns");
   *start = t ? strtoull(t, NULL, 10) : 0;

@@ -26,7 +26,7 @@ int prof__trace_name(const char *base, unsigned k, char *out, size_t n);
 
 /* May a trace be written at `path`? Its folder (the working directory for
  * a bare name) must pass prof__out_dir_check: the user's own or root's. 0,
- * or -1 with a message in `err` (256 bytes). */
+ * or -1 with a message in `err` (PROF_ERR_MAX bytes). */
 int prof__trace_folder_check(const char *path, char *err);
 
 /* Create a trace (prof__tw_create) at `path` or, when that name is taken by
@@ -34,7 +34,7 @@ int prof__trace_folder_check(const char *path, char *err);
  * (n bytes) is rewritten to the name taken. The folder must pass
  * prof__trace_folder_check; anything else at a name (a symlink, a folder,
  * another user's file) is refused, not passed by. NULL with a message in
- * `err` (256 bytes) on failure. */
+ * `err` (PROF_ERR_MAX bytes) on failure. */
 prof__tw *prof__trace_create_free(char *path, size_t n, const prof__kv *kv, size_t nkv, char *err);
 
 /* The traces named after `base` (k = 0 .. PROF_TRACE_NAMES-1) that process
