@@ -12,8 +12,9 @@
 #   producers    (src/mem cpu stack gpu res model mpi live) include their own
 #                folder, src/trace, and of the core only the producer
 #                interface: core/producer.h and the headers it names
-#                (session, clock, ring, config, bgwriter, crash); the stack
-#                producer's capture service stack/stack.h is part of it
+#                (session, clock, ring, config, bgwriter, crash, procfile,
+#                guard); the stack producer's capture service stack/stack.h
+#                is part of it
 #   src/analyze  includes only src/analyze and src/trace
 #   src/lib      may include everything
 #   tools/       includes only tools/, src/analyze and src/trace
@@ -71,7 +72,7 @@ allowed() {
     [ "$to" = trace ] && return 0
     case $path in
     core/producer.h | core/session.h | core/clock.h | core/ring.h | core/config.h | core/bgwriter.h | \
-      core/crash.h | core/procfile.h | stack/stack.h) return 0 ;;
+      core/crash.h | core/procfile.h | core/guard.h | stack/stack.h) return 0 ;;
     esac
     return 1
     ;;

@@ -9,12 +9,13 @@
  *
  * What a producer may call: this header, session.h (which it brings in:
  * events, names, META pairs, lost counts, writer hooks, the thread
- * registry, environment lookup), clock.h and ring.h (brought in by
- * session.h), and config.h, bgwriter.h (trace segments, writer sync) and
- * crash.h (the crash signals) and procfile.h (/proc files kept open and
- * read again, the process's RSS), which are part of this interface too; so is
- * the stack producer's capture service, stack/stack.h (call stacks of
- * allocations and samples). The trace format (src/trace) is open to
+ * registry, environment lookup), clock.h, ring.h and guard.h (the
+ * allocation guard and the allocator marks; brought in by session.h), and
+ * config.h, bgwriter.h (trace segments, writer sync), crash.h (the crash
+ * signals) and procfile.h (/proc files kept open and read again, the
+ * process's RSS), which are part of this interface too; so is the stack
+ * producer's capture service, stack/stack.h (call stacks of allocations
+ * and samples). The trace format (src/trace) is open to
  * everyone. tests/check_structure.sh enforces this list.
  */
 #ifndef PROF_PRODUCER_H
