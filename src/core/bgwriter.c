@@ -40,7 +40,10 @@
 #include <unistd.h>
 
 #include "bgwriter.h"
+#include "capture.h"
 #include "crash.h"
+#include "header.h"
+#include "modules.h"
 #include "session.h"
 
 #define BATCH 4096
@@ -218,14 +221,14 @@ static void seg_update(struct seg *g) {
   if (!want || W.failed) return;
   if (!g->tw) {
     char err[PROF_ERR_MAX];
-    g->tw = prof__session_open_trace(g->path, sizeof g->path, err);
+    g->tw = prof__header_open(g->path, sizeof g->path, 0, err);
     if (!g->tw) {
       static int said; /* writer thread only: one message, however many captures fail */
       if (!said++) fprintf(stderr, "mlprof: capture '%s' not written: %s (later failures are not reported)\n", g->path, err);
       pthread_mutex_lock(&W.mu);
       g->want = 0;
       pthread_mutex_unlock(&W.mu);
-      prof__session_segment_done(g->path, -1);
+      prof__capture_segment_done(g->path, -1);
       return;
     }
     g->events = 0;
@@ -265,7 +268,7 @@ static void seg_finish_cycle(struct seg *g, int final) {
   pthread_mutex_lock(&W.mu);
   g->want = 0;
   pthread_mutex_unlock(&W.mu);
-  prof__session_segment_done(g->path, rc == 0);
+  prof__capture_segment_done(g->path, rc == 0);
 }
 
 int prof__writer_segment_begin(const char *path, uint64_t begin_ticks) {

@@ -140,11 +140,6 @@ int prof__writer_hook_add(prof__writer_hook fn, void *arg);
  * Copies both strings. Safe from any thread, not from signal handlers. */
 int prof__meta_add(const char *key, const char *value);
 
-/* Producer modules: producer.h. The core runs their hooks through these
- * (writer thread: observe; fatal-signal handler: crash). */
-void prof__modules_observe(uint32_t tid, const prof__event *ev, size_t n);
-void prof__modules_crash(void);
-
 /* Session facts for producers. */
 const char *prof__session_path(void);
 int prof__session_running(void);

@@ -269,7 +269,7 @@ void prof__live_bg(uint64_t now_ns) {
   uint64_t peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
   uint64_t rss = prof__proc_rss();
   char last[256];
-  prof__session_last_segment(last, sizeof last);
+  prof__capture_last(last, sizeof last);
   seq_enter(&p->bg.seq);
   p->bg.update_mono_ns = now_ns;
   p->bg.rss_bytes = rss;
@@ -278,7 +278,7 @@ void prof__live_bg(uint64_t now_ns) {
   if (peak < rss) peak = rss;
   if (peak < p->bg.peak_rss_bytes) peak = p->bg.peak_rss_bytes;
   p->bg.peak_rss_bytes = peak;
-  p->bg.capturing = prof__session_capturing();
+  p->bg.capturing = prof__capture_running();
   p->bg.events = prof__writer_events();
   p->bg.lost = prof__writer_lost();
   p->bg.bytes = prof__writer_bytes();
