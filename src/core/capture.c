@@ -23,6 +23,7 @@
 #include "producer.h"
 #include "reports.h"
 #include "session_core.h"
+#include "trace/tracename.h"
 
 static pthread_mutex_t cap_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -81,12 +82,11 @@ void prof__capture_init(uint64_t next) {
   pthread_mutex_unlock(&cap_mu);
 }
 
-/* "<trace without .mlpt>.<kind><n>.mlpt" */
+/* "<trace stem>.<kind><k>.mlpt" (trace/tracename.h) */
 static void segment_path(char *out, size_t n, const char *kind, uint64_t k) {
-  const char *trace = prof__session_cfg()->path;
-  size_t len = strlen(trace);
-  if (len >= 5 && strcmp(trace + len - 5, ".mlpt") == 0) len -= 5;
-  snprintf(out, n, "%.*s.%s%llu.mlpt", (int)len, trace, kind, (unsigned long long)k);
+  char tag[48];
+  snprintf(tag, sizeof tag, "%s%llu", kind, (unsigned long long)k);
+  prof__trace_sibling(out, n, prof__session_cfg()->path, tag);
 }
 
 static void segment_begin_locked(const char *kind, uint64_t k, uint64_t ticks) {
@@ -176,13 +176,6 @@ void prof__capture_counts(uint64_t *captured, uint64_t *skipped) {
   pthread_mutex_unlock(&cap_mu);
 }
 
-/* "<trace stem>.trigger<K>.mlpt": an on-demand capture. */
-static int is_trigger(const char *path) {
-  const char *trace = prof__session_cfg()->path;
-  size_t len = strlen(trace);
-  if (len >= 5 && strcmp(trace + len - 5, ".mlpt") == 0) len -= 5;
-  return strncmp(path, trace, len) == 0 && strncmp(path + len, ".trigger", 8) == 0;
-}
 
 /* On-demand captures are named on stderr (someone asked for each);
  * schedule cycles only with MLPROF_VERBOSE, or when one could not be
@@ -192,7 +185,8 @@ void prof__capture_done(const char *path, int written, int by, const char *err) 
   if (written >= 0) snprintf(cap.last, sizeof cap.last, "%s", path);
   cap.inflight--;
   pthread_mutex_unlock(&cap_mu);
-  if (written < 0 || (written && !is_trigger(path) && !getenv("MLPROF_VERBOSE"))) return;
+  int trigger = prof__trace_is_sibling(path, prof__session_cfg()->path, "trigger"); /* on demand */
+  if (written < 0 || (written && !trigger && !prof__env_flag("VERBOSE", 0))) return;
   if (!written) fprintf(stderr, "mlprof: capture %s (incomplete)\n", path);
   else if (by != PROF_REP_NONE) fprintf(stderr, "mlprof: capture %s; report %s.report.txt\n", path, path);
   else if (err && *err) fprintf(stderr, "mlprof: capture %s; no report: %s\n", path, err);

@@ -29,7 +29,7 @@ extern char **environ;
  * that outlives the launcher never writes into a file of whatever process
  * took its pid later. */
 static int open_list(void) {
-  const char *spec = getenv("MLPROF_RUN_TRACES");
+  const char *spec = prof__env("RUN_TRACES");
   char file[PATH_MAX];
   unsigned long long dev, ino;
   const char *c2 = spec ? strrchr(spec, ':') : NULL, *c1 = NULL;
@@ -49,7 +49,7 @@ static int open_list(void) {
 }
 
 int prof__reports_announce(const char *path, const char *kind) {
-  if (!getenv("MLPROF_RUN_TRACES")) return 0;
+  if (!prof__env("RUN_TRACES")) return 0;
   char cwd[PATH_MAX] = "", line[2 * PATH_MAX + 64];
   if (path[0] != '/' && !getcwd(cwd, sizeof cwd)) return 0;
   int n = snprintf(line, sizeof line, "%d %s %s%s%s\n", (int)getpid(), kind, cwd, cwd[0] ? "/" : "", path);
@@ -73,8 +73,8 @@ static int is_exe(const char *p) {
  * <prefix>/bin/. A program linked with the static library looks beside
  * its own executable. */
 static int find_cli(char *out, size_t n, char *why, size_t wn) {
-  const char *env = getenv("MLPROF_CLI");
-  if (env && *env) {
+  const char *env = prof__env("CLI");
+  if (env) {
     if (is_exe(env) && snprintf(out, n, "%s", env) < (int)n) return 1;
     snprintf(why, wn, "MLPROF_CLI='%.150s' is not an executable file", env);
     return 0;

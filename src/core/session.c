@@ -34,6 +34,7 @@
 #include "session.h"
 #include "session_core.h"
 #include "trace/outfile.h"
+#include "trace/tracename.h"
 
 enum { ST_IDLE, ST_RUNNING, ST_DOWN, ST_OFF };
 
@@ -87,11 +88,10 @@ static int go_off(int err) {
  * writes `<name>.<pid>.mlpt` beside it. */
 static void own_trace_path(void) {
   if (!prof__out_busy(cfg.path)) return;
-  char mine[sizeof cfg.path];
-  size_t len = strlen(cfg.path);
-  if (len >= 5 && strcmp(cfg.path + len - 5, ".mlpt") == 0) len -= 5;
-  if (snprintf(mine, sizeof mine, "%.*s.%d.mlpt", (int)len, cfg.path, (int)getpid()) >= (int)sizeof mine) return;
-  if (getenv("MLPROF_VERBOSE"))
+  char mine[sizeof cfg.path], pid[24];
+  snprintf(pid, sizeof pid, "%d", (int)getpid());
+  if (prof__trace_sibling(mine, sizeof mine, cfg.path, pid) != 0) return;
+  if (prof__env_flag("VERBOSE", 0))
     fprintf(stderr, "mlprof: trace %s is being written by another process; this one writes %s\n", cfg.path, mine);
   memcpy(cfg.path, mine, sizeof mine);
 }
@@ -191,7 +191,7 @@ void prof__session_crashed(void) {
   if (cfg.report && !__atomic_load_n(&by_launcher, __ATOMIC_ACQUIRE))
     prof__reports_start(cfg.path, prof__reports_wait_ms() ? 15000 : 0, &r);
   prof__report_job_forget(&r.job);
-  if (!cfg.report && !getenv("MLPROF_VERBOSE")) return;
+  if (!cfg.report && !prof__env_flag("VERBOSE", 0)) return;
   report_words(&r, words, sizeof words);
   int n = snprintf(msg, sizeof msg, "mlprof: %s: trace %s (%llu steps started)%s\n", sig ? sig : "crash", cfg.path,
                    (unsigned long long)prof_step_count(), words);

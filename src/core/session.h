@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "guard.h"
 #include "ring.h"
+#include "trace/settings.h"
 #include "trace/trace.h"
 
 struct prof__tw;
@@ -143,8 +144,7 @@ int prof__meta_add(const char *key, const char *value);
 /* Session facts for producers. */
 const char *prof__session_path(void);
 int prof__session_running(void);
-/* Environment variable lookup honouring the prefix MLPROF_. */
-const char *prof__env(const char *name);
+/* MLPROF_* settings: prof__env (trace/settings.h, included here). */
 
 /* Count `n` events lost by a producer outside the rings (e.g. records a
  * GPU driver dropped): they join prof_stats.events_lost and the footer. */

@@ -22,6 +22,7 @@
 
 #include "mlprof.h"
 #include "format.h"
+#include "settings.h"
 #include "trace.h"
 #include "zstd_stream.h"
 
@@ -205,8 +206,8 @@ int prof__reader_open(prof__reader **out, const char *path, char *err) {
 uint64_t prof__reader_cap_bytes(uint64_t file_size, char *err) {
   err[0] = 0;
   uint64_t mb = PROF_READ_MAX_MB_DEFAULT;
-  const char *v = getenv("MLPROF_READ_MAX_MB");
-  if (v && *v) {
+  const char *v = prof__env("READ_MAX_MB");
+  if (v) {
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
