@@ -12,8 +12,9 @@
 #   producers    (src/mem cpu stack gpu res model mpi live) include their own
 #                folder, src/trace, and of the core only the producer
 #                interface: core/producer.h and the headers it names
-#                (session, clock, ring, config, bgwriter, crash); the stack
-#                producer's capture service stack/stack.h is part of it
+#                (session, clock, ring, config, bgwriter, crash, procfile,
+#                guard); the stack producer's capture service stack/stack.h
+#                is part of it
 #   src/analyze  includes only src/analyze and src/trace
 #   src/lib      may include everything
 #   tools/       includes only tools/, src/analyze and src/trace
@@ -31,12 +32,24 @@
 # file-scope state: no object of it has a symbol in .data or .bss (constant
 # tables live in .rodata / .data.rel.ro), except what is built once under
 # pthread_once, named *_once or once_*.
+# MLPROF_* settings are read one way, prof__env (src/trace/settings.h): no
+# getenv("MLPROF_...") in src/ or tools/ outside src/trace/settings.c (the
+# PMPI wrappers, a library of their own on the public API, and the
+# analyzer's sections excepted). Error-message buffers have one size,
+# PROF_ERR_MAX (src/trace/errbuf.h): no err/note/msg buffer of a bare 256.
+# The core's objects (CORE_OBJS, ':'-separated; TRACE_OBJS likewise): each
+# internal name family prof__<word>_ is defined in one file of the core (one
+# owner per prefix), and the core uses no internal name defined outside
+# src/core and src/trace (the assembly hands it the producers and the report
+# writer at prof_init: core/assembly.h).
 #
-# usage: check_structure.sh SOURCE_DIR [MLPROF_CLI [READER_LIB]]
+# usage: check_structure.sh SOURCE_DIR [MLPROF_CLI [READER_LIB [CORE_OBJS TRACE_OBJS]]]
 set -u
 ROOT=$1
 CLI=${2:-}
 READER=${3:-}
+CORE_OBJS=${4:-}
+TRACE_OBJS=${5:-}
 MAXLINES=800
 fail=0
 TMPF=$(mktemp) || exit 1
@@ -73,7 +86,7 @@ allowed() {
     [ "$to" = trace ] && return 0
     case $path in
     core/producer.h | core/session.h | core/clock.h | core/ring.h | core/config.h | core/bgwriter.h | \
-      core/crash.h | core/procfile.h | stack/stack.h) return 0 ;;
+      core/crash.h | core/procfile.h | core/guard.h | stack/stack.h) return 0 ;;
     esac
     return 1
     ;;
@@ -132,6 +145,36 @@ copies=$(grep -rnE '(\.|->)(aux|cat)[[:space:]]*(==|!=|>=|<=|&)[[:space:]]*[0-9]
   "$ROOT/src" "$ROOT/tools" 2>/dev/null | grep -v "^$ROOT/src/trace/")
 [ -z "$copies" ] || err "copies of the event contract's constants (use the family header in src/trace):
 $copies"
+
+envs=$(grep -rn 'getenv("MLPROF_' "$ROOT/src" "$ROOT/tools" 2>/dev/null |
+  grep -vE "^$ROOT/src/(trace/settings\.c|mpi/pmpi/|analyze/)")
+[ -z "$envs" ] || err "MLPROF_* settings read around prof__env (src/trace/settings.h):
+$envs"
+
+bufs=$(grep -rnE '\b(err|note|msg|why|cause)[A-Za-z_]*\[256\]|\b(err|note|msg|why|cause)[A-Za-z_]*, 256,' \
+  "$ROOT/src" "$ROOT/tools" 2>/dev/null)
+[ -z "$bufs" ] || err "error buffers of a bare 256 (use PROF_ERR_MAX, src/trace/errbuf.h):
+$bufs"
+
+if [ -n "$CORE_OBJS" ]; then
+  core=$(echo "$CORE_OBJS" | tr ':' ' ')
+  trace=$(echo "$TRACE_OBJS" | tr ':' ' ')
+  # shellcheck disable=SC2086 # the lists are split on purpose
+  owners=$(for o in $core; do
+    nm --defined-only -g "$o" | awk -v f="${o##*/}" '$3 ~ /^prof__/ { n = $3; sub(/^prof__/, "", n); split(n, w, "_"); print w[1], f }'
+  done | sort -u | awk '{ files[$1] = files[$1] " " $2; k[$1]++ } END { for (p in k) if (k[p] > 1) print "  prof__" p "_:" files[p] }')
+  [ -z "$owners" ] || err "internal name families defined in several files of the core (one owner per prefix):
+$owners"
+  # shellcheck disable=SC2086
+  defined=$(nm --defined-only -g $core $trace 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u)
+  # shellcheck disable=SC2086
+  used=$(nm -u $core 2>/dev/null | awk '$2 ~ /^prof__/ { print $2 }' | sort -u)
+  outside=$(echo "$used" | while read -r sym; do
+    [ -n "$sym" ] && ! echo "$defined" | grep -qx "$sym" && echo "  $sym"
+  done)
+  [ -z "$outside" ] || err "the core uses internal names defined outside src/core and src/trace (pass them through an interface: core/assembly.h, producer.h):
+$outside"
+fi
 
 if [ -n "$CLI" ]; then
   libs=$(ldd "$CLI" 2>&1) || err "ldd $CLI failed: $libs"

@@ -1,9 +1,10 @@
-# The include rules of the source tree, the 800-line limit and the libraries
-# of the mlprof command (check_structure.sh).
+# The include rules of the source tree, the 800-line limit, the libraries
+# of the mlprof command, the reader's state and the core's names
+# (check_structure.sh).
 if(TARGET mlprof_cli)
   add_test(NAME check_structure
     COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_structure.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:mlprof_cli>
-    $<TARGET_FILE:mlprof_reader>)
+    $<TARGET_FILE:mlprof_reader> "$<JOIN:$<TARGET_OBJECTS:mlprof_core>,:>" "$<JOIN:$<TARGET_OBJECTS:mlprof_trace>,:>")
 else()
   add_test(NAME check_structure COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_structure.sh ${PROJECT_SOURCE_DIR})
 endif()

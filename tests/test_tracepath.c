@@ -1,9 +1,12 @@
 /* test_tracepath.c — trace names and output folders (trace/tracename.h,
- * core/tracepath.h, prof__out_dir_check): an existing trace is never
- * replaced, the next numbered name is taken instead and the names run out
- * with a message; a symlink at a name is refused; MLPROF_PREV_TRACE counts
- * only for the process that set it; another user's folder is refused (as
- * root); a session's trace, snapshot and report files are private (0600).
+ * core/tracepath.h, prof__out_dir_check): the one naming rule the library
+ * and `mlprof run` share (the names after a trace, the default name, where
+ * an output setting puts a trace and which folders it creates); an
+ * existing trace is never replaced, the next numbered name is taken
+ * instead and the names run out with a message; a symlink at a name is
+ * refused; MLPROF_PREV_TRACE counts only for the process that set it;
+ * another user's folder is refused (as root); a session's trace, snapshot
+ * and report files are private (0600).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -49,6 +52,77 @@ static void numbered_names(void **state) {
   assert_int_equal(prof__trace_name("trace", 1, out, sizeof out), 0);
   assert_string_equal(out, "trace.1");
   assert_int_equal(prof__trace_name("d/x.mlpt", 1, out, 8), -1);
+}
+
+/* The names of the rule: a trace's stem, the traces named after it, the
+ * default name, the folder a trace goes in. */
+static void the_naming_rule(void **state) {
+  (void)state;
+  char out[128];
+  assert_int_equal(prof__trace_stem_len("d/x.mlpt"), 3);
+  assert_int_equal(prof__trace_stem_len("trace"), 5);
+  assert_int_equal(prof__trace_sibling(out, sizeof out, "d/x.mlpt", "cycle3"), 0);
+  assert_string_equal(out, "d/x.cycle3.mlpt");
+  assert_int_equal(prof__trace_sibling(out, sizeof out, "trace", "4242"), 0);
+  assert_string_equal(out, "trace.4242.mlpt");
+  assert_int_equal(prof__trace_sibling(out, 8, "d/x.mlpt", "cycle3"), -1);
+  assert_true(prof__trace_is_sibling("d/x.trigger2.mlpt", "d/x.mlpt", "trigger"));
+  assert_false(prof__trace_is_sibling("d/x.cycle1.mlpt", "d/x.mlpt", "trigger"));
+  assert_false(prof__trace_is_sibling("d/xtrigger2.mlpt", "d/x.mlpt", "trigger"));
+  assert_false(prof__trace_is_sibling("e/x.trigger2.mlpt", "d/x.mlpt", "trigger"));
+  prof__trace_default_name(out, sizeof out, "train", NULL, 0, 42);
+  assert_string_equal(out, "train.42.mlpt");
+  prof__trace_default_name(out, sizeof out, "train", "node1", 3, 42);
+  assert_string_equal(out, "train.node1.r3.42.mlpt");
+  assert_int_equal(prof__trace_folder("x.mlpt", out, sizeof out), 0);
+  assert_string_equal(out, ".");
+  assert_int_equal(prof__trace_folder("/x.mlpt", out, sizeof out), 0);
+  assert_string_equal(out, "/");
+  assert_int_equal(prof__trace_folder("a/b/x.mlpt", out, sizeof out), 0);
+  assert_string_equal(out, "a/b");
+}
+
+static int is_folder(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Where an output setting puts a trace: no setting, the default name here;
+ * a folder (ending in '/', or an existing one), the default name in it,
+ * created with the folders above it; a file, there, its folders created;
+ * a folder that cannot be made refuses with a reason, the path still
+ * given. */
+static void output_setting_to_path(void **state) {
+  (void)state;
+  char base[600], output[700], want[800], out[800], err[PROF_ERR_MAX];
+  snprintf(base, sizeof base, "%s", th_tmp_path("outrule", ""));
+  assert_int_equal(prof__trace_output_path(out, sizeof out, NULL, "p.7.mlpt", err), 0);
+  assert_string_equal(out, "p.7.mlpt");
+
+  snprintf(output, sizeof output, "%s/a/b/", base);
+  assert_int_equal(prof__trace_output_path(out, sizeof out, output, "p.7.mlpt", err), 0);
+  snprintf(want, sizeof want, "%s/a/b/p.7.mlpt", base);
+  assert_string_equal(out, want);
+  snprintf(output, sizeof output, "%s/a/b", base);
+  assert_true(is_folder(output));
+  assert_int_equal(prof__trace_output_path(out, sizeof out, output, "p.7.mlpt", err), 0); /* existing folder */
+  assert_string_equal(out, want);
+
+  snprintf(output, sizeof output, "%s/c/d/t.mlpt", base);
+  assert_int_equal(prof__trace_output_path(out, sizeof out, output, "p.7.mlpt", err), 0);
+  assert_string_equal(out, output);
+  snprintf(want, sizeof want, "%s/c/d", base);
+  assert_true(is_folder(want));
+  assert_false(is_folder(output)); /* the trace's name is left to the trace */
+
+  snprintf(want, sizeof want, "%s/file", base);
+  put_file(want, "x");
+  snprintf(output, sizeof output, "%s/file/", base);
+  err[0] = 0;
+  assert_int_equal(prof__trace_output_path(out, sizeof out, output, "p.7.mlpt", err), -1);
+  assert_true(err[0] != 0);
+  snprintf(want, sizeof want, "%s/file/p.7.mlpt", base);
+  assert_string_equal(out, want);
 }
 
 /* A new trace beside existing ones takes the first free name and leaves
@@ -213,6 +287,8 @@ int main(void) {
   umask(022); /* privacy comes from the creation mode, not the umask */
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(numbered_names),
+      cmocka_unit_test(the_naming_rule),
+      cmocka_unit_test(output_setting_to_path),
       cmocka_unit_test(existing_traces_are_never_replaced),
       cmocka_unit_test(names_run_out_with_a_message),
       cmocka_unit_test(previous_trace_is_the_same_process_s),

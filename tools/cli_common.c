@@ -89,7 +89,7 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, const
 }
 
 int cli_analyze(const char *cmd, const char *path, int quiet, prof__an **out) {
-  char err[256];
+  char err[PROF_ERR_MAX];
   int rc = prof__an_run_opts(out, path, quiet, err);
   if (rc == 0) return CLI_OK;
   cli_error(cmd, "cannot read trace '%s': %s", path, err[0] ? err : prof_strerror(rc));

@@ -15,7 +15,7 @@ int cli_ranks_wanted(const char *const *pos, int npos) {
 }
 
 char *cli_ranks_single(const char *const *pos, int npos) {
-  char err[256] = "", **paths = NULL, *one = NULL;
+  char err[PROF_ERR_MAX] = "", **paths = NULL, *one = NULL;
   long n = prof__ranks_paths((char *const *)pos, (size_t)npos, &paths, err);
   if (n == 1) one = strdup(paths[0]);
   if (n >= 0) prof__ranks_paths_free(paths, (size_t)n);
@@ -23,7 +23,7 @@ char *cli_ranks_single(const char *const *pos, int npos) {
 }
 
 static int load(const char *cmd, const char *const *pos, int npos, prof__ranks **rs) {
-  char err[256] = "", **paths = NULL;
+  char err[PROF_ERR_MAX] = "", **paths = NULL;
   long n = prof__ranks_paths((char *const *)pos, (size_t)npos, &paths, err);
   if (n < 0) {
     cli_error(cmd, "%s", err);

@@ -11,7 +11,7 @@
 
 static FILE *open_out(const char *path, int gz) {
   if (!gz || strcmp(path, "-") == 0) return cli_open_out("export", path);
-  char err[256];
+  char err[PROF_ERR_MAX];
   FILE *f = prof__gz_open(path, err);
   if (!f) cli_error("export", "%s", err);
   return f;

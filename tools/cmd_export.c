@@ -63,7 +63,7 @@ static int check_args(export_args *a, int npos) {
 }
 
 static int do_tensorboard(export_args *a, prof__an *an) {
-  char err[256] = "", path[1024];
+  char err[PROF_ERR_MAX] = "", path[1024];
   int rc = prof__export_tensorboard(an, a->tb_dir, path, sizeof path, err);
   if (rc) {
     cli_error("export", "%s", err[0] ? err : "cannot write the TensorBoard events");
@@ -75,7 +75,7 @@ static int do_tensorboard(export_args *a, prof__an *an) {
 
 static FILE *open_chrome_out(const char *path) {
   if (!prof__gz_wanted(path)) return cli_open_out("export", path);
-  char err[256];
+  char err[PROF_ERR_MAX];
   FILE *f = prof__gz_open(path, err);
   if (!f) cli_error("export", "%s", err);
   return f;

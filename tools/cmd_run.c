@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,7 +29,9 @@
 #include "cli.h"
 #include "run_reports.h"
 #include "run_trace.h"
-#include "trace/outfile.h"
+#include "trace/ev_mem.h"
+#include "trace/settings.h"
+#include "trace/tracename.h"
 
 typedef struct run_opts {
   const char *output, *mem, *library, *format;
@@ -68,7 +69,7 @@ static int find_beside_exe(char *out, size_t n) {
 }
 
 static int find_library(const run_opts *o, char *out, size_t n) {
-  const char *given = o->library ? o->library : getenv("MLPROF_LIBRARY");
+  const char *given = o->library ? o->library : prof__env("LIBRARY");
   if (given) {
     if (!readable(given)) {
       cli_error("run", "cannot read the profiler library '%s'%s", given, o->library ? "" : " (from MLPROF_LIBRARY)");
@@ -155,38 +156,18 @@ static void child_env(const run_opts *o, const char *lib, const char *trace) {
   if (o->no_children) setenv("MLPROF_RUN_CHILDREN", "0", 1);
 }
 
-/* Where the trace goes: -o, else MLPROF_OUTPUT as the library reads it (a
- * file, or a folder: existing or ending in '/'), else the working
- * directory. */
-static const char *output_of(const run_opts *o) {
-  const char *env = getenv("MLPROF_OUTPUT");
-  return o->output ? o->output : env && *env ? env : NULL;
-}
-
-/* The main trace's path (a folder gets the default name; missing folders
- * are created, as the library does). */
+/* The main trace's path, by the library's naming rule (trace/tracename.h):
+ * -o, else MLPROF_OUTPUT, names a file or a folder that gets the default
+ * name of the program's process `pid`; missing folders are created. */
 static void trace_path(const run_opts *o, const char *prog, pid_t pid, char *out, size_t n) {
   const char *base = strrchr(prog, '/');
-  base = base ? base + 1 : prog;
-  const char *output = output_of(o);
-  struct stat st;
-  size_t len = output ? strlen(output) : 0;
-  char err[256]; /* a folder that cannot be used is named once, by run_folder_refused */
-  if (len && output[len - 1] == '/') (void)prof__mkdirs(output, err);
-  if (output && stat(output, &st) == 0 && S_ISDIR(st.st_mode))
-    snprintf(out, n, "%s%s%s.%d.mlpt", output, output[len - 1] == '/' ? "" : "/", base, (int)pid);
-  else if (output) snprintf(out, n, "%s", output);
-  else snprintf(out, n, "%s.%d.mlpt", base, (int)pid);
+  char name[PATH_MAX], err[PROF_ERR_MAX]; /* a folder that cannot be used is named once, by run_folder_refused */
+  prof__trace_default_name(name, sizeof name, base ? base + 1 : prog, NULL, 0, (long)pid);
+  (void)prof__trace_output_path(out, n, o->output ? o->output : prof__env("OUTPUT"), name, err);
 }
 
-/* MLPROF_REPORT as the library reads it: off for 0, false, no, off. */
-static int reports_wanted(void) {
-  const char *v = getenv("MLPROF_REPORT");
-  static const char *const off[] = {"0", "false", "no", "off"};
-  for (size_t i = 0; v && i < sizeof off / sizeof off[0]; i++)
-    if (strcasecmp(v, off[i]) == 0) return 0;
-  return 1;
-}
+/* MLPROF_REPORT as the library reads it: a switch, on unless it says off. */
+static int reports_wanted(void) { return prof__flag_parse(prof__env("REPORT")) != 0; }
 
 /* Write the report files beside the trace. Standard output stays the
  * program's: the files are named on standard error, and a report is printed
@@ -200,7 +181,7 @@ static int report(const run_opts *o, const char *trace, int wanted, int print) {
     if (!o->quiet) fprintf(stderr, "mlprof: trace %s (no report: MLPROF_REPORT=0)\n", trace);
     return CLI_OK;
   }
-  char err[256] = "";
+  char err[PROF_ERR_MAX] = "";
   int files = wanted ? prof__report_files_by(trace, "launcher", err) : -1;
   if (wanted && files != 0) cli_error("run", "could not write the report files: %s", err);
   int rc = CLI_OK;
@@ -238,7 +219,7 @@ static int report_all(const run_opts *o, const run_list *list, pid_t pid, const 
   }
   size_t written = 0;
   for (size_t i = 0; i < ncaps && wanted; i++) {
-    char err[256] = "";
+    char err[PROF_ERR_MAX] = "";
     if (prof__report_files_by(caps[i], "launcher", err) == 0) written++;
     else cli_error("run", "no report for the capture %s: %s", caps[i], err);
   }
@@ -292,7 +273,7 @@ static int run(int argc, char **argv) {
   int prog = 0, p = parse(argc, argv, &o, &prog);
   if (p == -1) cli_error("run", "no program given: mlprof run [options] -- PROGRAM ARGS...");
   if (p) return CLI_USAGE;
-  if (o.mem && strcmp(o.mem, "off") && strcmp(o.mem, "counts") && strcmp(o.mem, "sampled") && strcmp(o.mem, "full")) {
+  if (o.mem && prof__ev_mem_mode_parse(o.mem) < 0) {
     cli_error("run", "unknown memory mode '%s' (off, counts, sampled, full)", o.mem);
     return CLI_USAGE;
   }

@@ -58,7 +58,7 @@ static int run(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* the status reader may have gone */
   int rc = CLI_OK;
   for (int i = 0; i < npos; i++) {
-    char err[256] = "";
+    char err[PROF_ERR_MAX] = "";
     int r = prof__report_files_by(pos[i], by, err);
     if (r == 0) {
       status(fd, "ok", pos[i]);

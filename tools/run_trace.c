@@ -9,13 +9,11 @@
 #include "cli.h"
 #include "run_trace.h"
 #include "trace/outfile.h"
+#include "trace/tracename.h"
 
 int run_folder_refused(const char *trace) {
-  char dir[PATH_MAX], err[256];
-  const char *slash = strrchr(trace, '/');
-  if (!slash) snprintf(dir, sizeof dir, ".");
-  else if (slash == trace) snprintf(dir, sizeof dir, "/");
-  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - trace), trace);
+  char dir[PATH_MAX], err[PROF_ERR_MAX];
+  prof__trace_folder(trace, dir, sizeof dir);
   if (prof__mkdirs(dir, err) == 0) return 0;
   cli_error("run", "%s; the program runs without the profiler", err);
   return 1;

@@ -150,7 +150,7 @@ struct prof__an {
   uint64_t events, lost_events, chunks, misuse;
   uint64_t first_ns, last_ns;
   int truncated;         /* trace ended early; report covers what was read */
-  char trunc_msg[256];
+  char trunc_msg[PROF_ERR_MAX];
   /* findings (core and sections) */
   prof__finding *findings;
   size_t nfindings;
@@ -182,7 +182,7 @@ extern const prof__section *const prof__sections[];
 extern const size_t prof__nsections;
 
 /* Analyze the trace at `path`. Returns 0 (also for a truncated trace, with
- * an->truncated set) or a negative error with a message in `err` (>= 256
+ * an->truncated set) or a negative error with a message in `err` (>= PROF_ERR_MAX
  * bytes). The caller frees with prof__an_free(). */
 int prof__an_run(prof__an **out, const char *path, char *err);
 void prof__an_free(prof__an *an);
@@ -321,7 +321,7 @@ int prof__chrome_keep(prof__an *an, uint64_t begin_ns, uint64_t end_ns);
 
 /* TensorBoard export: write DIR/events.out.tfevents.<time>.<host>.mlprof
  * (DIR is created if missing). The path written goes to `path` (may be
- * NULL). Returns 0 or a negative error with a message in err (>= 256). */
+ * NULL). Returns 0 or a negative error with a message in err (>= PROF_ERR_MAX bytes). */
 int prof__export_tensorboard(prof__an *an, const char *dir, char *path, size_t path_len, char *err);
 
 /* Index of the step whose duration is the median (the lower middle for an

@@ -25,8 +25,8 @@
  *
  * A crash (crash.c) sets crash_req from the signal handler; the writer sees
  * it within one period, drains everything, closes the trace with the crash
- * in its footer and acknowledges through crash_done, which the handler
- * polls (bounded).
+ * in its footer and moves crash_stage forward (enum crash_stage), which the
+ * handler polls (bounded).
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -40,7 +40,10 @@
 #include <unistd.h>
 
 #include "bgwriter.h"
+#include "capture.h"
 #include "crash.h"
+#include "header.h"
+#include "modules.h"
 #include "session.h"
 
 #define BATCH 4096
@@ -52,11 +55,18 @@
                              time does not depend on it: the step thread reads its own at
                              every boundary, src/cpu/counters.c) */
 
+/* The crash handshake: the stages the writer reaches after a crash request,
+ * in order; the handler waits (bounded) for each. */
+enum crash_stage {
+  CRASH_PENDING,      /* no crash, or its trace is not closed yet */
+  CRASH_TRACE_CLOSED, /* the trace is closed with the crash in its footer */
+  CRASH_REPORTED      /* the session started the reports (prof__session_crashed) */
+};
+
 static struct {
   pthread_t thread;
   int running;
   pthread_mutex_t mu;
-  pthread_cond_t cv;
   int stop;
   uint32_t flush_ms;
   uint32_t cap_ms;   /* longest quiet period a producer asked for (0: IDLE_MS; atomic) */
@@ -70,7 +80,8 @@ static struct {
   uint64_t events, lost_unlinked, lost_cache, bytes;
   int failed;
   int rc;
-  int crash_req, crash_done; /* crash handshake: atomics only */
+  int crash_req;   /* a crash asked for the trace to be closed (atomic) */
+  int crash_stage; /* enum crash_stage (atomic) */
   uint64_t last_flush_ns;
   prof__event batch[BATCH];
   prof__event batch2[BATCH]; /* ns copy while a segment needs the ticks */
@@ -89,7 +100,7 @@ static struct {
     uint64_t lo, hi, events, steps;
     uint32_t strings;
   } seg[PROF_SEG_SLOTS];
-} W = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
+} W = {.mu = PTHREAD_MUTEX_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
 
 /* Wake-ups: every request (stop, sync, segment end) and every ring that
  * crosses its high-water mark bumps kick_seq; the writer sleeps on it with
@@ -209,15 +220,15 @@ static void seg_update(struct seg *g) {
   pthread_mutex_unlock(&W.mu);
   if (!want || W.failed) return;
   if (!g->tw) {
-    char err[256];
-    g->tw = prof__session_open_trace(g->path, sizeof g->path, err);
+    char err[PROF_ERR_MAX];
+    g->tw = prof__header_open(g->path, sizeof g->path, 0, err);
     if (!g->tw) {
       static int said; /* writer thread only: one message, however many captures fail */
       if (!said++) fprintf(stderr, "mlprof: capture '%s' not written: %s (later failures are not reported)\n", g->path, err);
       pthread_mutex_lock(&W.mu);
       g->want = 0;
       pthread_mutex_unlock(&W.mu);
-      prof__session_segment_done(g->path, -1);
+      prof__capture_segment_done(g->path, -1);
       return;
     }
     g->events = 0;
@@ -257,7 +268,7 @@ static void seg_finish_cycle(struct seg *g, int final) {
   pthread_mutex_lock(&W.mu);
   g->want = 0;
   pthread_mutex_unlock(&W.mu);
-  prof__session_segment_done(g->path, rc == 0);
+  prof__capture_segment_done(g->path, rc == 0);
 }
 
 int prof__writer_segment_begin(const char *path, uint64_t begin_ticks) {
@@ -522,7 +533,8 @@ int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path) {
   W.stop = 0;
   W.failed = 0;
   W.rc = 0;
-  W.crash_req = W.crash_done = 0;
+  W.crash_req = 0;
+  W.crash_stage = CRASH_PENDING;
   kick_at_start = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
   sigset_t all, old;
   sigfillset(&all);
@@ -589,9 +601,9 @@ static void close_trace(int crashed) {
 static void crash_close(void) {
   __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
   close_trace(1);
-  __atomic_store_n(&W.crash_done, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&W.crash_stage, CRASH_TRACE_CLOSED, __ATOMIC_RELEASE);
   if (!W.failed) prof__session_crashed();
-  __atomic_store_n(&W.crash_done, 2, __ATOMIC_RELEASE);
+  __atomic_store_n(&W.crash_stage, CRASH_REPORTED, __ATOMIC_RELEASE);
 }
 
 int prof__writer_crash_flush(unsigned trace_ms, unsigned report_ms) {
@@ -602,11 +614,13 @@ int prof__writer_crash_flush(unsigned trace_ms, unsigned report_ms) {
   writer_kick(); /* a futex wake: async-signal-safe */
   uint64_t t0 = prof__mono_ns(), limit = (uint64_t)(W.flush_ms + trace_ms) * 1000000ull;
   struct timespec ts = {0, 1000000L};
-  while (__atomic_load_n(&W.crash_done, __ATOMIC_ACQUIRE) < 1 && prof__mono_ns() - t0 < limit) nanosleep(&ts, NULL);
-  if (__atomic_load_n(&W.crash_done, __ATOMIC_ACQUIRE) < 1) return -1;
+  while (__atomic_load_n(&W.crash_stage, __ATOMIC_ACQUIRE) < CRASH_TRACE_CLOSED && prof__mono_ns() - t0 < limit)
+    nanosleep(&ts, NULL);
+  if (__atomic_load_n(&W.crash_stage, __ATOMIC_ACQUIRE) < CRASH_TRACE_CLOSED) return -1;
   t0 = prof__mono_ns();
   limit = (uint64_t)report_ms * 1000000ull;
-  while (__atomic_load_n(&W.crash_done, __ATOMIC_ACQUIRE) < 2 && prof__mono_ns() - t0 < limit) nanosleep(&ts, NULL);
+  while (__atomic_load_n(&W.crash_stage, __ATOMIC_ACQUIRE) < CRASH_REPORTED && prof__mono_ns() - t0 < limit)
+    nanosleep(&ts, NULL);
   return 0;
 }
 
@@ -630,7 +644,6 @@ void prof__writer_forget(void) {
   __atomic_store_n(&prof__ring_waitable, 0, __ATOMIC_RELEASE); /* no writer in the child */
   __atomic_store_n(&writer_sleeping, 0, __ATOMIC_RELAXED);
   pthread_mutex_init(&W.mu, NULL);
-  pthread_cond_init(&W.cv, NULL);
   pthread_cond_init(&W.done_cv, NULL);
   for (int i = 0; i < PROF_SEG_SLOTS; i++) { /* like W.tw: referenced, never touched in the child */
     W.seg[i].tw = NULL;

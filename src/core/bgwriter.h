@@ -42,10 +42,4 @@ prof__tw *prof__writer_segment(int slot, uint64_t *lo_ticks, uint64_t *hi_ticks)
  * Returns 0, PROF_ESTATE (not running) or PROF_EIO (timeout, write error). */
 int prof__writer_sync(unsigned timeout_ms);
 
-/* Provided by the session: open a trace with the session's header at `path`
- * or the first free name after it (written back into path[0..n)), and be
- * told that a segment file is done with (written = 1: closed with its
- * footer, 0: closing failed, -1: it could not be opened). */
-prof__tw *prof__session_open_trace(char *path, size_t n, char *err);
-void prof__session_segment_done(const char *path, int written);
 #endif

@@ -1,29 +1,22 @@
 /* config.c — the effective configuration: prof_config fields merged with
- * the MLPROF_* environment, and the trace path chosen from them.
+ * the MLPROF_* environment, and the trace path chosen from them by the
+ * naming rule of trace/tracename.h.
  *
- * Every environment value is checked here or with the helpers below: a
- * value out of range or not understood is ignored with one message naming
- * the variable, the value and what is expected, and the default applies.
- * Switches take 1/true/yes/on or 0/false/no/off (any case), nothing else. */
+ * The recorder reads every MLPROF_* value with prof__env (trace/settings.h)
+ * and checks it here or with the helpers below: a value out of range or not
+ * understood is ignored with one message naming the variable, the value and
+ * what is expected, and the default applies. Switches take 1/true/yes/on or
+ * 0/false/no/off (any case), nothing else. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "rank.h"
-#include "trace/outfile.h"
-
-const char *prof__env(const char *name) {
-  char key[64];
-  snprintf(key, sizeof key, "MLPROF_%s", name);
-  const char *v = getenv(key);
-  return v && *v ? v : NULL;
-}
+#include "trace/tracename.h"
 
 /* 1 the first time (name, value) is reported in this process, else 0: the
  * module headers are read again for every capture file of a schedule, and a
@@ -82,16 +75,6 @@ long prof__env_long_capped(const char *name, long dflt, long lo, long hi, const 
   return prof__env_long(name, dflt, lo, hi);
 }
 
-int prof__flag_parse(const char *v) {
-  static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no", "off"};
-  if (!v) return -1;
-  for (int i = 0; i < 4; i++) {
-    if (strcasecmp(v, yes[i]) == 0) return 1;
-    if (strcasecmp(v, no[i]) == 0) return 0;
-  }
-  return -1;
-}
-
 int prof__env_flag(const char *name, int dflt) {
   const char *v = prof__env(name);
   if (!v) return dflt;
@@ -133,52 +116,17 @@ const char *prof__program_name(void) {
              : "program";
 }
 
-static int is_dir(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* The default file name: "<program>.<pid>.mlpt", or, when a launcher told
- * us the rank, "<program>.<host>.r<rank>.<pid>.mlpt" so the processes of
- * one job never clash, also across hosts sharing a directory. */
+/* The default file name (trace/tracename.h), with the host and rank when a
+ * launcher told us the rank. */
 static void default_name(char *out, size_t n) {
   prof__rank r;
   prof__rank_detect(&r);
+  char host[128] = "host";
   if (r.known) {
-    char host[128] = "host";
     if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "host");
     host[sizeof host - 1] = 0;
-    snprintf(out, n, "%s.%s.r%ld.%d.mlpt", prof__program_name(), host, r.rank, (int)getpid());
-  } else {
-    snprintf(out, n, "%s.%d.mlpt", prof__program_name(), (int)getpid());
   }
-}
-
-/* The trace path for `output`. A folder (named with a final '/', or an
- * existing one) is created with every missing folder above it, as
- * TensorBoard's writers do, and the trace gets the default name in it; a file
- * name gets the folders it goes in. A folder that cannot be created, or is
- * another user's (prof__mkdirs), leaves no path and the reason in `err`. */
-static void make_path(char *out, size_t n, const char *output, char *err) {
-  char name[256];
-  default_name(name, sizeof name);
-  if (!output) {
-    snprintf(out, n, "%s", name);
-    return;
-  }
-  size_t len = strlen(output);
-  char dir[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", output);
-  if ((len && output[len - 1] == '/') || is_dir(output)) {
-    if (prof__mkdirs(dir, err) == 0) snprintf(out, n, "%s%s%s", output, output[len - 1] == '/' ? "" : "/", name);
-    return;
-  }
-  char *slash = strrchr(dir, '/');
-  if (slash && slash != dir) {
-    *slash = 0;
-    if (!is_dir(dir) && prof__mkdirs(dir, err) != 0) return;
-  }
-  snprintf(out, n, "%s", output);
+  prof__trace_default_name(out, n, prof__program_name(), r.known ? host : NULL, r.rank, (long)getpid());
 }
 
 int prof__sched_parse(const char *s, prof__sched *out) {
@@ -238,7 +186,11 @@ int prof__config_resolve(const prof_config *cfg, prof__cfg *out) {
   out->report = c.report >= 0 ? c.report : prof__env_flag("REPORT", 1);
   static const char *const clocks[] = {"auto", "tsc", "monotonic"};
   out->force_monotonic = prof__env_choice("CLOCK", clocks, 3, 0) == 2;
-  make_path(out->path, sizeof out->path, c.output ? c.output : prof__env("OUTPUT"), out->out_err);
+  char name[256];
+  default_name(name, sizeof name);
+  const char *output = c.output ? c.output : prof__env("OUTPUT");
+  if (prof__trace_output_path(out->path, sizeof out->path, output, name, out->out_err) != 0)
+    out->path[0] = 0; /* refused: no trace (out_err says why) */
   const char *sched = cfg && cfg->size <= offsetof(prof_config, schedule) ? NULL : c.schedule;
   return resolve_schedule(sched, &out->sched);
 }

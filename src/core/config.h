@@ -5,6 +5,8 @@
 #include <stdint.h>
 
 #include "mlprof.h"
+#include "trace/errbuf.h"
+#include "trace/settings.h"
 
 /* A step schedule as torch.profiler's: skip `skip_first` steps, then cycles
  * of `wait` idle, `warmup` idle (the writer prepares the cycle's file) and
@@ -21,7 +23,7 @@ typedef struct prof__cfg {
   int report;
   int force_monotonic;
   char path[PATH_MAX];
-  char out_err[256];   /* why no trace may be written there ("": it may) */
+  char out_err[PROF_ERR_MAX]; /* why no trace may be written there ("": it may) */
   prof__sched sched;
 } prof__cfg;
 
@@ -29,8 +31,9 @@ typedef struct prof__cfg {
  * subset; active defaults to 1 and must be > 0). Returns 0 or PROF_EINVAL. */
 int prof__sched_parse(const char *s, prof__sched *out);
 
-/* Environment helpers (MLPROF_<name>); each says once on stderr when a value
- * is ignored and returns the default then.
+/* Environment helpers (MLPROF_<name>, read with prof__env: trace/settings.h);
+ * each says once on stderr when a value is ignored and returns the default
+ * then.
  *  - long: a decimal integer in lo..hi.
  *  - flag: 1/true/yes/on → 1, 0/false/no/off → 0 (any case).
  *  - choice: the index of the value among `choices` (exact match). */
@@ -43,8 +46,6 @@ int prof__env_choice(const char *name, const char *const *choices, int n, int df
 /* The one message for a bad MLPROF_<name>=v: "mlprof: ignoring MLPROF_<name>='v'
  * (expected <expected>); <instead>", said once per process per value. */
 void prof__env_ignored(const char *name, const char *v, const char *expected, const char *instead);
-/* A switch's text: 1, 0, or -1 when it is none of the words above. */
-int prof__flag_parse(const char *v);
 
 /* Merge cfg (may be NULL) with the environment. Returns 0 or PROF_EINVAL. */
 int prof__config_resolve(const prof_config *cfg, prof__cfg *out);

@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "crash.h"
+#include "modules.h"
 #include "session.h"
 
 #define NSIG_CRASH 5

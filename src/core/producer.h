@@ -4,17 +4,18 @@
  * A producer is a prof__module: a name (what MLPROF_MODULES lists) and hooks,
  * any of which may be NULL. The core calls them; a producer never calls into
  * another producer through the core. The list of the producers built into
- * the library is src/lib/producers.def (the assembly), so static builds link
- * them too.
+ * the library is src/lib/producers.def: the assembly (src/lib) hands it to
+ * the core at prof_init (assembly.h), so static builds link them too.
  *
  * What a producer may call: this header, session.h (which it brings in:
  * events, names, META pairs, lost counts, writer hooks, the thread
- * registry, environment lookup), clock.h and ring.h (brought in by
- * session.h), and config.h, bgwriter.h (trace segments, writer sync) and
- * crash.h (the crash signals) and procfile.h (/proc files kept open and
- * read again, the process's RSS), which are part of this interface too; so is
- * the stack producer's capture service, stack/stack.h (call stacks of
- * allocations and samples). The trace format (src/trace) is open to
+ * registry, environment lookup), clock.h, ring.h and guard.h (the
+ * allocation guard and the allocator marks; brought in by session.h), and
+ * config.h, bgwriter.h (trace segments, writer sync), crash.h (the crash
+ * signals) and procfile.h (/proc files kept open and read again, the
+ * process's RSS), which are part of this interface too; so is the stack
+ * producer's capture service, stack/stack.h (call stacks of allocations
+ * and samples). The trace format (src/trace) is open to
  * everyone. tests/check_structure.sh enforces this list.
  */
 #ifndef PROF_PRODUCER_H
@@ -60,19 +61,10 @@ typedef struct prof__module {
 /* Register a module at run time (tests, optional pieces); at most 32 in all. */
 int prof__module_add(const prof__module *m);
 
-/* Session facts for producers (capture control, the live page). */
+/* Capture facts for producers (capture control, the live page; capture.c). */
 /* Is a capture segment (schedule cycle or on-demand) open or requested? */
-int prof__session_capturing(void);
+int prof__capture_running(void);
 /* Copy the path of the last finished segment trace ("" if none). */
-void prof__session_last_segment(char *out, size_t n);
-
-/* ---- Provided by the assembly (src/lib) ------------------------------------ */
-
-/* The producers built into the library, in start order, NULL-terminated. */
-extern const prof__module *const prof__producers[];
-/* Writes the reports MLPROF_REPORT asks for after the trace `trace_path`
- * is closed; 0 or a negative error with the reason in err (256 bytes). */
-typedef int (*prof__report_fn)(const char *trace_path, char *err);
-extern const prof__report_fn prof__report_hook;
+void prof__capture_last(char *out, size_t n);
 
 #endif /* PROF_PRODUCER_H */

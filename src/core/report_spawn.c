@@ -181,7 +181,7 @@ int prof__report_spawn(const char *exe, char **argv, char **envp, int keep_stder
   job->fd = -1;
   int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null_fd < 0 || pipe2(sp, O_CLOEXEC) != 0) {
-    snprintf(err, 256, "cannot prepare the mlprof command: %s", strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot prepare the mlprof command: %s", strerror(errno));
     goto out;
   }
   c.null_fd = high_fd(null_fd);
@@ -191,12 +191,12 @@ int prof__report_spawn(const char *exe, char **argv, char **envp, int keep_stder
   close(sp[1]); /* only the command holds the write end: EOF tells it ended */
   sp[1] = -1;
   if (c.null_fd < 0 || c.status_w < 0 || c.err_fd < 0) {
-    snprintf(err, 256, "cannot prepare the mlprof command: %s", strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot prepare the mlprof command: %s", strerror(errno));
     goto out;
   }
   int e = clone_child(&c);
   if (e) {
-    snprintf(err, 256, "cannot start '%s': %s", exe, strerror(e));
+    snprintf(err, PROF_ERR_MAX, "cannot start '%s': %s", exe, strerror(e));
     goto out;
   }
   job->fd = sp[0];

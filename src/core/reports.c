@@ -13,10 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "clock.h"
+#include "config.h"
 #include "mlprof.h"
-#include "producer.h"
 #include "reports.h"
+#include "session.h"
 
 extern char **environ;
 
@@ -27,7 +29,7 @@ extern char **environ;
  * that outlives the launcher never writes into a file of whatever process
  * took its pid later. */
 static int open_list(void) {
-  const char *spec = getenv("MLPROF_RUN_TRACES");
+  const char *spec = prof__env("RUN_TRACES");
   char file[PATH_MAX];
   unsigned long long dev, ino;
   const char *c2 = spec ? strrchr(spec, ':') : NULL, *c1 = NULL;
@@ -46,8 +48,8 @@ static int open_list(void) {
   return fd;
 }
 
-int prof__report_announce(const char *path, const char *kind) {
-  if (!getenv("MLPROF_RUN_TRACES")) return 0;
+int prof__reports_announce(const char *path, const char *kind) {
+  if (!prof__env("RUN_TRACES")) return 0;
   char cwd[PATH_MAX] = "", line[2 * PATH_MAX + 64];
   if (path[0] != '/' && !getcwd(cwd, sizeof cwd)) return 0;
   int n = snprintf(line, sizeof line, "%d %s %s%s%s\n", (int)getpid(), kind, cwd, cwd[0] ? "/" : "", path);
@@ -71,8 +73,8 @@ static int is_exe(const char *p) {
  * <prefix>/bin/. A program linked with the static library looks beside
  * its own executable. */
 static int find_cli(char *out, size_t n, char *why, size_t wn) {
-  const char *env = getenv("MLPROF_CLI");
-  if (env && *env) {
+  const char *env = prof__env("CLI");
+  if (env) {
     if (is_exe(env) && snprintf(out, n, "%s", env) < (int)n) return 1;
     snprintf(why, wn, "MLPROF_CLI='%.150s' is not an executable file", env);
     return 0;
@@ -169,33 +171,52 @@ int prof__reports_adopted_here(void) {
   return getpid() == 1 || (prctl(PR_GET_CHILD_SUBREAPER, &sub, 0, 0, 0) == 0 && sub);
 }
 
+int prof__reports_wait_ms(void) {
+  static int ms = -1; /* read once: a bad value is reported once */
+  int v = __atomic_load_n(&ms, __ATOMIC_RELAXED);
+  if (v < 0) {
+    v = prof__env_flag("REPORT_WAIT", 0) || prof__reports_adopted_here() ? 300000 : 0;
+    __atomic_store_n(&ms, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
 /* ---- the paths ------------------------------------------------------------------------- */
+
+static prof__report_fn in_process_fn; /* the assembly's (atomic) */
+
+void prof__reports_setup(prof__report_fn in_process) { __atomic_store_n(&in_process_fn, in_process, __ATOMIC_RELEASE); }
+
+int prof__reports_in_process(const char *path, char *err) {
+  prof__report_fn fn = __atomic_load_n(&in_process_fn, __ATOMIC_ACQUIRE);
+  if (!fn) {
+    snprintf(err, PROF_ERR_MAX, "this build has no analyzer");
+    return PROF_ESTATE;
+  }
+  return fn(path, err);
+}
 
 static void in_process(const char *path, prof__report_run *r) {
   r->by = PROF_REP_INPROC;
   r->done = 1;
-  if (!prof__report_hook) {
-    snprintf(r->err, sizeof r->err, "this build has no analyzer");
-    r->by = PROF_REP_NONE;
-    return;
-  }
-  r->ok = prof__report_hook(path, r->err) == 0;
+  if (!__atomic_load_n(&in_process_fn, __ATOMIC_ACQUIRE)) r->by = PROF_REP_NONE;
+  r->ok = prof__reports_in_process(path, r->err) == 0;
 }
 
 /* Start `mlprof write-reports --by cli` on path; 0, or -1 with why in note
- * (256 bytes). */
+ * (PROF_ERR_MAX bytes). */
 static int start_command(const char *path, prof__report_job *job, char *note) {
   char exe[PATH_MAX], **owned = NULL, **env;
-  if (!find_cli(exe, sizeof exe, note, 256)) return -1;
+  if (!find_cli(exe, sizeof exe, note, PROF_ERR_MAX)) return -1;
   if (!(env = command_env(&owned))) {
-    snprintf(note, 256, "out of memory for the mlprof command");
+    snprintf(note, PROF_ERR_MAX, "out of memory for the mlprof command");
     return -1;
   }
   char *argv[] = {exe, "write-reports", "--by", "cli", "--status-fd", "3", "--", (char *)path, NULL};
-  char err[256];
+  char err[PROF_ERR_MAX];
   int rc = prof__report_spawn(exe, argv, env, 1, job, err);
   free_env(env, owned);
-  if (rc) snprintf(note, 256, "%s", err);
+  if (rc) snprintf(note, PROF_ERR_MAX, "%s", err);
   return rc ? -1 : 0;
 }
 
@@ -217,7 +238,7 @@ void prof__reports_start(const char *path, int wait_ms, prof__report_run *r) {
 /* ---- capture reports ------------------------------------------------------------------- */
 
 /* The commands writing capture reports. The writer thread adds and polls
- * them (its hook); prof__capture_reports_end runs after it stopped. */
+ * them (its hook); prof__reports_capture_end runs after it stopped. */
 static struct cap_job {
   prof__report_job job;
   char path[PATH_MAX];
@@ -226,7 +247,7 @@ static int cap_hooked;
 
 static void cap_job_done(struct cap_job *c) {
   int ok = c->job.oks > 0 && !c->job.errors;
-  prof__session_capture_done(c->path, 1, ok ? PROF_REP_CLI : PROF_REP_NONE, ok ? NULL : c->job.msg);
+  prof__capture_done(c->path, 1, ok ? PROF_REP_CLI : PROF_REP_NONE, ok ? NULL : c->job.msg);
   c->path[0] = 0;
 }
 
@@ -236,16 +257,16 @@ static void cap_jobs_poll(struct prof__tw *w, int final, void *arg) {
     if (cap_jobs[i].path[0] && prof__report_job_check(&cap_jobs[i].job, 0)) cap_job_done(&cap_jobs[i]);
 }
 
-int prof__capture_report_start(const char *path, char *note) {
+int prof__reports_capture_start(const char *path, char *note) {
   struct cap_job *c = NULL;
   for (int i = 0; i < PROF_CAPTURES_IN_FLIGHT && !c; i++)
     if (!cap_jobs[i].path[0]) c = &cap_jobs[i];
   if (!c || strlen(path) >= sizeof c->path) {
-    snprintf(note, 256, "no room for another mlprof command");
+    snprintf(note, PROF_ERR_MAX, "no room for another mlprof command");
     return 0;
   }
   if (!cap_hooked && prof__writer_hook_add(cap_jobs_poll, NULL) != 0) {
-    snprintf(note, 256, "no writer hook left to follow the mlprof command");
+    snprintf(note, PROF_ERR_MAX, "no writer hook left to follow the mlprof command");
     return 0;
   }
   cap_hooked = 1;
@@ -254,7 +275,7 @@ int prof__capture_report_start(const char *path, char *note) {
   return 1;
 }
 
-void prof__capture_reports_end(int wait_ms) {
+void prof__reports_capture_end(int wait_ms) {
   uint64_t deadline = prof__mono_ns() + (uint64_t)wait_ms * 1000000ull;
   for (int i = 0; i < PROF_CAPTURES_IN_FLIGHT; i++) {
     struct cap_job *c = &cap_jobs[i];

@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 
+#include "trace/errbuf.h"
+
 /* Who writes a trace's reports. */
 enum { PROF_REP_NONE, PROF_REP_LAUNCHER, PROF_REP_CLI, PROF_REP_INPROC };
 
@@ -24,7 +26,7 @@ typedef struct prof__report_job {
   size_t len;
   char line[320];
   unsigned oks, errors; /* "ok TRACE" and "error MESSAGE" lines */
-  char msg[256];        /* the first error, or why no line came */
+  char msg[PROF_ERR_MAX]; /* the first error, or why no line came */
 } prof__report_job;
 
 /* ---- report_spawn.c --------------------------------------------------------- */
@@ -32,7 +34,7 @@ typedef struct prof__report_job {
 /* Start exe (argv, envp) detached, as the file comment of report_spawn.c
  * says; keep_stderr: it may write to this process's standard error when
  * that is a terminal or a file. 0, or a negative error with the reason in
- * err (256 bytes). */
+ * err (PROF_ERR_MAX bytes). */
 int prof__report_spawn(const char *exe, char **argv, char **envp, int keep_stderr, prof__report_job *job, char *err);
 /* Read the job's status lines, waiting up to ms (0: never blocks). 1 when
  * the command has ended, 0 while it runs. */
@@ -45,20 +47,38 @@ void prof__report_job_forget(prof__report_job *job);
 /* Under `mlprof run` (MLPROF_RUN_TRACES): add the trace `path` of this
  * process ("trace" or "capture") to the launcher's list. 1 when the
  * launcher will write its reports, else 0. */
-int prof__report_announce(const char *path, const char *kind);
+int prof__reports_announce(const char *path, const char *kind);
 
 /* Orphans come back to this process (it is PID 1 of its namespace, or a
  * child subreaper): the command would be its child and end with it, so
  * the exit waits for it as with MLPROF_REPORT_WAIT=1. */
 int prof__reports_adopted_here(void);
 
+/* How long the program's exit waits for the command writing its reports:
+ * 5 minutes with MLPROF_REPORT_WAIT=1 (tests read the reports right after)
+ * or when the command would be this process's child
+ * (prof__reports_adopted_here), else 0. Read once. */
+int prof__reports_wait_ms(void);
+
+/* Writes the reports of the closed trace `trace_path` in this process (the
+ * reader's entry point, which the assembly src/lib hands the core:
+ * assembly.h); 0 or a negative error with the reason in err (PROF_ERR_MAX
+ * bytes). */
+typedef int (*prof__report_fn)(const char *trace_path, char *err);
+/* At prof_init: the in-process writer of this build (NULL: none). */
+void prof__reports_setup(prof__report_fn in_process);
+/* Write the reports of `path` in-process now: 0, or a negative error with
+ * the reason in err (PROF_ERR_MAX bytes; "this build has no analyzer" when
+ * none was set up). */
+int prof__reports_in_process(const char *path, char *err);
+
 typedef struct prof__report_run {
   int by;   /* PROF_REP_CLI or PROF_REP_INPROC; PROF_REP_NONE: nothing was written */
   int done; /* finished: in-process always, the command when it was waited for */
   int ok;   /* finished and every report written */
   prof__report_job job; /* the command, while it may still run */
-  char err[256];        /* why the reports were not written */
-  char note[256];       /* in-process: why the command was not used */
+  char err[PROF_ERR_MAX];  /* why the reports were not written */
+  char note[PROF_ERR_MAX]; /* in-process: why the command was not used */
 } prof__report_run;
 
 /* Write the reports of the closed trace `path`: start the command (and
@@ -73,16 +93,12 @@ void prof__reports_start(const char *path, int wait_ms, prof__report_run *r);
 #define PROF_CAPTURES_IN_FLIGHT 4
 
 /* Writer thread: start the command on the closed capture `path`. 1 when it
- * runs (prof__session_capture_done follows from the writer thread), 0 when
- * it cannot start (why in note, 256 bytes): the caller writes the reports
- * in-process. */
-int prof__capture_report_start(const char *path, char *note);
+ * runs (prof__capture_done follows from the writer thread), 0 when it
+ * cannot start (why in note, PROF_ERR_MAX bytes): the caller writes the
+ * reports in-process. */
+int prof__reports_capture_start(const char *path, char *note);
 /* After the writer stopped: wait up to wait_ms for the commands still
  * writing capture reports (0: leave them to finish alone). */
-void prof__capture_reports_end(int wait_ms);
-/* session.c: a capture is finished. written: 1 closed, 0 close failed, -1
- * never opened; by: who wrote its reports (PROF_REP_NONE: none, err says
- * why when reports were wanted). */
-void prof__session_capture_done(const char *path, int written, int by, const char *err);
+void prof__reports_capture_end(int wait_ms);
 
 #endif /* PROF_REPORTS_H */

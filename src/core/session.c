@@ -1,5 +1,6 @@
-/* session.c — the profiler's life cycle: prof_init, prof_start/prof_stop,
- * prof_shutdown (also at exit), fork handling, and self statistics.
+/* session.c — the profiler's life cycle: prof_init's work
+ * (prof__session_init, called by the assembly's prof_init), prof_start and
+ * prof_stop, prof_shutdown (also at exit), and self statistics.
  *
  * States: IDLE (never started) → RUNNING → DOWN (shut down, final), or
  * OFF (disabled by configuration, output failure, or inside a forked
@@ -7,37 +8,33 @@
  * counted no-ops. One mutex serialises state changes; the annotation hot
  * path never takes it.
  *
- * Capture (model debugging and interactive profiling): with a step schedule
- * (MLPROF_SCHEDULE) recording is paused outside active steps, and each
- * cycle's active steps also go to a segment trace of their own
- * (`<trace>.cycle<N>.mlpt`); an on-demand capture (SIGUSR2, `mlprof
- * trigger`) does the same for the next N steps (`<trace>.trigger<K>.mlpt`).
- * Transitions happen at step boundaries under a small mutex of their own;
- * the writer thread opens and closes the files. At most
- * PROF_CAPTURES_IN_FLIGHT captures are begun and not yet finished (written
- * and reported); a cycle that finds no room is not captured (one message).
- *
- * Reports (reports.h): the host only records; the launcher (`mlprof run`)
- * or the detached mlprof command writes them, in-process only as fallback.
+ * The rest of the session's work lives beside it, one job per file:
+ * modules.c (the producer modules), fork.c (fork handling), header.c (the
+ * trace header), capture.c (capture scheduling); session_core.h is what
+ * they share with this file. Reports (reports.h): the host only records;
+ * the launcher (`mlprof run`) or the detached mlprof command writes them,
+ * in-process only as fallback.
  */
+#include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
+#include "assembly.h"
 #include "bgwriter.h"
+#include "capture.h"
 #include "config.h"
 #include "crash.h"
-#include "producer.h"
-#include "rank.h"
+#include "fork.h"
+#include "header.h"
+#include "modules.h"
 #include "reports.h"
 #include "session.h"
+#include "session_core.h"
 #include "trace/outfile.h"
 #include "trace/tracename.h"
-#include "tracepath.h"
 
 enum { ST_IDLE, ST_RUNNING, ST_DOWN, ST_OFF };
 
@@ -51,25 +48,6 @@ static prof__cfg cfg;
 static int step_open;
 static uint64_t step_next, step_cur;
 static int hooks_installed;
-static prof__module modules[32];
-static int nmodules, started_modules, builtin_added;
-
-/* Capture state; cap_mu is never held across disk I/O. */
-static pthread_mutex_t cap_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-  int down;            /* shutdown began: never re-enable recording */
-  int paused;          /* recording paused by the schedule */
-  uint64_t saved_nr;   /* "call_while_not_running" count when paused */
-  int slot;            /* writer segment slot of the open segment, -1: none */
-  int sched_last;      /* the open scheduled segment ends with the current step */
-  uint64_t seg_steps;  /* steps in the open segment */
-  uint64_t od_left;    /* on-demand steps still to record */
-  uint64_t ntriggers;
-  int reporting;       /* in-process report threads still running */
-  int inflight;        /* captures begun and not yet finished */
-  uint64_t ncaptured, nskipped; /* scheduled cycles captured, and skipped for want of room */
-  char last[PATH_MAX]; /* last finished segment */
-} cap = {.slot = -1};
 static int by_launcher; /* `mlprof run` writes this process's reports (atomic) */
 
 uint64_t prof__misuse_total(void) {
@@ -78,116 +56,15 @@ uint64_t prof__misuse_total(void) {
   return n;
 }
 
-static int module_add_locked(const prof__module *m) {
-  if (nmodules >= 32 || !m) return PROF_EINVAL;
-  modules[nmodules++] = *m;
-  return 0;
-}
-
-/* Step hooks of the started modules; the largest capture request wins. */
-static uint64_t modules_step(int begin, uint64_t step, uint64_t ticks) {
-  uint64_t od = 0;
-  int n = __atomic_load_n(&started_modules, __ATOMIC_ACQUIRE);
-  for (int i = 0; i < n; i++)
-    if (modules[i].step) {
-      uint64_t r = modules[i].step(begin, step, ticks);
-      if (r > od) od = r;
-    }
-  return od;
-}
-
-void prof__modules_observe(uint32_t tid, const prof__event *ev, size_t n) {
-  int k = __atomic_load_n(&started_modules, __ATOMIC_ACQUIRE);
-  for (int i = 0; i < k; i++)
-    if (modules[i].observe) modules[i].observe(tid, ev, n);
-}
-
-void prof__modules_crash(void) {
-  int k = __atomic_load_n(&started_modules, __ATOMIC_ACQUIRE);
-  for (int i = 0; i < k; i++)
-    if (modules[i].crash) modules[i].crash();
-}
-
-/* MLPROF_MODULES: a comma-separated list of the producer modules to start
- * ("stack,mem,cpu,gpu,res,model,live"), "none", or "all" (the default). The
- * modules of this build are prof__producers (src/lib/producers.def). */
-static int module_wanted(const char *name) {
-  const char *list = prof__env("MODULES");
-  if (!list || strcmp(list, "all") == 0) return 1;
-  size_t n = strlen(name);
-  for (const char *p = list; *p;) {
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len == n && strncmp(p, name, n) == 0) return 1;
-    if (!e) break;
-    p = e + 1;
-  }
-  return 0;
-}
-
-/* Say once which MLPROF_MODULES entries name no module of this build. */
-static void modules_check(void) {
-  const char *list = prof__env("MODULES");
-  if (!list || strcmp(list, "all") == 0 || strcmp(list, "none") == 0) return;
-  for (const char *p = list; *p;) {
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    int known = 0;
-    for (int i = 0; prof__producers[i] && !known; i++)
-      known = strlen(prof__producers[i]->name) == len && strncmp(prof__producers[i]->name, p, len) == 0;
-    if (!known) {
-      char names[160] = "";
-      for (int i = 0; prof__producers[i]; i++) {
-        size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%s", i ? "," : "", prof__producers[i]->name);
-      }
-      fprintf(stderr, "mlprof: MLPROF_MODULES='%s': '%.*s' is not a module of this build (expected all, none "
-              "or a list of %s); it is ignored\n", list, (int)len, p, names);
-    }
-    if (!e) break;
-    p = e + 1;
-  }
-}
-
-int prof__module_add(const prof__module *m) {
-  pthread_mutex_lock(&lock);
-  int rc = module_add_locked(m);
-  pthread_mutex_unlock(&lock);
-  return rc;
-}
+void prof__session_lock(void) { pthread_mutex_lock(&lock); }
+void prof__session_unlock(void) { pthread_mutex_unlock(&lock); }
+const prof__cfg *prof__session_cfg(void) { return &cfg; }
+int prof__session_by_launcher(void) { return __atomic_load_n(&by_launcher, __ATOMIC_ACQUIRE); }
 
 const char *prof__session_path(void) { return state == ST_RUNNING || state == ST_DOWN ? cfg.path : NULL; }
 int prof__session_running(void) { return __atomic_load_n(&prof__enabled, __ATOMIC_ACQUIRE); }
 
-static void at_exit(void) { prof_shutdown(); }
-
-/* fork() holds the allocator's and the loader's locks while it runs: a
- * profiler signal (the CPU sampler unwinds, which takes the loader's lock)
- * handled on the forking thread then would deadlock with the writer. The
- * forking thread takes no signal but a crash from prepare to parent/child;
- * a signal sent meanwhile stays pending and arrives right after. */
-static __thread sigset_t fork_saved_mask;
-
-static void fork_block_signals(void) {
-  sigset_t s;
-  sigfillset(&s);
-  sigdelset(&s, SIGSEGV);
-  sigdelset(&s, SIGBUS);
-  sigdelset(&s, SIGFPE);
-  sigdelset(&s, SIGILL);
-  sigdelset(&s, SIGABRT);
-  pthread_sigmask(SIG_BLOCK, &s, &fork_saved_mask);
-}
-
-static void fork_prepare(void) {
-  fork_block_signals();
-  pthread_mutex_lock(&lock);
-}
-static void fork_parent(void) {
-  pthread_mutex_unlock(&lock);
-  pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
-}
-static void fork_child(void) {
+void prof__session_fork_child(void) {
   /* The child has no writer thread: it records nothing (documented). */
   pthread_mutex_init(&lock, NULL);
   __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
@@ -196,305 +73,9 @@ static void fork_child(void) {
     off_error = PROF_ESTATE;
     prof__writer_forget();
   }
-  pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
 }
 
-static void append_cmdline(char *out, size_t n) {
-  FILE *f = fopen("/proc/self/cmdline", "rb");
-  size_t len = 0;
-  if (f) {
-    len = fread(out, 1, n - 1, f);
-    fclose(f);
-  }
-  for (size_t i = 0; i + 1 < len; i++)
-    if (out[i] == 0) out[i] = ' ';
-  out[len] = 0;
-}
-
-/* Create the trace at `path` (path_n bytes) or the first free name after it
- * (trace/tracename.h); `path` becomes the name taken. The session's own
- * trace (`own`) names the trace this process wrote before it and is named
- * for the ones after it (tracepath.h); capture segments do neither. */
-static prof__tw *open_trace(char *path, size_t path_n, int own, char *err) {
-  if (own && cfg.out_err[0]) { /* the output folder was refused */
-    snprintf(err, 256, "%s", cfg.out_err);
-    return NULL;
-  }
-  char prev[PATH_MAX] = "";
-  if (own) prof__prev_trace(prev, sizeof prev);
-  char pid[24], rt[32], mono[32], tsc0[32], ring[24], host[256] = "", cmd[2048];
-  struct utsname u;
-  snprintf(pid, sizeof pid, "%d", (int)getpid());
-  snprintf(rt, sizeof rt, "%llu", (unsigned long long)prof__clk.realtime0);
-  snprintf(mono, sizeof mono, "%llu", (unsigned long long)prof__clk.mono0);
-  snprintf(tsc0, sizeof tsc0, "%llu", (unsigned long long)prof__clk.tsc0);
-  snprintf(ring, sizeof ring, "%u", cfg.ring_kb);
-  if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
-  append_cmdline(cmd, sizeof cmd);
-  if (uname(&u) != 0) memset(&u, 0, sizeof u);
-  char os[200];
-  snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
-  prof__rank rk;
-  char rank[24], lrank[24], wsize[24];
-  prof__rank_detect(&rk);
-  snprintf(rank, sizeof rank, "%ld", rk.rank);
-  snprintf(lrank, sizeof lrank, "%ld", rk.local_rank);
-  snprintf(wsize, sizeof wsize, "%ld", rk.world_size);
-  prof__kv kv[] = {
-      {"rank", rank},
-      {"local_rank", lrank},
-      {"world_size", wsize},
-      {"rank_source", rk.source},
-      {"program", prof__program_name()},
-      {"pid", pid},
-      {"cmdline", cmd},
-      {"hostname", host},
-      {"os", os},
-      {"version", MLPROF_VERSION_STRING},
-      {"clock", __atomic_load_n(&prof__clk.use_tsc, __ATOMIC_RELAXED) ? "tsc" : "monotonic"},
-      {"clock.tsc0", tsc0},
-      {"start_mono_ns", mono},
-      {"start_realtime_ns", rt},
-      {"ring_kb", ring},
-      {"previous_trace", prev},
-  };
-  enum { BASE = sizeof kv / sizeof kv[0], MAX = BASE + 64 };
-  prof__kv all[MAX];
-  memcpy(all, kv, sizeof kv);
-  size_t n = BASE - !prev[0]; /* previous_trace only when there is one */
-  for (int i = 0; i < nmodules; i++)
-    if (modules[i].header) n += modules[i].header(all + n, MAX - n);
-  prof__tw *tw = prof__trace_create_free(path, path_n, all, n, err);
-  if (tw && own) prof__prev_trace_set(path);
-  return tw;
-}
-
-prof__tw *prof__session_open_trace(char *path, size_t n, char *err) { return open_trace(path, n, 0, err); }
-
-/* ---- capture ----------------------------------------------------------------- */
-
-/* Is step n an active step of the schedule? Sets the 1-based cycle and
- * whether n opens or closes the cycle's active run. */
-static int sched_active(const prof__sched *s, uint64_t n, uint64_t *cycle, int *first, int *last) {
-  if (!s->on || n < s->skip_first) return 0;
-  uint64_t len = s->wait + s->warmup + s->active, m = n - s->skip_first, c = m / len, r = m % len;
-  uint64_t a = s->wait + s->warmup;
-  if ((s->repeat && c >= s->repeat) || r < a) return 0;
-  *cycle = c + 1;
-  *first = r == a;
-  *last = r == len - 1;
-  return 1;
-}
-
-static int sched_records(uint64_t n) {
-  uint64_t c;
-  int f, l;
-  return !cfg.sched.on || sched_active(&cfg.sched, n, &c, &f, &l);
-}
-
-static void pause_locked(void) {
-  if (cap.paused || cap.down) return;
-  cap.saved_nr = __atomic_load_n(&prof__misuse[PROF_MU_NOT_RUNNING], __ATOMIC_RELAXED);
-  __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
-  cap.paused = 1;
-}
-
-/* Calls made while paused were not misuse: forget what they counted. */
-static void resume_locked(void) {
-  if (!cap.paused || cap.down || prof__writer_failed()) return;
-  __atomic_store_n(&prof__misuse[PROF_MU_NOT_RUNNING], cap.saved_nr, __ATOMIC_RELAXED);
-  __atomic_store_n(&prof__enabled, 1, __ATOMIC_RELEASE);
-  cap.paused = 0;
-}
-
-static void capture_init(void) {
-  pthread_mutex_lock(&cap_mu);
-  if (!sched_records(step_next)) pause_locked();
-  pthread_mutex_unlock(&cap_mu);
-}
-
-/* "<trace without .mlpt>.<kind><n>.mlpt" */
-static void segment_path(char *out, size_t n, const char *kind, uint64_t k) {
-  size_t len = strlen(cfg.path);
-  if (len >= 5 && strcmp(cfg.path + len - 5, ".mlpt") == 0) len -= 5;
-  snprintf(out, n, "%.*s.%s%llu.mlpt", (int)len, cfg.path, kind, (unsigned long long)k);
-}
-
-static void segment_begin_locked(const char *kind, uint64_t k, uint64_t ticks) {
-  char path[PATH_MAX + 64];
-  segment_path(path, sizeof path, kind, k);
-  int slot = prof__writer_segment_begin(path, ticks);
-  if (slot < 0) {
-    fprintf(stderr, "mlprof: capture %s not started: the previous ones are still being written\n", path);
-    return;
-  }
-  cap.slot = slot;
-  cap.seg_steps = 0;
-  cap.inflight++;
-}
-
-/* A cycle of the schedule with no room for its capture: one message. */
-static void skip_cycle_locked(uint64_t cycle) {
-  if (cap.nskipped++ == 0)
-    fprintf(stderr,
-            "mlprof: MLPROF_SCHEDULE: cycle %llu not captured: %d captures are still being written or reported "
-            "(the cycles are shorter than that takes); the main trace keeps every step, and later cycles "
-            "without room are skipped without a message\n",
-            (unsigned long long)cycle, PROF_CAPTURES_IN_FLIGHT);
-}
-
-/* At prof_start, before STEP_BEGIN: decide whether step n is recorded and
- * whether it opens a segment. `od`: on-demand steps asked for now. */
-static void capture_step_begin(uint64_t n, uint64_t od, uint64_t ticks) {
-  pthread_mutex_lock(&cap_mu);
-  uint64_t cycle = 0;
-  int first = 0, last = 0;
-  int sched = sched_active(&cfg.sched, n, &cycle, &first, &last);
-  int room = cap.inflight < PROF_CAPTURES_IN_FLIGHT;
-  if (od && cap.od_left == 0 && cap.slot < 0 && room) {
-    cap.od_left = od;
-    segment_begin_locked("trigger", ++cap.ntriggers, ticks);
-    if (cap.slot < 0) cap.od_left = 0;
-  } else if (od) {
-    fprintf(stderr, "mlprof: on-demand capture ignored at step %llu: %s\n", (unsigned long long)n,
-            room ? "a capture is running" : "earlier captures are still being written or reported");
-  } else if (sched && first && cap.slot < 0) {
-    if (!room) skip_cycle_locked(cycle);
-    else {
-      segment_begin_locked("cycle", cycle, ticks);
-      cap.ncaptured += cap.slot >= 0;
-    }
-  }
-  if (cap.od_left == 0) cap.sched_last = sched && last;
-  if (!cfg.sched.on || sched || cap.od_left) resume_locked();
-  pthread_mutex_unlock(&cap_mu);
-}
-
-/* At prof_stop, after STEP_END: close a segment that ends here; pause when
- * the schedule does not record the next step. */
-static void capture_step_end(uint64_t n) {
-  pthread_mutex_lock(&cap_mu);
-  if (cap.slot >= 0) {
-    cap.seg_steps++;
-    int end = cap.od_left ? --cap.od_left == 0 : cap.sched_last;
-    if (end) {
-      prof__writer_segment_end(cap.slot, prof__ticks(), cap.seg_steps);
-      cap.slot = -1;
-      cap.sched_last = 0;
-    }
-  }
-  if (cfg.sched.on && !cap.od_left && !sched_records(n + 1)) pause_locked();
-  pthread_mutex_unlock(&cap_mu);
-}
-
-int prof__session_capturing(void) {
-  pthread_mutex_lock(&cap_mu);
-  int on = cap.slot >= 0;
-  pthread_mutex_unlock(&cap_mu);
-  return on;
-}
-
-void prof__session_last_segment(char *out, size_t n) {
-  pthread_mutex_lock(&cap_mu);
-  snprintf(out, n, "%s", cap.last);
-  pthread_mutex_unlock(&cap_mu);
-}
-
-/* "<trace stem>.trigger<K>.mlpt": an on-demand capture. */
-static int is_trigger(const char *path) {
-  size_t len = strlen(cfg.path);
-  if (len >= 5 && strcmp(cfg.path + len - 5, ".mlpt") == 0) len -= 5;
-  return strncmp(path, cfg.path, len) == 0 && strncmp(path + len, ".trigger", 8) == 0;
-}
-
-/* A capture is finished. On-demand captures are named on stderr (someone
- * asked for each); schedule cycles only with MLPROF_VERBOSE, or when one
- * could not be closed. */
-void prof__session_capture_done(const char *path, int written, int by, const char *err) {
-  pthread_mutex_lock(&cap_mu);
-  if (written >= 0) snprintf(cap.last, sizeof cap.last, "%s", path);
-  cap.inflight--;
-  pthread_mutex_unlock(&cap_mu);
-  if (written < 0 || (written && !is_trigger(path) && !getenv("MLPROF_VERBOSE"))) return;
-  if (!written) fprintf(stderr, "mlprof: capture %s (incomplete)\n", path);
-  else if (by != PROF_REP_NONE) fprintf(stderr, "mlprof: capture %s; report %s.report.txt\n", path, path);
-  else if (err && *err) fprintf(stderr, "mlprof: capture %s; no report: %s\n", path, err);
-  else fprintf(stderr, "mlprof: capture %s\n", path);
-}
-
-/* The in-process fallback: a thread of its own, so the writer never waits
- * for an analysis. */
-static void *segment_report(void *arg) {
-  char *path = arg, err[256] = "";
-  int ok = prof__report_hook(path, err) == 0;
-  prof__session_capture_done(path, 1, ok ? PROF_REP_INPROC : PROF_REP_NONE, err);
-  pthread_mutex_lock(&cap_mu);
-  cap.reporting--;
-  pthread_mutex_unlock(&cap_mu);
-  free(path);
-  return NULL;
-}
-
-/* Say once why capture reports are written in-process. */
-static void note_in_process(const char *note) {
-  static int said;
-  if (!__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
-    fprintf(stderr, "mlprof: capture reports are written in-process: %s\n", note);
-}
-
-/* Writer thread: a segment file was closed (written 1), failed to close
- * (0) or was never opened (-1). Its reports: the launcher's under `mlprof
- * run`, else the mlprof command's, else a thread of this process. */
-void prof__session_segment_done(const char *path, int written) {
-  int want = written > 0 && cfg.report && prof__report_hook;
-  if (written > 0 && __atomic_load_n(&by_launcher, __ATOMIC_ACQUIRE)) {
-    prof__report_announce(path, "capture");
-    want = 0;
-  }
-  char note[256];
-  if (want && prof__capture_report_start(path, note)) return;
-  if (want) note_in_process(note);
-  char *copy = want ? strdup(path) : NULL;
-  pthread_t th;
-  pthread_attr_t at;
-  pthread_attr_init(&at);
-  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-  pthread_mutex_lock(&cap_mu);
-  int started = copy && pthread_create(&th, &at, segment_report, copy) == 0;
-  if (started) cap.reporting++;
-  pthread_mutex_unlock(&cap_mu);
-  pthread_attr_destroy(&at);
-  if (!started) {
-    free(copy);
-    prof__session_capture_done(path, written, PROF_REP_NONE, want ? "cannot start a report thread" : NULL);
-  }
-}
-
-/* MLPROF_REPORT_WAIT=1: the program's exit waits for the command writing
- * its reports (at most 5 minutes; tests read the reports right after). So
- * does a program the command would be the child of (reports.h). */
-static int report_wait_ms(void) {
-  static int ms = -1; /* read once: a bad value is reported once */
-  int v = __atomic_load_n(&ms, __ATOMIC_RELAXED);
-  if (v < 0) {
-    v = prof__env_flag("REPORT_WAIT", 0) || prof__reports_adopted_here() ? 300000 : 0;
-    __atomic_store_n(&ms, v, __ATOMIC_RELAXED);
-  }
-  return v;
-}
-
-/* Shutdown: let the in-process segment reports finish (at most ~60 s); the
- * commands writing capture reports go on alone unless MLPROF_REPORT_WAIT. */
-static void capture_wait_reports(void) {
-  for (int i = 0; i < 6000; i++) {
-    pthread_mutex_lock(&cap_mu);
-    int busy = cap.reporting;
-    pthread_mutex_unlock(&cap_mu);
-    if (!busy) break;
-    usleep(10000);
-  }
-  prof__capture_reports_end(report_wait_ms());
-}
+static void at_exit(void) { prof_shutdown(); }
 
 static int go_off(int err) {
   __atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
@@ -507,34 +88,29 @@ static int go_off(int err) {
  * writes `<name>.<pid>.mlpt` beside it. */
 static void own_trace_path(void) {
   if (!prof__out_busy(cfg.path)) return;
-  char mine[sizeof cfg.path];
-  size_t len = strlen(cfg.path);
-  if (len >= 5 && strcmp(cfg.path + len - 5, ".mlpt") == 0) len -= 5;
-  if (snprintf(mine, sizeof mine, "%.*s.%d.mlpt", (int)len, cfg.path, (int)getpid()) >= (int)sizeof mine) return;
-  if (getenv("MLPROF_VERBOSE"))
+  char mine[sizeof cfg.path], pid[24];
+  snprintf(pid, sizeof pid, "%d", (int)getpid());
+  if (prof__trace_sibling(mine, sizeof mine, cfg.path, pid) != 0) return;
+  if (prof__env_flag("VERBOSE", 0))
     fprintf(stderr, "mlprof: trace %s is being written by another process; this one writes %s\n", cfg.path, mine);
   memcpy(cfg.path, mine, sizeof mine);
 }
 
-static int init_locked(const prof_config *c) {
+static int init_locked(const prof_config *c, const prof__assembly *a) {
   if (state == ST_RUNNING) return 0;
   if (state == ST_DOWN) return PROF_ESHUTDOWN;
   if (state == ST_OFF) return off_error;
   int rc = prof__config_resolve(c, &cfg);
   if (rc) return rc; /* a bad config may be retried with a good one */
   if (cfg.disable) return go_off(PROF_EDISABLED);
-  if (!builtin_added) {
-    builtin_added = 1;
-    modules_check();
-    for (int i = 0; prof__producers[i]; i++)
-      if (module_wanted(prof__producers[i]->name)) module_add_locked(prof__producers[i]);
-  }
+  prof__modules_builtin(a ? a->producers : NULL);
+  prof__reports_setup(a ? a->report_in_process : NULL);
   prof__clock_init(cfg.force_monotonic);
   rc = prof__threads_setup(cfg.ring_kb * 1024u);
   if (rc) return go_off(rc);
   own_trace_path();
-  char err[256];
-  prof__tw *tw = open_trace(cfg.path, sizeof cfg.path, 1, err);
+  char err[PROF_ERR_MAX];
+  prof__tw *tw = prof__header_open(cfg.path, sizeof cfg.path, 1, err);
   if (!tw) {
     fprintf(stderr, "mlprof: %s; profiling is off, the program continues\n", err);
     return go_off(PROF_EIO);
@@ -551,26 +127,23 @@ static int init_locked(const prof_config *c) {
   if (!hooks_installed) {
     hooks_installed = 1;
     atexit(at_exit);
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    prof__fork_install();
   }
   prof__crash_install();
-  for (int i = 0; i < nmodules; i++) {
-    if (modules[i].start) modules[i].start();
-    __atomic_store_n(&started_modules, i + 1, __ATOMIC_RELEASE);
-  }
-  capture_init();
+  prof__modules_start();
+  prof__capture_init(step_next);
   return 0;
 }
 
-PROF_API int prof_init(const prof_config *c) {
+int prof__session_init(const prof_config *c, const prof__assembly *a) {
   if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_RUNNING) return 0;
   prof__guard_begin();
   pthread_mutex_lock(&lock);
-  int rc = init_locked(c);
+  int rc = init_locked(c, a);
   static int announced; /* under `mlprof run` the launcher learns the trace's path */
   if (rc == 0 && !announced) {
     announced = 1;
-    __atomic_store_n(&by_launcher, prof__report_announce(cfg.path, "trace"), __ATOMIC_RELEASE);
+    __atomic_store_n(&by_launcher, prof__reports_announce(cfg.path, "trace"), __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&lock);
   prof__guard_end();
@@ -595,11 +168,11 @@ static void print_summary(const prof__report_run *r) {
   prof_stats_get(&st);
   char words[PATH_MAX + 512], caps[96] = "";
   report_words(r, words, sizeof words);
-  pthread_mutex_lock(&cap_mu);
-  if (cap.ncaptured || cap.nskipped)
-    snprintf(caps, sizeof caps, "; %llu cycles captured, %llu skipped", (unsigned long long)cap.ncaptured,
-             (unsigned long long)cap.nskipped);
-  pthread_mutex_unlock(&cap_mu);
+  uint64_t captured, skipped;
+  prof__capture_counts(&captured, &skipped);
+  if (captured || skipped)
+    snprintf(caps, sizeof caps, "; %llu cycles captured, %llu skipped", (unsigned long long)captured,
+             (unsigned long long)skipped);
   fprintf(stderr, "mlprof: trace %s (%llu events, %llu lost)%s%s\n", cfg.path, (unsigned long long)st.events_written,
           (unsigned long long)st.events_lost, words, caps);
 }
@@ -616,9 +189,9 @@ void prof__session_crashed(void) {
   memset(&r, 0, sizeof r);
   r.job.fd = -1;
   if (cfg.report && !__atomic_load_n(&by_launcher, __ATOMIC_ACQUIRE))
-    prof__reports_start(cfg.path, report_wait_ms() ? 15000 : 0, &r);
+    prof__reports_start(cfg.path, prof__reports_wait_ms() ? 15000 : 0, &r);
   prof__report_job_forget(&r.job);
-  if (!cfg.report && !getenv("MLPROF_VERBOSE")) return;
+  if (!cfg.report && !prof__env_flag("VERBOSE", 0)) return;
   report_words(&r, words, sizeof words);
   int n = snprintf(msg, sizeof msg, "mlprof: %s: trace %s (%llu steps started)%s\n", sig ? sig : "crash", cfg.path,
                    (unsigned long long)prof_step_count(), words);
@@ -631,28 +204,20 @@ PROF_API int prof_shutdown(void) {
     pthread_mutex_unlock(&lock);
     return 0;
   }
-  while (started_modules > 0) {
-    int i = started_modules - 1;
-    __atomic_store_n(&started_modules, i, __ATOMIC_RELEASE);
-    if (modules[i].stop) modules[i].stop();
-  }
-  pthread_mutex_lock(&cap_mu);
-  if (cap.paused) /* calls made while paused were not misuse */
-    __atomic_store_n(&prof__misuse[PROF_MU_NOT_RUNNING], cap.saved_nr, __ATOMIC_RELAXED);
-  cap.down = 1;
-  pthread_mutex_unlock(&cap_mu);
+  prof__modules_stop();
+  prof__capture_shutdown();
   __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
   prof__xfsz_guard xg; /* a file size limit must not kill the host at exit */
   prof__xfsz_block(&xg);
   int rc = prof__writer_stop();
   __atomic_store_n(&state, ST_DOWN, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
-  capture_wait_reports();
+  prof__capture_wait_reports();
   prof__report_run r;
   memset(&r, 0, sizeof r);
   r.job.fd = -1;
   if (rc == 0 && cfg.report && !__atomic_load_n(&by_launcher, __ATOMIC_ACQUIRE))
-    prof__reports_start(cfg.path, report_wait_ms(), &r);
+    prof__reports_start(cfg.path, prof__reports_wait_ms(), &r);
   prof__report_job_forget(&r.job); /* the command goes on alone */
   prof__xfsz_restore(&xg);
   if (rc == 0 && (cfg.report || prof__env_flag("VERBOSE", 0))) print_summary(&r);
@@ -674,9 +239,8 @@ PROF_API int prof_start(void) {
   uint64_t n = __atomic_fetch_add(&step_next, 1, __ATOMIC_RELAXED);
   __atomic_store_n(&step_cur, n, __ATOMIC_RELAXED);
   uint64_t ticks = prof__ticks();
-  uint64_t od = modules_step(1, n, ticks);
-  if (PROF_UNLIKELY(cfg.sched.on || od || __atomic_load_n(&cap.od_left, __ATOMIC_RELAXED)))
-    capture_step_begin(n, od, ticks);
+  uint64_t od = prof__modules_step(1, n, ticks);
+  prof__capture_step_begin(n, od, ticks);
   prof__emit(PROF_EV_STEP_BEGIN, 0, 0, n, 0);
   return 0;
 }
@@ -689,8 +253,8 @@ PROF_API int prof_stop(void) {
   }
   uint64_t n = __atomic_load_n(&step_cur, __ATOMIC_RELAXED);
   prof__emit(PROF_EV_STEP_END, 0, 0, n, 0);
-  modules_step(0, n, prof__ticks());
-  if (PROF_UNLIKELY(cfg.sched.on || __atomic_load_n(&cap.slot, __ATOMIC_RELAXED) >= 0)) capture_step_end(n);
+  prof__modules_step(0, n, prof__ticks());
+  prof__capture_step_end(n);
   return 0;
 }
 

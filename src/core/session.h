@@ -1,6 +1,7 @@
 /* session.h — state shared by the core modules: the global "enabled" flag,
  * the per-thread state and its registry, the name table, misuse counters,
- * and the hooks through which producers reach the writer thread. */
+ * and the hooks through which producers reach the writer thread. The
+ * allocation guard and the allocator marks come with it (guard.h). */
 #ifndef PROF_SESSION_H
 #define PROF_SESSION_H
 
@@ -8,7 +9,9 @@
 
 #include "mlprof.h"
 #include "clock.h"
+#include "guard.h"
 #include "ring.h"
+#include "trace/settings.h"
 #include "trace/trace.h"
 
 struct prof__tw;
@@ -55,30 +58,6 @@ enum {
 };
 
 extern int prof__enabled;             /* 1 while events are recorded */
-/* Non-zero while the calling thread is inside the allocator (set by the
- * malloc interposer around every call). A signal handler that sees it must
- * not run code that may allocate, such as libunwind's first touch of its
- * thread-local state after a dlopen (which resizes the thread's TLS vector
- * with malloc): the interrupted allocator holds its lock. */
-extern __thread unsigned prof__in_alloc __attribute__((tls_model("initial-exec")));
-/* The cheaper mark of malloc and free (x86-64, glibc as the next
- * allocator): instead of setting prof__in_alloc around the call, which
- * costs them their tail call, the interposer records where its caller's
- * return address lies on the stack and what it is, then jumps into glibc.
- * While that call runs, the slot still holds that return address.
- * prof__alloc_text_lo/hi bound the allocator's library (libc): all code the
- * allocator runs lies there. Zero when the mark is not used. */
-typedef struct prof__alloc_mark {
-  uintptr_t slot; /* address of the return-address slot of the latest call */
-  uintptr_t ra;   /* the return address stored there */
-} prof__alloc_mark;
-extern __thread prof__alloc_mark prof__alloc_at __attribute__((tls_model("initial-exec")));
-extern uintptr_t prof__alloc_text_lo, prof__alloc_text_hi;
-/* From a signal handler on the interrupted thread: 1 when the interrupted
- * code (instruction pc, stack pointer sp) may be inside the allocator, so
- * nothing that may allocate can run; 0 when it certainly is not. Reads the
- * marked slot with process_vm_readv (never faults); any doubt answers 1. */
-int prof__in_allocator(uintptr_t pc, uintptr_t sp);
 extern __thread prof__thread *prof__self __attribute__((tls_model("initial-exec")));
 extern uint64_t prof__misuse[PROF_MU_COUNT];
 
@@ -162,23 +141,10 @@ int prof__writer_hook_add(prof__writer_hook fn, void *arg);
  * Copies both strings. Safe from any thread, not from signal handlers. */
 int prof__meta_add(const char *key, const char *value);
 
-/* Producer modules: producer.h. The core runs their hooks through these
- * (writer thread: observe; fatal-signal handler: crash). */
-void prof__modules_observe(uint32_t tid, const prof__event *ev, size_t n);
-void prof__modules_crash(void);
-
 /* Session facts for producers. */
 const char *prof__session_path(void);
 int prof__session_running(void);
-/* Environment variable lookup honouring the prefix MLPROF_. */
-const char *prof__env(const char *name);
-
-/* Mark allocations of the calling thread as the profiler's own until the
- * matching end (nests), so memory profiling leaves them out (guard.c).
- * prof__guard_depth > 0: inside the profiler. */
-extern __thread int prof__guard_depth __attribute__((tls_model("initial-exec")));
-void prof__guard_begin(void);
-void prof__guard_end(void);
+/* MLPROF_* settings: prof__env (trace/settings.h, included here). */
 
 /* Count `n` events lost by a producer outside the rings (e.g. records a
  * GPU driver dropped): they join prof_stats.events_lost and the footer. */

@@ -12,13 +12,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/settings.h"
 #include "tracepath.h"
 
-#define PREV_VAR "MLPROF_PREV_TRACE"
+#define PREV_NAME "PREV_TRACE"          /* read with prof__env */
+#define PREV_VAR "MLPROF_" PREV_NAME /* set with setenv */
 
 void prof__prev_trace(char *out, size_t n) {
   out[0] = 0;
-  const char *v = getenv(PREV_VAR);
+  const char *v = prof__env(PREV_NAME);
   if (!v) return;
   char *end;
   errno = 0;

@@ -465,7 +465,7 @@ static const char *cupti_error(CUptiResult rc) {
 }
 
 static int fail_cupti(const char *what, CUptiResult rc) {
-  char cause[256];
+  char cause[PROF_ERR_MAX];
   snprintf(cause, sizeof cause, "%s failed: %s (%d)", what, cupti_error(rc), (int)rc);
   if (rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
     prof__gpu_fail(PROF_GPU_ST_PRIVILEGES, cause,

@@ -336,8 +336,7 @@ uint64_t prof__nvtx_async_dropped(void) { return __atomic_load_n(&async_dropped,
 void prof__nvtx_session_start(void) { prof__gpu_point_env("NVTX_INJECTION64_PATH"); }
 
 __attribute__((constructor)) static void nvtx_point_at_load(void) {
-  const char *off = getenv("MLPROF_DISABLE");
-  if (off && prof__flag_parse(off) == 1) return;
+  if (prof__flag_parse(prof__env("DISABLE")) == 1) return;
   prof__gpu_point_env("NVTX_INJECTION64_PATH");
 }
 

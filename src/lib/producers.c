@@ -1,18 +1,20 @@
-/* producers.c — the assembly of libmlprof: the producers built into the
- * library (producers.def, in start order) and the hook that writes the
- * reports in-process after the trace closes (the reader's
- * prof__report_files_by; only when the mlprof command cannot, reports.h). The
- * core sees both through core/producer.h; this room is the only one that
- * includes both the recorder and the reader.
+/* producers.c — the assembly of libmlprof, and prof_init: the producers
+ * built into the library (producers.def, in start order) and the hook that
+ * writes the reports in-process after the trace closes (the reader's
+ * prof__report_files_by; only when the mlprof command cannot, reports.h).
+ * prof_init hands both to the core (core/assembly.h), so whatever starts a
+ * session (the program, the preload constructor, a first prof_start) links
+ * them, statically too. This room is the only one that includes both the
+ * recorder and the reader.
  */
 #include "analyze/analyze.h"
-#include "core/producer.h"
+#include "core/assembly.h"
 
 #define PROF_MODULE(sym) extern const prof__module sym;
 #include "producers.def"
 #undef PROF_MODULE
 
-const prof__module *const prof__producers[] = {
+static const prof__module *const producers[] = {
 #define PROF_MODULE(sym) &sym,
 #include "producers.def"
 #undef PROF_MODULE
@@ -23,4 +25,6 @@ static int report_in_process(const char *trace_path, char *err) {
   return prof__report_files_by(trace_path, "in-process", err);
 }
 
-const prof__report_fn prof__report_hook = report_in_process;
+static const prof__assembly assembly = {.producers = producers, .report_in_process = report_in_process};
+
+PROF_API int prof_init(const prof_config *c) { return prof__session_init(c, &assembly); }

@@ -51,7 +51,7 @@ static void mark_live(prof__an *an) {
 PROF_API int prof_snapshot(const char *path) {
   const char *trace = prof_trace_path();
   if (!trace) return PROF_ESTATE;
-  char def[PATH_MAX + 32], tmp[PATH_MAX + 96], err[256] = "";
+  char def[PATH_MAX + 32], tmp[PATH_MAX + 96], err[PROF_ERR_MAX] = "";
   if (!path) {
     snprintf(def, sizeof def, "%s.snapshot.txt", trace);
     path = def;

@@ -60,9 +60,9 @@ static void sweep_stale(const char *dir) {
 /* MLPROF_LIVE_DIR, when set, must name an existing folder: a page never
  * goes anywhere but where the user asked. 1 when it does (or is unset). */
 static int live_dir_named_ok(void) {
-  const char *d = getenv("MLPROF_LIVE_DIR");
+  const char *d = prof__env("LIVE_DIR");
   struct stat st;
-  if (!d || !*d) return 1;
+  if (!d) return 1;
   int missing = stat(d, &st) != 0;
   if (!missing && S_ISDIR(st.st_mode)) return 1;
   char expected[128];
@@ -93,7 +93,7 @@ int prof__live_create(void) {
     return PROF_EIO;
   }
   sweep_stale(dir);
-  if (!getenv("MLPROF_LIVE_DIR")) sweep_stale("/dev/shm"); /* pages of the former layout */
+  if (!prof__env("LIVE_DIR")) sweep_stale("/dev/shm"); /* pages of the former layout */
   snprintf(page_path, sizeof page_path, "%s/mlprof.%d", dir, (int)getpid());
   int err, fd = open(page_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   void *p = MAP_FAILED;
@@ -269,7 +269,7 @@ void prof__live_bg(uint64_t now_ns) {
   uint64_t peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
   uint64_t rss = prof__proc_rss();
   char last[256];
-  prof__session_last_segment(last, sizeof last);
+  prof__capture_last(last, sizeof last);
   seq_enter(&p->bg.seq);
   p->bg.update_mono_ns = now_ns;
   p->bg.rss_bytes = rss;
@@ -278,7 +278,7 @@ void prof__live_bg(uint64_t now_ns) {
   if (peak < rss) peak = rss;
   if (peak < p->bg.peak_rss_bytes) peak = p->bg.peak_rss_bytes;
   p->bg.peak_rss_bytes = peak;
-  p->bg.capturing = prof__session_capturing();
+  p->bg.capturing = prof__capture_running();
   p->bg.events = prof__writer_events();
   p->bg.lost = prof__writer_lost();
   p->bg.bytes = prof__writer_bytes();

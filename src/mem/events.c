@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/guard.h"
 #include "core/producer.h"
 #include "mem/mem.h"
 #include "stack/stack.h"

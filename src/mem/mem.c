@@ -32,9 +32,9 @@ static pthread_key_t exit_key;
 static int exit_key_state; /* 0 none, 1 creating, 2 ready, 3 failed */
 
 void prof__mem_mode_resolve(void) {
-  int m = prof__ev_mem_mode_parse(getenv("MLPROF_MEM"));
+  int m = prof__ev_mem_mode_parse(prof__env("MEM"));
   if (m >= 0) __atomic_store_n(&prof__mem_mode, m, __ATOMIC_RELAXED);
-  uint64_t v = prof__mem_sample_bytes_parse(getenv("MLPROF_MEM_SAMPLE_BYTES"));
+  uint64_t v = prof__mem_sample_bytes_parse(prof__env("MEM_SAMPLE_BYTES"));
   if (v) sample_bytes = v;
 }
 

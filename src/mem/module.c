@@ -52,20 +52,15 @@ static struct {
   int64_t peak_live;
   uint64_t last_ts; /* of the last mem.live_bytes point: the track never goes back in time */
   char mode[16], sample[24], interposed[4];
-  int policy_said;
 } M;
 
 /* MLPROF_RING_FULL: drop or wait; the default depends on the mode. */
 static void ring_policy_resolve(void) {
-  const char *v = getenv("MLPROF_RING_FULL");
+  const char *v = prof__env("RING_FULL");
   int wait = prof__mem_mode == PROF_MEM_FULL;
   if (v && strcmp(v, "wait") == 0) wait = 1;
   else if (v && strcmp(v, "drop") == 0) wait = 0;
-  else if (v && *v && !M.policy_said) {
-    M.policy_said = 1;
-    fprintf(stderr, "mlprof: ignoring MLPROF_RING_FULL='%s' (expected drop or wait); using %s\n", v,
-            wait ? "wait" : "drop");
-  }
+  else if (v) prof__env_ignored("RING_FULL", v, "drop or wait", wait ? "using wait" : "using drop");
   __atomic_store_n(&prof__ring_full_wait, wait, __ATOMIC_RELAXED);
 }
 
@@ -183,8 +178,8 @@ static void mem_hook(prof__tw *tw, int final, void *arg) {
 /* A bad MLPROF_MEM_SAMPLE_BYTES (0, negative, not a number, above 1 TiB):
  * one message; the mean stays the default. */
 static void check_sample_bytes(void) {
-  const char *v = getenv("MLPROF_MEM_SAMPLE_BYTES");
-  if (!v || !*v || prof__mem_sample_bytes_parse(v)) return;
+  const char *v = prof__env("MEM_SAMPLE_BYTES");
+  if (!v || prof__mem_sample_bytes_parse(v)) return;
   char expected[64], instead[64];
   snprintf(expected, sizeof expected, "a number of bytes, 1..%llu", (unsigned long long)PROF_MEM_SAMPLE_BYTES_MAX);
   snprintf(instead, sizeof instead, "using %llu", (unsigned long long)prof__mem_sample_bytes_default());
@@ -193,10 +188,12 @@ static void check_sample_bytes(void) {
 
 static int mem_start(void) {
   prof__mem_mode_resolve();
-  const char *v = getenv("MLPROF_MEM");
-  if (v && *v && prof__ev_mem_mode_parse(v) < 0)
-    fprintf(stderr, "mlprof: ignoring MLPROF_MEM='%s' (expected off, counts, sampled or full); using %s\n",
-            v, prof__ev_mem_mode_name(prof__mem_mode));
+  const char *v = prof__env("MEM");
+  if (v && prof__ev_mem_mode_parse(v) < 0) {
+    char instead[32];
+    snprintf(instead, sizeof instead, "using %s", prof__ev_mem_mode_name(prof__mem_mode));
+    prof__env_ignored("MEM", v, "off, counts, sampled or full", instead);
+  }
   check_sample_bytes();
   ring_policy_resolve();
   if (prof__mem_mode == PROF_MEM_OFF || M.hooked) return 0;

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/guard.h"
 #include "core/producer.h"
 #include "mem/glibc_chunk.h"
 #include "mem/mem.h"

@@ -21,6 +21,7 @@
 
 #include "core/producer.h"
 #include "mem/mem.h"
+#include "trace/tracename.h"
 
 /* Remove "…libmlprof…" entries from LD_PRELOAD (children start clean). */
 static void drop_preload(void) {
@@ -45,32 +46,25 @@ static void drop_preload(void) {
   else unsetenv("LD_PRELOAD");
 }
 
-/* A process other than the launcher's child: its own trace, same folder. */
+/* A process other than the launcher's child: its own trace, same folder
+ * (trace/tracename.h). */
 static void child_output(void) {
-  const char *run_pid = getenv("MLPROF_RUN_PID");
-  const char *out = getenv("MLPROF_OUTPUT");
+  const char *run_pid = prof__env("RUN_PID");
+  const char *out = prof__env("OUTPUT");
   if (!run_pid || atol(run_pid) == (long)getpid() || !out) return;
   struct stat st;
   if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) return; /* already a folder */
   char dir[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", out);
-  char *slash = strrchr(dir, '/');
-  if (slash) {
-    if (slash == dir) slash[1] = 0;
-    else *slash = 0;
-  } else {
-    snprintf(dir, sizeof dir, ".");
-  }
-  setenv("MLPROF_OUTPUT", dir, 1);
+  if (prof__trace_folder(out, dir, sizeof dir) == 0) setenv("MLPROF_OUTPUT", dir, 1);
 }
 
 __attribute__((constructor)) static void preload_start(void) {
   prof__mem_mode_resolve();
-  const char *v = getenv("MLPROF_PRELOAD");
+  const char *v = prof__env("PRELOAD");
   if (!v || strcmp(v, "1") != 0) return;
   prof__guard_begin();
   child_output();
-  const char *ch = getenv("MLPROF_RUN_CHILDREN");
+  const char *ch = prof__env("RUN_CHILDREN");
   if (ch && strcmp(ch, "0") == 0) {
     drop_preload();
     unsetenv("MLPROF_PRELOAD");

@@ -24,6 +24,7 @@
 #include <ucontext.h>
 
 #include "stack.h"
+#include "core/guard.h"
 #include "core/session.h"
 
 #if defined(MLPROF_HAVE_LIBUNWIND) && !defined(MLPROF_NO_UNWIND)

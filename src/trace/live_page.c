@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "live_page.h"
+#include "settings.h"
 
 /* Zeros written over [0, len): a real reservation where the file system has
  * no fallocate (a write that succeeds has its blocks). */
@@ -52,8 +53,8 @@ int prof__livepage_reserve(int fd, size_t len) {
 }
 
 int prof__livepage_dir(char *out, size_t n, int create) {
-  const char *dir = getenv("MLPROF_LIVE_DIR");
-  if (dir && *dir) {
+  const char *dir = prof__env("LIVE_DIR");
+  if (dir) {
     snprintf(out, n, "%s", dir);
     return 0;
   }

@@ -18,7 +18,7 @@ int prof__out_check(const char *path, char *err) {
   struct stat st;
   if (lstat(path, &st) != 0) {
     if (errno == ENOENT) return 0;
-    snprintf(err, 256, "cannot check '%s': %s", path, strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot check '%s': %s", path, strerror(errno));
     return -1;
   }
   const char *why = NULL;
@@ -26,7 +26,7 @@ int prof__out_check(const char *path, char *err) {
   else if (!S_ISREG(st.st_mode)) why = "it is not a regular file";
   else if (st.st_uid != geteuid()) why = "it belongs to another user";
   if (!why) return 0;
-  snprintf(err, 256, "refusing to replace '%s': %s", path, why);
+  snprintf(err, PROF_ERR_MAX, "refusing to replace '%s': %s", path, why);
   return -1;
 }
 
@@ -36,17 +36,17 @@ int prof__out_create(const char *path, char *tmp, size_t tmp_n, int mode, char *
   for (unsigned attempt = 0; attempt < 16; attempt++) {
     unsigned k = (unsigned)gettid() * 16u + attempt;
     if ((size_t)snprintf(tmp, tmp_n, "%s.%d.%u.tmp", path, (int)getpid(), k) >= tmp_n) {
-      snprintf(err, 256, "path too long: '%s'", path);
+      snprintf(err, PROF_ERR_MAX, "path too long: '%s'", path);
       return -1;
     }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd >= 0) return fd;
     if (errno != EEXIST) {
-      snprintf(err, 256, "cannot create '%s': %s", path, strerror(errno)); /* the user's name, not the temporary's */
+      snprintf(err, PROF_ERR_MAX, "cannot create '%s': %s", path, strerror(errno)); /* the user's name, not the temporary's */
       return -1;
     }
   }
-  snprintf(err, 256, "cannot create a temporary file beside '%s': names taken", path);
+  snprintf(err, PROF_ERR_MAX, "cannot create a temporary file beside '%s': names taken", path);
   return -1;
 }
 
@@ -56,7 +56,7 @@ int prof__out_commit(const char *tmp, const char *path, char *err) {
     return -1;
   }
   if (rename(tmp, path) != 0) {
-    snprintf(err, 256, "cannot write '%s': %s", path, strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot write '%s': %s", path, strerror(errno));
     unlink(tmp);
     return -1;
   }
@@ -69,7 +69,7 @@ int prof__out_fopen(prof__outf *o, const char *path, int mode, char *err) {
   o->path = strdup(path);
   o->tmp = malloc(n);
   if (!o->path || !o->tmp) {
-    snprintf(err, 256, "out of memory");
+    snprintf(err, PROF_ERR_MAX, "out of memory");
     goto fail;
   }
   if (prof__out_check(path, err) != 0) goto fail;
@@ -77,7 +77,7 @@ int prof__out_fopen(prof__outf *o, const char *path, int mode, char *err) {
   if (fd < 0) goto fail;
   o->f = fdopen(fd, "w");
   if (o->f) return 0;
-  snprintf(err, 256, "cannot write '%s': %s", path, strerror(errno));
+  snprintf(err, PROF_ERR_MAX, "cannot write '%s': %s", path, strerror(errno));
   close(fd);
   unlink(o->tmp);
 fail:
@@ -90,7 +90,7 @@ fail:
 int prof__out_fclose(prof__outf *o, int ok, char *err) {
   int rc = -1;
   if (fclose(o->f) != 0 && ok) {
-    snprintf(err, 256, "cannot write '%s': %s", o->path, strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot write '%s': %s", o->path, strerror(errno));
     ok = 0;
   }
   if (ok) rc = prof__out_commit(o->tmp, o->path, err) == 0 ? 0 : -1;
@@ -136,7 +136,7 @@ int prof__mkdirs(const char *dir, char *err) {
   char p[4096];
   size_t n = strlen(dir);
   if (n == 0 || n >= sizeof p) {
-    snprintf(err, 256, "cannot create directory '%.200s': bad length", dir);
+    snprintf(err, PROF_ERR_MAX, "cannot create directory '%.200s': bad length", dir);
     return -1;
   }
   memcpy(p, dir, n + 1);
@@ -146,7 +146,7 @@ int prof__mkdirs(const char *dir, char *err) {
     char c = p[i];
     p[i] = 0;
     if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      snprintf(err, 256, "cannot create directory '%.200s': %s", p, strerror(errno));
+      snprintf(err, PROF_ERR_MAX, "cannot create directory '%.200s': %s", p, strerror(errno));
       return -1;
     }
     p[i] = c;
@@ -158,15 +158,15 @@ int prof__mkdirs(const char *dir, char *err) {
 static int dir_owned(int fd, const char *dir, char *err) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    snprintf(err, 256, "cannot check folder '%.200s': %s", dir, strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot check folder '%.200s': %s", dir, strerror(errno));
     return -1;
   }
   if (!S_ISDIR(st.st_mode)) {
-    snprintf(err, 256, "cannot use '%.200s' as a folder: it is not one", dir);
+    snprintf(err, PROF_ERR_MAX, "cannot use '%.200s' as a folder: it is not one", dir);
     return -1;
   }
   if (st.st_uid != geteuid() && st.st_uid != 0) {
-    snprintf(err, 256, "refusing output folder '%.160s': it belongs to another user (uid %u)", dir,
+    snprintf(err, PROF_ERR_MAX, "refusing output folder '%.160s': it belongs to another user (uid %u)", dir,
              (unsigned)st.st_uid);
     return -1;
   }
@@ -178,7 +178,7 @@ int prof__out_dir_check(const char *dir, char *err) {
   size_t n = strlen(dir);
   while (n > 1 && dir[n - 1] == '/') n--; /* "x/" would follow a symlink x */
   if (n == 0 || n >= sizeof d) {
-    snprintf(err, 256, "cannot use folder '%.200s': bad length", dir);
+    snprintf(err, PROF_ERR_MAX, "cannot use folder '%.200s': bad length", dir);
     return -1;
   }
   memcpy(d, dir, n);
@@ -189,17 +189,17 @@ int prof__out_dir_check(const char *dir, char *err) {
     struct stat ls;
     if (lstat(d, &ls) == 0 && S_ISLNK(ls.st_mode)) {
       if (ls.st_uid != geteuid() && ls.st_uid != 0) {
-        snprintf(err, 256, "refusing output folder '%.160s': it is another user's symbolic link", dir);
+        snprintf(err, PROF_ERR_MAX, "refusing output folder '%.160s': it is another user's symbolic link", dir);
         return -1;
       }
       fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     } else {
-      snprintf(err, 256, "cannot use '%.200s' as a folder: a file of that name exists", dir);
+      snprintf(err, PROF_ERR_MAX, "cannot use '%.200s' as a folder: a file of that name exists", dir);
       return -1;
     }
   }
   if (fd < 0) {
-    snprintf(err, 256, "cannot use folder '%.200s': %s", dir, strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot use folder '%.200s': %s", dir, strerror(errno));
     return -1;
   }
   int rc = dir_owned(fd, dir, err);

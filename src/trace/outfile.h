@@ -14,8 +14,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "errbuf.h"
+
 /* Is `path` fit to be replaced: absent, or a regular file owned by the
- * effective user? 0 when it is; otherwise -1 with a reason in `err` (256
+ * effective user? 0 when it is; otherwise -1 with a reason in `err` (PROF_ERR_MAX
  * bytes) naming `path`. */
 int prof__out_check(const char *path, char *err);
 
@@ -50,7 +52,7 @@ int prof__out_fclose(prof__outf *o, int ok, char *err);
 
 /* Create the directory `dir` and every missing folder above it (mode 0777
  * less the umask), as `mkdir -p` does. 0 when it exists afterwards and
- * passes prof__out_dir_check; -1 with a message in `err` (256 bytes)
+ * passes prof__out_dir_check; -1 with a message in `err` (PROF_ERR_MAX bytes)
  * otherwise. Allocates nothing. */
 int prof__mkdirs(const char *dir, char *err);
 
@@ -58,7 +60,7 @@ int prof__mkdirs(const char *dir, char *err);
  * the effective user or by root, checked with fstat on a descriptor opened
  * O_DIRECTORY | O_NOFOLLOW (a symlink counts when the link itself is the
  * user's or root's and leads to such a folder). 0, or -1 with a message in
- * `err` (256 bytes). Another user's folder in a shared directory (/tmp) is
+ * `err` (PROF_ERR_MAX bytes). Another user's folder in a shared directory (/tmp) is
  * refused: its owner could read, replace or remove what is written there. */
 int prof__out_dir_check(const char *dir, char *err);
 

@@ -22,6 +22,7 @@
 
 #include "mlprof.h"
 #include "format.h"
+#include "settings.h"
 #include "trace.h"
 #include "zstd_stream.h"
 
@@ -94,22 +95,22 @@ static int parse_header(prof__reader *r, char *err) {
   unsigned char fixed[16];
   size_t got = fread(fixed, 1, sizeof fixed, r->f);
   if (got < 8 || memcmp(fixed, PROF_TRACE_MAGIC, 8) != 0) {
-    snprintf(err, 256, "'%s' is not an mlprof trace (bad magic)", r->path);
+    snprintf(err, PROF_ERR_MAX, "'%s' is not an mlprof trace (bad magic)", r->path);
     return PROF_EFORMAT;
   }
   if (got < sizeof fixed) {
-    snprintf(err, 256, "'%s' is truncated inside the header", r->path);
+    snprintf(err, PROF_ERR_MAX, "'%s' is truncated inside the header", r->path);
     return PROF_ETRUNC;
   }
   unsigned version = prof__rd32(fixed + 8), len = prof__rd32(fixed + 12);
   if (version < PROF_TRACE_VERSION_MIN || version > PROF_TRACE_VERSION) {
-    snprintf(err, 256, "'%s' has trace version %u; this mlprof reads versions %d to %d", r->path, version,
+    snprintf(err, PROF_ERR_MAX, "'%s' has trace version %u; this mlprof reads versions %d to %d", r->path, version,
              PROF_TRACE_VERSION_MIN, PROF_TRACE_VERSION);
     return PROF_EVERSION;
   }
   r->evf_known = version >= 2 ? PROF_EVF_KNOWN : PROF_EVF_KNOWN_V1;
   if (len > PROF_MAX_HEADER || len + 20u > r->size) {
-    snprintf(err, 256, "'%s': header size %u is %s", r->path, len,
+    snprintf(err, PROF_ERR_MAX, "'%s': header size %u is %s", r->path, len,
              len > PROF_MAX_HEADER ? "invalid" : "beyond the end of the file (truncated)");
     return len > PROF_MAX_HEADER ? PROF_EFORMAT : PROF_ETRUNC;
   }
@@ -117,19 +118,19 @@ static int parse_header(prof__reader *r, char *err) {
   if (!area) return PROF_ENOMEM;
   if (fread(area, 1, len + 4u, r->f) != len + 4u) {
     free(area);
-    snprintf(err, 256, "'%s' is truncated inside the header", r->path);
+    snprintf(err, PROF_ERR_MAX, "'%s' is truncated inside the header", r->path);
     return PROF_ETRUNC;
   }
   if (CRC_BAD(prof__crc32c(0, area, len), prof__rd32(area + len))) {
     free(area);
-    snprintf(err, 256, "'%s': header checksum mismatch (corrupt trace)", r->path);
+    snprintf(err, PROF_ERR_MAX, "'%s': header checksum mismatch (corrupt trace)", r->path);
     return PROF_EFORMAT;
   }
   prof__cur c = {area, area + len, 0};
   uint64_t n = prof__cur_varint(&c);
   if (c.bad || n > len) {
     free(area);
-    snprintf(err, 256, "'%s': malformed header", r->path);
+    snprintf(err, PROF_ERR_MAX, "'%s': malformed header", r->path);
     return PROF_EFORMAT;
   }
   r->hdr = calloc(n ? n : 1, sizeof *r->hdr);
@@ -145,7 +146,7 @@ static int parse_header(prof__reader *r, char *err) {
     const char *v = prof__cur_str(&c, &vl);
     if (c.bad) {
       free(area);
-      snprintf(err, 256, "'%s': malformed header entry %llu", r->path, (unsigned long long)i);
+      snprintf(err, PROF_ERR_MAX, "'%s': malformed header entry %llu", r->path, (unsigned long long)i);
       return PROF_EFORMAT;
     }
     memcpy(store, k, kl);
@@ -168,11 +169,11 @@ int prof__reader_open(prof__reader **out, const char *path, char *err) {
   *out = NULL;
   struct stat st;
   if (stat(path, &st) != 0) {
-    snprintf(err, 256, "cannot open trace '%s': %s", path, strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot open trace '%s': %s", path, strerror(errno));
     return PROF_ENOENT;
   }
   if (!S_ISREG(st.st_mode)) {
-    snprintf(err, 256, "'%s' is not a regular file", path);
+    snprintf(err, PROF_ERR_MAX, "'%s' is not a regular file", path);
     return PROF_EINVAL;
   }
   prof__reader *r = calloc(1, sizeof *r);
@@ -183,17 +184,17 @@ int prof__reader_open(prof__reader **out, const char *path, char *err) {
   r->zd = prof__zd_new();
   if (!r->f || !r->path || !r->zd) {
     int code = r->f ? PROF_ENOMEM : PROF_ENOENT;
-    snprintf(err, 256, "cannot open trace '%s': %s", path, r->f ? "out of memory" : strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot open trace '%s': %s", path, r->f ? "out of memory" : strerror(errno));
     prof__reader_close(r);
     return code;
   }
   int rc = parse_header(r, err);
   if (rc) {
-    if (rc == PROF_ENOMEM) snprintf(err, 256, "out of memory reading '%s'", path);
+    if (rc == PROF_ENOMEM) snprintf(err, PROF_ERR_MAX, "out of memory reading '%s'", path);
     prof__reader_close(r);
     return rc;
   }
-  char cap_err[256];
+  char cap_err[PROF_ERR_MAX];
   r->read_cap = prof__reader_cap_bytes(r->size, cap_err);
   r->chunk_cap = r->read_cap ? PROF_CHUNK_RAW_MAX : PROF_MAX_CHUNK;
   if (cap_err[0]) fprintf(stderr, "mlprof: %s\n", cap_err);
@@ -205,13 +206,13 @@ int prof__reader_open(prof__reader **out, const char *path, char *err) {
 uint64_t prof__reader_cap_bytes(uint64_t file_size, char *err) {
   err[0] = 0;
   uint64_t mb = PROF_READ_MAX_MB_DEFAULT;
-  const char *v = getenv("MLPROF_READ_MAX_MB");
-  if (v && *v) {
+  const char *v = prof__env("READ_MAX_MB");
+  if (v) {
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
     if (errno || *end || *v == '-' || x > (UINT64_MAX >> 20))
-      snprintf(err, 256, "ignoring MLPROF_READ_MAX_MB='%.40s': not a number of MiB (0 = no cap); using %u",
+      snprintf(err, PROF_ERR_MAX, "ignoring MLPROF_READ_MAX_MB='%.40s': not a number of MiB (0 = no cap); using %u",
                v, PROF_READ_MAX_MB_DEFAULT);
     else
       mb = x;

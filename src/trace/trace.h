@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "errbuf.h"
 #include "event.h"
 
 #define PROF_TRACE_VERSION 2     /* what the writer writes */
@@ -48,7 +49,7 @@ typedef struct prof__kv {
 typedef struct prof__tw prof__tw;
 
 /* Create `path` and write the header from `kv[0..n)`. Returns NULL on failure
- * with a message in `err` (at least 256 bytes), e.g. the path and strerror.
+ * with a message in `err` (at least PROF_ERR_MAX bytes), e.g. the path and strerror.
  * A regular file of the user's at `path` is replaced (tools, tests). */
 prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *err);
 
@@ -134,7 +135,7 @@ typedef struct prof__reader prof__reader;
  * PROF_READ_RATIO times the file's size, whichever is larger; past it
  * prof__reader_next() fails with PROF_ENOMEM and a message naming the
  * variable. prof__reader_cap_bytes() returns the cap in bytes for a file of
- * `file_size` bytes (0: none), with a message in err (>= 256 bytes, "" if
+ * `file_size` bytes (0: none), with a message in err (>= PROF_ERR_MAX bytes, "" if
  * none) when the variable is not a number. */
 #define PROF_READ_MAX_MB_DEFAULT 1024u
 #define PROF_READ_RATIO 16u
@@ -142,7 +143,7 @@ uint64_t prof__reader_cap_bytes(uint64_t file_size, char *err);
 
 /* Open and validate the header. Returns 0 and sets *out, or a negative error
  * (PROF_ENOENT, PROF_EFORMAT, PROF_ETRUNC, PROF_EVERSION, PROF_ENOMEM) with a
- * message in `err` (at least 256 bytes). */
+ * message in `err` (at least PROF_ERR_MAX bytes). */
 int prof__reader_open(prof__reader **out, const char *path, char *err);
 
 /* Header pairs, in file order. */

@@ -112,7 +112,7 @@ static int put_header(prof__tw *w, const prof__kv *kv, size_t n) {
 /* The failure of a header write: the errno the writer kept for its first
  * failed write (never a stale errno read later). */
 static void header_failed(int rc, int werr, const char *path, char *err) {
-  snprintf(err, 256, "cannot write trace header to '%s': %s", path,
+  snprintf(err, PROF_ERR_MAX, "cannot write trace header to '%s': %s", path,
            rc == PROF_ENOMEM ? "out of memory" : strerror(werr ? werr : EIO));
 }
 
@@ -122,7 +122,7 @@ prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *er
   size_t tmp_n = strlen(path) + 48;
   char *tmp = malloc(tmp_n);
   if (!w || !tmp) {
-    snprintf(err, 256, "out of memory");
+    snprintf(err, PROF_ERR_MAX, "out of memory");
     free(w);
     free(tmp);
     return NULL;
@@ -156,7 +156,7 @@ prof__tw *prof__tw_create(const char *path, const prof__kv *kv, size_t n, int *t
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     *taken = errno == EEXIST;
-    snprintf(err, 256, "cannot create '%s': %s", path, strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot create '%s': %s", path, strerror(errno));
     return NULL;
   }
   prof__tw *w = calloc(1, sizeof *w);

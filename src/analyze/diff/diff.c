@@ -42,7 +42,7 @@ static double step_median(const prof__an *an, double *se) {
  * rest (per-step arrays above all) would be most of the text and the tree. */
 static prof__jv *report_tree(prof__an *an) {
   static const char *const parts[] = {"ranges", "functions", "gpu", "memory", NULL};
-  char *text = NULL, err[256];
+  char *text = NULL, err[PROF_ERR_MAX];
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f) return NULL;

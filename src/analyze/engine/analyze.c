@@ -116,7 +116,7 @@ static int an_analyze(an_priv *p, char *err) {
   prof__an *an = &p->pub;
   int rc = an_pass(p, 1);
   if (rc < 0 && rc != PROF_ETRUNC) {
-    snprintf(err, 256, "%s", prof__reader_error(an->reader));
+    snprintf(err, PROF_ERR_MAX, "%s", prof__reader_error(an->reader));
     return rc;
   }
   if (rc == PROF_ETRUNC) {
@@ -130,7 +130,7 @@ static int an_analyze(an_priv *p, char *err) {
     rc = prof__reader_rewind(an->reader);
     if (rc == 0) rc = an_pass(p, 2);
     if (rc < 0 && rc != PROF_ETRUNC) {
-      snprintf(err, 256, "second pass: %s", prof__reader_error(an->reader));
+      snprintf(err, PROF_ERR_MAX, "second pass: %s", prof__reader_error(an->reader));
       return rc;
     }
   }
@@ -138,7 +138,7 @@ static int an_analyze(an_priv *p, char *err) {
   sections_finish(an);
   prof__findings_sort(an);
   if (p->oom) {
-    snprintf(err, 256, "out of memory while analyzing '%s'", an->path);
+    snprintf(err, PROF_ERR_MAX, "out of memory while analyzing '%s'", an->path);
     return PROF_ENOMEM;
   }
   return 0;
@@ -152,7 +152,7 @@ int prof__an_run_opts(prof__an **out, const char *path, int quiet, char *err) {
   if (!p || !copy) {
     free(p);
     free(copy);
-    snprintf(err, 256, path ? "out of memory" : "no trace path given");
+    snprintf(err, PROF_ERR_MAX, path ? "out of memory" : "no trace path given");
     return path ? PROF_ENOMEM : PROF_EINVAL;
   }
   prof__an *an = &p->pub;
@@ -165,7 +165,7 @@ int prof__an_run_opts(prof__an **out, const char *path, int quiet, char *err) {
     an->header = prof__reader_header(an->reader);
     an->header_count = prof__reader_header_count(an->reader);
     rc = sections_init(an);
-    if (rc) snprintf(err, 256, "out of memory");
+    if (rc) snprintf(err, PROF_ERR_MAX, "out of memory");
   }
   if (rc == 0) rc = an_analyze(p, err);
   if (rc < 0) {

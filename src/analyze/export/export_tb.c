@@ -374,7 +374,7 @@ int prof__export_tensorboard(prof__an *an, const char *dir, char *path, size_t p
   if (rc == 0) rc = stream(&w);
   if (rc == 0) rc = step_events(&w);
   if (prof__out_fclose(&o, rc == 0, err) != 0 && rc == 0) rc = PROF_EIO;
-  if (rc && !err[0]) snprintf(err, 256, "cannot write '%.180s': %s", path, prof_strerror(rc));
+  if (rc && !err[0]) snprintf(err, PROF_ERR_MAX, "cannot write '%.180s': %s", path, prof_strerror(rc));
   for (size_t i = 0; i < w.nc; i++) {
     free(w.c[i].v);
     free(w.c[i].r);

@@ -57,7 +57,7 @@ static int gz_close(void *cookie) {
   g->z.avail_in = 0;
   if (!bad && pump(g, Z_FINISH)) bad = 1;
   deflateEnd(&g->z);
-  char err[256];
+  char err[PROF_ERR_MAX];
   if (prof__out_fclose(&g->o, !bad, err) != 0) bad = 1;
   free(g);
   return bad ? EOF : 0;
@@ -66,12 +66,12 @@ static int gz_close(void *cookie) {
 FILE *prof__gz_open(const char *path, char *err) {
   gz_cookie *g = calloc(1, sizeof *g);
   if (!g) {
-    snprintf(err, 256, "out of memory");
+    snprintf(err, PROF_ERR_MAX, "out of memory");
     return NULL;
   }
   /* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
   if (deflateInit2(&g->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    snprintf(err, 256, "zlib initialisation failed");
+    snprintf(err, PROF_ERR_MAX, "zlib initialisation failed");
     free(g);
     return NULL;
   }
@@ -84,7 +84,7 @@ FILE *prof__gz_open(const char *path, char *err) {
   cookie_io_functions_t io = {.write = gz_write, .close = gz_close};
   FILE *f = fopencookie(g, "w", io);
   if (!f) {
-    snprintf(err, 256, "cannot open a stream: %s", strerror(errno));
+    snprintf(err, PROF_ERR_MAX, "cannot open a stream: %s", strerror(errno));
     prof__out_fclose(&g->o, 0, err);
     deflateEnd(&g->z);
     free(g);
@@ -97,7 +97,7 @@ FILE *prof__gz_open(const char *path, char *err) {
 #else
 
 FILE *prof__gz_open(const char *path, char *err) {
-  snprintf(err, 256, "cannot write '%s': this build has no zlib (gzip output)", path);
+  snprintf(err, PROF_ERR_MAX, "cannot write '%s': this build has no zlib (gzip output)", path);
   return NULL;
 }
 

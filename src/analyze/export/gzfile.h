@@ -10,7 +10,7 @@
  * (trace/outfile.h) and replaces `path` when fclose() finishes the gzip
  * member well; fclose() fails (returns EOF, nothing replaced) if any write,
  * the compression or the move failed. Returns NULL with a
- * message in err (>= 256 bytes) when the file cannot be created or zlib is
+ * message in err (>= PROF_ERR_MAX bytes) when the file cannot be created or zlib is
  * not available in this build. */
 FILE *prof__gz_open(const char *path, char *err);
 

@@ -68,17 +68,17 @@ long prof__ranks_paths(char *const *args, size_t nargs, char ***paths, char *err
   for (size_t i = 0; i < nargs && !rc; i++) {
     struct stat st;
     if (stat(args[i], &st) != 0) {
-      snprintf(err, 256, "%s: %s", args[i], strerror(errno));
+      snprintf(err, PROF_ERR_MAX, "%s: %s", args[i], strerror(errno));
       rc = PROF_ENOENT;
     } else if (S_ISDIR(st.st_mode)) {
       rc = add_dir(&v, &n, &cap, args[i]);
-      if (rc) snprintf(err, 256, "%s: cannot read the directory", args[i]);
+      if (rc) snprintf(err, PROF_ERR_MAX, "%s: cannot read the directory", args[i]);
     } else {
       rc = push_path(&v, &n, &cap, args[i]);
     }
   }
   if (!rc && n == 0) {
-    snprintf(err, 256, "no traces (*.mlpt) found");
+    snprintf(err, PROF_ERR_MAX, "no traces (*.mlpt) found");
     rc = PROF_ENOENT;
   }
   if (rc) {
@@ -220,7 +220,7 @@ static int add_trace(prof__ranks *rs, const char *path, char *err) {
   rc = r->path ? read_ops(r, an) : PROF_ENOMEM;
   if (!rc) rc = note_step_min(rs, an, r);
   prof__an_free(an);
-  if (rc) snprintf(err, 256, "%s: out of memory", path);
+  if (rc) snprintf(err, PROF_ERR_MAX, "%s: out of memory", path);
   return rc;
 }
 
@@ -285,7 +285,7 @@ int prof__ranks_run(prof__ranks **out, char *const *paths, size_t n, char *err) 
   for (size_t i = 0; i < n; i++) {
     int rc = add_trace(rs, paths[i], err);
     if (rc) {
-      if (!err[0]) snprintf(err, 256, "%s: %s", paths[i], prof_strerror(rc));
+      if (!err[0]) snprintf(err, PROF_ERR_MAX, "%s: %s", paths[i], prof_strerror(rc));
       prof__ranks_free(rs);
       return rc;
     }

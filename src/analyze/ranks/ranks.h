@@ -82,7 +82,7 @@ long prof__ranks_paths(char *const *args, size_t nargs, char ***paths, char *err
 void prof__ranks_paths_free(char **paths, size_t n);
 
 /* Analyse the traces (one after another) and compute the merged results.
- * Returns 0 or a negative error with the failing trace in err (>= 256 bytes). */
+ * Returns 0 or a negative error with the failing trace in err (>= PROF_ERR_MAX bytes). */
 int prof__ranks_run(prof__ranks **out, char *const *paths, size_t n, char *err);
 void prof__ranks_free(prof__ranks *rs);
 

@@ -171,7 +171,7 @@ static void reset(mx *m) {
 
 static int stream_rank(mx *m) {
   prof__reader *rd;
-  char err[256];
+  char err[PROF_ERR_MAX];
   int rc = prof__reader_open(&rd, m->r->path, err);
   if (rc) return rc;
   char pname[128];

@@ -62,7 +62,7 @@ static int write_one(prof__an *an, const char *trace, const char *suffix, const 
   size_t n = strlen(trace) + strlen(suffix) + 1;
   char *path = malloc(n);
   if (!path) {
-    snprintf(err, 256, "out of memory");
+    snprintf(err, PROF_ERR_MAX, "out of memory");
     return PROF_ENOMEM;
   }
   snprintf(path, n, "%s%s", trace, suffix);
@@ -70,7 +70,7 @@ static int write_one(prof__an *an, const char *trace, const char *suffix, const 
   int rc = PROF_EIO;
   if (prof__out_fopen(&o, path, 0600, err) == 0) {
     rc = prof__report_write(an, format, o.f);
-    if (rc) snprintf(err, 256, "cannot write report '%s': %s", path, rc == PROF_EIO ? strerror(errno) : prof_strerror(rc));
+    if (rc) snprintf(err, PROF_ERR_MAX, "cannot write report '%s': %s", path, rc == PROF_EIO ? strerror(errno) : prof_strerror(rc));
     if (prof__out_fclose(&o, rc == 0, err) != 0 && rc == 0) rc = PROF_EIO;
   }
   free(path);

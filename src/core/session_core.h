@@ -1,0 +1,30 @@
+/* session_core.h — the life cycle (session.c) as the core files that share
+ * the session's work see it: modules.c (the module registry), fork.c,
+ * header.c (the trace header) and capture.c (capture scheduling). Not for
+ * producers: they use producer.h.
+ */
+#ifndef PROF_SESSION_CORE_H
+#define PROF_SESSION_CORE_H
+
+#include "config.h"
+
+/* The session's lock: it serialises state changes (prof_init,
+ * prof_shutdown, fork, module registration). The annotation hot path never
+ * takes it. */
+void prof__session_lock(void);
+void prof__session_unlock(void);
+
+/* The session's configuration: resolved by prof_init, fixed while the
+ * session runs (zeroed before the first prof_init). */
+const prof__cfg *prof__session_cfg(void);
+
+/* 1 when `mlprof run` writes this process's reports (it was told the
+ * trace's path at prof_init). */
+int prof__session_by_launcher(void);
+
+/* Child side of fork(), with the session's lock taken before the fork (and
+ * so held in the child, single-threaded): the child records nothing; its
+ * session turns off and its lock is new. */
+void prof__session_fork_child(void);
+
+#endif /* PROF_SESSION_CORE_H */
