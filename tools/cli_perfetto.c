@@ -14,7 +14,7 @@
 /* gz: 1 always (pprof), 0 when the name ends in .gz. */
 static FILE *open_out(const char *path, int gz) {
   if (strcmp(path, "-") == 0 || !(gz || prof__gz_wanted(path))) return cli_open_out("export", path);
-  char err[256];
+  char err[PROF_ERR_MAX];
   FILE *f = prof__gz_open(path, err);
   if (!f) cli_error("export", "%s", err);
   return f;
