@@ -18,5 +18,10 @@ if(MLPROF_PYTHON3 AND NOT MLPROF_SANITIZE AND MLPROF_HAVE_PYFRAMES AND TARGET ml
       COMMAND ${MLPROF_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_pyframes.py
               $<TARGET_FILE:mlprof_cli> $<TARGET_FILE:mlprof_shared> ${CMAKE_CURRENT_BINARY_DIR}/tmp)
     set_tests_properties(python_frames PROPERTIES TIMEOUT 900)
+    # the operator view of an unmodified MLP training script
+    add_test(NAME python_operators
+      COMMAND ${MLPROF_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_operators.py
+              $<TARGET_FILE:mlprof_cli> $<TARGET_FILE:mlprof_shared> ${CMAKE_CURRENT_BINARY_DIR}/tmp)
+    set_tests_properties(python_operators PROPERTIES TIMEOUT 900)
   endif()
 endif()
