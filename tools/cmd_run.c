@@ -150,6 +150,7 @@ static void child_env(const run_opts *o, const char *lib, const char *trace) {
   setenv("MLPROF_REPORT", "0", 1); /* the launcher writes the reports */
   if (o->mem) setenv("MLPROF_MEM", o->mem, 1);
   if (o->no_children) setenv("MLPROF_RUN_CHILDREN", "0", 1);
+  run_python_env(lib);
 }
 
 /* Where the trace goes: -o, else MLPROF_OUTPUT as the library reads it (a

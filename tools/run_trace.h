@@ -22,4 +22,10 @@ uint64_t run_clock_ns(void);
  * unless `quiet`. */
 int run_find_trace(char *trace, size_t n, pid_t pid, uint64_t since_ns, int quiet);
 
+/* Python programs (tools/run_python.c): put the folder of the
+ * sitecustomize.py beside the library `lib` first on PYTHONPATH, so that
+ * torch's record_function blocks are recorded as ranges. Nothing when it
+ * is missing or MLPROF_TORCH_RANGES=0. */
+void run_python_env(const char *lib);
+
 #endif

@@ -11,7 +11,8 @@
  * (MLPROF_SCHEDULE) recording is paused outside active steps, and each
  * cycle's active steps also go to a segment trace of their own
  * (`<trace>.cycle<N>.mlpt`); an on-demand capture (SIGUSR2, `mlprof
- * trigger`) does the same for the next N steps (`<trace>.trigger<K>.mlpt`).
+ * trigger`) does the same for the next N steps (`<trace>.trigger<K>.mlpt`),
+ * and so does prof_capture() from the program (`<trace>.capture<K>.mlpt`).
  * Transitions happen at step boundaries under a small mutex of their own;
  * the writer thread opens and closes the files.
  */
@@ -61,7 +62,13 @@ static struct {
   uint64_t ntriggers;
   int reporting;       /* report threads still running */
   char last[PATH_MAX]; /* last finished segment */
+  uint64_t api_steps;  /* steps prof_capture() asked for, taken at the next prof_start */
+  int api_open;        /* the open segment is a prof_capture() one */
+  uint64_t ncaptures;  /* prof_capture() segments begun */
+  uint64_t ndone;      /* segments finished (closed, report written) */
+  char done[PROF_CAPTURE_KEEP][PATH_MAX]; /* the last finished ones, by ndone % PROF_CAPTURE_KEEP */
 } cap = {.slot = -1};
+static int api_req; /* a prof_capture() request waits for the next prof_start */
 
 uint64_t prof__misuse_total(void) {
   uint64_t n = 0;
@@ -330,7 +337,14 @@ static void capture_step_begin(uint64_t n, uint64_t od, uint64_t ticks) {
   uint64_t cycle = 0;
   int first = 0, last = 0;
   int sched = sched_active(&cfg.sched, n, &cycle, &first, &last);
-  if (od && cap.od_left == 0 && cap.slot < 0) {
+  if (cap.api_steps && cap.slot < 0) {
+    cap.od_left = cap.api_steps;
+    segment_begin_locked("capture", ++cap.ncaptures, ticks);
+    cap.api_open = cap.slot >= 0;
+    if (cap.slot < 0) cap.od_left = 0;
+    cap.api_steps = 0;
+    __atomic_store_n(&api_req, 0, __ATOMIC_RELAXED);
+  } else if (od && cap.od_left == 0 && cap.slot < 0) {
     cap.od_left = od;
     segment_begin_locked("trigger", ++cap.ntriggers, ticks);
     if (cap.slot < 0) cap.od_left = 0;
@@ -356,6 +370,7 @@ static void capture_step_end(uint64_t n) {
       prof__writer_segment_end(cap.slot, prof__ticks(), cap.seg_steps);
       cap.slot = -1;
       cap.sched_last = 0;
+      cap.api_open = 0;
     }
   }
   if (cfg.sched.on && !cap.od_left && !sched_records(n + 1)) pause_locked();
@@ -375,13 +390,19 @@ void prof__session_last_segment(char *out, size_t n) {
   pthread_mutex_unlock(&cap_mu);
 }
 
+static void segment_finished_locked(const char *path) {
+  snprintf(cap.last, sizeof cap.last, "%s", path);
+  snprintf(cap.done[cap.ndone % PROF_CAPTURE_KEEP], PATH_MAX, "%s", path);
+  cap.ndone++;
+}
+
 static void *segment_report(void *arg) {
   char *path = arg, err[256] = "";
   int ok = prof__report_hook(path, err) == 0;
   if (ok) fprintf(stderr, "mlprof: capture %s; report %s.report.txt\n", path, path);
   else fprintf(stderr, "mlprof: capture %s; no report: %s\n", path, err);
   pthread_mutex_lock(&cap_mu);
-  snprintf(cap.last, sizeof cap.last, "%s", path);
+  segment_finished_locked(path);
   cap.reporting--;
   pthread_mutex_unlock(&cap_mu);
   free(path);
@@ -401,7 +422,7 @@ void prof__session_segment_done(const char *path, int ok) {
     cap.reporting++;
     copy = NULL;
   } else {
-    snprintf(cap.last, sizeof cap.last, "%s", path);
+    segment_finished_locked(path);
     if (!copy) fprintf(stderr, "mlprof: capture %s%s\n", path, ok ? "" : " (incomplete)");
   }
   pthread_mutex_unlock(&cap_mu);
@@ -418,6 +439,47 @@ static void capture_wait_reports(void) {
     if (!busy) return;
     usleep(10000);
   }
+}
+
+/* ---- prof_capture ------------------------------------------------------------ */
+
+PROF_API int prof_capture(uint64_t steps) {
+  if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != ST_RUNNING) return PROF_ESTATE;
+  int rc = 0;
+  pthread_mutex_lock(&cap_mu);
+  if (steps == 0) { /* end this program's capture at the current boundary */
+    cap.api_steps = 0;
+    __atomic_store_n(&api_req, 0, __ATOMIC_RELAXED);
+    if (cap.slot >= 0 && cap.api_open) {
+      if (__atomic_load_n(&step_open, __ATOMIC_ACQUIRE)) {
+        cap.od_left = 1; /* the open step is the last */
+      } else {
+        prof__writer_segment_end(cap.slot, prof__ticks(), cap.seg_steps);
+        cap.slot = -1;
+        cap.od_left = 0;
+        cap.api_open = 0;
+      }
+    }
+  } else if (cap.api_steps || (cap.slot >= 0 && cap.od_left)) {
+    rc = PROF_ESTATE; /* one on-demand capture at a time */
+  } else {
+    cap.api_steps = steps;
+    __atomic_store_n(&api_req, 1, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&cap_mu);
+  return rc;
+}
+
+PROF_API uint64_t prof_capture_done(uint64_t index, char *path, size_t n) {
+  pthread_mutex_lock(&cap_mu);
+  uint64_t count = cap.ndone;
+  if (path && n) {
+    path[0] = 0;
+    if (index >= 1 && index <= count && count - index < PROF_CAPTURE_KEEP)
+      snprintf(path, n, "%s", cap.done[(index - 1) % PROF_CAPTURE_KEEP]);
+  }
+  pthread_mutex_unlock(&cap_mu);
+  return count;
 }
 
 static int go_off(int err) {
@@ -575,7 +637,8 @@ PROF_API int prof_start(void) {
   __atomic_store_n(&step_cur, n, __ATOMIC_RELAXED);
   uint64_t ticks = prof__ticks();
   uint64_t od = modules_step(1, n, ticks);
-  if (PROF_UNLIKELY(cfg.sched.on || od || __atomic_load_n(&cap.od_left, __ATOMIC_RELAXED)))
+  if (PROF_UNLIKELY(cfg.sched.on || od || __atomic_load_n(&cap.od_left, __ATOMIC_RELAXED) ||
+                    __atomic_load_n(&api_req, __ATOMIC_RELAXED)))
     capture_step_begin(n, od, ticks);
   prof__emit(PROF_EV_STEP_BEGIN, 0, 0, n, 0);
   return 0;
