@@ -23,6 +23,11 @@ if(MLPROF_PYTHON3 AND NOT MLPROF_SANITIZE AND MLPROF_HAVE_PYFRAMES AND TARGET ml
       COMMAND ${MLPROF_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_operators.py
               $<TARGET_FILE:mlprof_cli> $<TARGET_FILE:mlprof_shared> ${CMAKE_CURRENT_BINARY_DIR}/tmp)
     set_tests_properties(python_operators PROPERTIES TIMEOUT 900)
+    # allocation sites with their operator and Python line; retained vs leaked
+    add_test(NAME python_torch_memory
+      COMMAND ${MLPROF_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_torch_memory.py
+              $<TARGET_FILE:mlprof_cli> $<TARGET_FILE:mlprof_shared> ${CMAKE_CURRENT_BINARY_DIR}/tmp)
+    set_tests_properties(python_torch_memory PROPERTIES TIMEOUT 900)
   endif()
 endif()
 

@@ -85,6 +85,9 @@ int prof__op_classify(const char *func, char *out, size_t n) {
 
 int prof__py_user_file(const char *file) {
   if (!file || !*file || file[0] == '<') return 0;
+  const char *base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  if (strcmp(base, "sitecustomize.py") == 0 || strcmp(base, "usercustomize.py") == 0) return 0; /* start-up hooks */
   if (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/")) return 0;
   const char *l = strstr(file, "/lib/python");
   if (l && isdigit((unsigned char)l[11])) return 0; /* the standard library: /usr/lib/python3.11/... */

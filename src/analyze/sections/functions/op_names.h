@@ -32,8 +32,8 @@ void prof__op_strip_overload(const char *ident, size_t len, char *out, size_t n)
 
 /* A Python source file of the user's code rather than of an installed
  * library or the standard library (site-packages, dist-packages,
- * lib/python3.X, frozen modules): the caller line an operator or an
- * allocation is charged to. */
+ * lib/python3.X, frozen modules, sitecustomize.py and usercustomize.py):
+ * the caller line an operator or an allocation is charged to. */
 int prof__py_user_file(const char *file);
 
 #endif
