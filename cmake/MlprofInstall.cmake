@@ -23,6 +23,10 @@ install(TARGETS mlprof_shared mlprof_static EXPORT mlprofTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT lib)
 
+# beside the library, for `mlprof run` of Python programs (tools/run_python.c)
+install(FILES ${PROJECT_SOURCE_DIR}/python/mlprof/_record_function.py
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/mlprof-python RENAME sitecustomize.py COMPONENT lib)
+
 if(TARGET mlprof_cli)
   install(TARGETS mlprof_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT bin)
   # Its manual page and bash completion (tests/cli_docs.sh keeps both in

@@ -372,6 +372,37 @@ PROF_API void prof_histogram_units(const char *tag, int kind, const float *value
  * the analysis. Returns 0 or a negative error. */
 PROF_API int prof_snapshot(const char *path);
 
+/* ---- Captures ------------------------------------------------------------ */
+
+/* Capture traces kept by prof_capture_done(). */
+#define PROF_CAPTURE_KEEP 8
+
+/* Record the next `steps` steps, from the next prof_start(), into a trace
+ * of their own, `<trace without .mlpt>.capture<K>.mlpt` (K from 1), with
+ * its report beside it when reports are on; the main trace records them
+ * too. This is what `mlprof trigger` does from outside, asked by the
+ * program (a profiling schedule driven from a language binding). steps = 0
+ * ends this program's capture at the current step boundary (when a step is
+ * open, it is the capture's last). Returns 0; PROF_ESTATE when the profiler
+ * is not running or a capture of the next steps is already asked for or
+ * running. Never waits for the disk: the writer thread writes the file. */
+PROF_API int prof_capture(uint64_t steps);
+
+/* The capture traces finished so far (each segment trace of prof_capture(),
+ * MLPROF_SCHEDULE cycles and triggers, once its file is closed and its
+ * report written): returns their count; with path != NULL, copies the path
+ * of the index-th finished one (1-based) into path[0..n), or "" when index
+ * is 0, beyond the count, or older than the last PROF_CAPTURE_KEEP. */
+PROF_API uint64_t prof_capture_done(uint64_t index, char *path, size_t n);
+
+/* Write the report of the trace file `trace` (NULL: the trace being
+ * written now, after the writer flushed it) to `out`, in `format`: "text",
+ * "json", "html", or "chrome" (the Chrome trace of `mlprof export
+ * --chrome`). May block for the analysis. Returns 0 or a negative error
+ * (PROF_EINVAL: unknown format; PROF_ESTATE: no trace given and none is
+ * being written; an unreadable trace or output: a message on stderr). */
+PROF_API int prof_report(const char *trace, const char *format, const char *out);
+
 /* ---- Model graph -------------------------------------------------------- */
 
 /* Declare that data flows from node `from` to node `to` of the model (a

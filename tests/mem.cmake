@@ -16,3 +16,14 @@ set_target_properties(mem_linked PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CUR
 if(TARGET test_mem_run)
   add_dependencies(test_mem_run mem_prog mem_linked mlprof_cli mlprof_shared)
 endif()
+
+# Allocations that look like a PyTorch program's (operator, allocator and
+# template names, a static constructor), for the attribution of sites.
+add_executable(mem_attr_prog ${CMAKE_CURRENT_LIST_DIR}/progs/mem_attr_prog.c)
+target_compile_options(mem_attr_prog PRIVATE -O1 -fno-omit-frame-pointer -fno-builtin)
+target_compile_definitions(mem_attr_prog PRIVATE _GNU_SOURCE)
+target_link_libraries(mem_attr_prog PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(mem_attr_prog PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/progs)
+if(TARGET test_mem_attr)
+  add_dependencies(test_mem_attr mem_attr_prog mlprof_cli mlprof_shared)
+endif()

@@ -154,6 +154,7 @@ static void child_env(const run_opts *o, const char *lib, const char *trace) {
   setenv("MLPROF_REPORT", "0", 1); /* the launcher writes the reports */
   if (o->mem) setenv("MLPROF_MEM", o->mem, 1);
   if (o->no_children) setenv("MLPROF_RUN_CHILDREN", "0", 1);
+  run_python_env(lib);
 }
 
 /* The main trace's path, by the library's naming rule (trace/tracename.h):

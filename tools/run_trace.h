@@ -12,4 +12,10 @@
  * after one message saying the program runs without the profiler. */
 int run_folder_refused(const char *trace);
 
+/* Python programs (tools/run_python.c): put the folder of the
+ * sitecustomize.py beside the library `lib` first on PYTHONPATH, so that
+ * torch's record_function blocks are recorded as ranges. Nothing when it
+ * is missing or MLPROF_TORCH_RANGES=0. */
+void run_python_env(const char *lib);
+
 #endif

@@ -9,25 +9,33 @@ Three lines are enough::
                 ...
 
 The library writes a trace and a bottleneck report when the process exits
-(or at ``mlprof.shutdown()``). Every call goes straight to libmlprof through
-ctypes; errors from the library raise :class:`MlprofError` carrying its
-message. The binding never crashes the interpreter: annotation calls made
-while the profiler is off are ignored (and counted by the library).
+(or at ``mlprof.shutdown()``). Blocks of torch's ``record_function``
+(``torch.profiler.record_function``) are recorded as ranges too, and
+``mlprof.torch.profile`` works the way ``torch.profiler.profile`` does.
+Every call goes straight to libmlprof through ctypes; errors from the
+library raise :class:`MlprofError` carrying its message. The binding never
+crashes the interpreter: annotation calls made while the profiler is off
+are ignored (and counted by the library).
 """
 
 import ctypes
 import functools
 
 from . import _lib
+from . import _record_function
+from ._version import __version__
 
 __all__ = [
     "MlprofError", "init", "shutdown", "start", "stop", "step", "range",
     "function", "mark", "counter", "scalar", "histogram", "snapshot", "stats",
     "trace_path", "step_count", "CATEGORIES", "HIST_KINDS", "library_path",
-    "meta", "graph_node", "graph_edge",
+    "meta", "graph_node", "graph_edge", "report", "__version__",
 ]
 
 _c = _lib.load()
+# torch's record_function blocks (torch.profiler / torch.autograd.profiler)
+# become ranges, now or once torch is imported (_record_function.py)
+_record_function.install(_c)
 
 #: Category names accepted by :func:`range` (values of enum prof_category).
 CATEGORIES = {"compute": 0, "data": 1, "comm": 2, "io": 3, "other": 4}
@@ -280,6 +288,14 @@ def stats():
     st.size = ctypes.sizeof(st)
     _check(_c.prof_stats_get(ctypes.byref(st)), "mlprof.stats")
     return {k: getattr(st, k) for k, _ in st._fields_ if k != "size"}
+
+
+def report(path, format="text", trace=None):
+    """Write the report of `trace` (a trace file; None: the trace being
+    written now, flushed first) to `path`, as "text", "json", "html" or
+    "chrome" (a Chrome trace). May take a while: it runs the analysis."""
+    _check(_need("prof_report")(None if trace is None else str(trace).encode(), str(format).encode(),
+                                str(path).encode()), "mlprof.report")
 
 
 def trace_path():

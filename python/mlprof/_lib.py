@@ -1,6 +1,7 @@
 """Loading libmlprof and declaring its C functions for ctypes.
 
-The library is looked up, in order: the path in MLPROF_LIBRARY; next to
+The library is looked up, in order: the path in MLPROF_LIBRARY; the
+preloaded one under `mlprof run` (MLPROF_PRELOAD=1, LD_PRELOAD); next to
 this package (an installed copy); the library folder of the install prefix
 this package sits in; the build tree of a source checkout; the system
 loader. Nothing is compiled at install time.
@@ -18,6 +19,11 @@ def _candidates():
     if env:
         yield env
         return
+    # under `mlprof run` the preloaded library is the one recording
+    if os.environ.get("MLPROF_PRELOAD") == "1":
+        for p in os.environ.get("LD_PRELOAD", "").replace(" ", ":").split(":"):
+            if os.path.basename(p).startswith("libmlprof.so"):
+                yield p
     here = os.path.dirname(os.path.abspath(__file__))
     for name in _NAMES:
         yield os.path.join(here, name)
@@ -119,3 +125,6 @@ def _declare(lib):
     _fn(lib, "prof_meta", c.c_int, c.c_char_p, c.c_char_p)
     _fn(lib, "prof_graph_edge_id", None, c.c_uint32, c.c_uint32)
     _fn(lib, "prof_graph_node_id", None, c.c_uint32, c.c_uint32, c.c_uint32, c.c_uint64, c.c_uint64)
+    _fn(lib, "prof_capture", c.c_int, c.c_uint64)
+    _fn(lib, "prof_capture_done", c.c_uint64, c.c_uint64, c.c_char_p, c.c_size_t)
+    _fn(lib, "prof_report", c.c_int, c.c_char_p, c.c_char_p, c.c_char_p)

@@ -10,6 +10,10 @@ the binding keeps no hard dependency on PyTorch.
             loss.backward()
             optimizer.step()
 
+``mlprof.torch.profile`` and ``mlprof.torch.schedule`` work as
+torch.profiler's do (``on_trace_ready``, ``p.step()``, ``p.table()``,
+``p.export_chrome_trace()``; see mlprof/profile.py).
+
 Each module's forward becomes a range named by its path in the model and
 its class (``0 (Linear)``, ``encoder.layer1 (Conv2d)``; the root module is
 named by its class alone), and its backward a range ``<name>.backward``:
@@ -24,6 +28,7 @@ nearly all zero fires ``dead_units``.
 """
 
 import mlprof
+from mlprof.profile import ProfilerAction, profile, schedule  # noqa: F401 - torch.profiler's way of working
 
 _COMPUTE = mlprof.CATEGORIES["compute"]
 _DATA = mlprof.CATEGORIES["data"]

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mlprof.h"
 #include "bgwriter.h"
 #include "capture.h"
 #include "producer.h"
@@ -39,7 +40,13 @@ static struct {
   int inflight;        /* captures begun and not yet finished */
   uint64_t ncaptured, nskipped; /* scheduled cycles captured, and skipped for want of room */
   char last[PATH_MAX]; /* last finished segment */
+  uint64_t api_steps;  /* steps prof_capture() asked for, taken at the next prof_start */
+  int api_open;        /* the open segment is a prof_capture() one */
+  uint64_t ncaptures;  /* prof_capture() segments begun */
+  uint64_t ndone;      /* segments finished (closed, report written) */
+  char done[PROF_CAPTURE_KEEP][PATH_MAX]; /* the last finished ones, by ndone % PROF_CAPTURE_KEEP */
 } cap = {.slot = -1};
+static int api_req; /* a prof_capture() request waits for the next prof_start */
 
 /* Is step n an active step of the schedule? Sets the 1-based cycle and
  * whether n opens or closes the cycle's active run. */
@@ -114,13 +121,22 @@ static void skip_cycle_locked(uint64_t cycle) {
 
 void prof__capture_step_begin(uint64_t n, uint64_t od, uint64_t ticks) {
   const prof__sched *s = &prof__session_cfg()->sched;
-  if (PROF_LIKELY(!s->on && !od && !__atomic_load_n(&cap.od_left, __ATOMIC_RELAXED))) return;
+  if (PROF_LIKELY(!s->on && !od && !__atomic_load_n(&cap.od_left, __ATOMIC_RELAXED) &&
+                  !__atomic_load_n(&api_req, __ATOMIC_RELAXED)))
+    return;
   pthread_mutex_lock(&cap_mu);
   uint64_t cycle = 0;
   int first = 0, last = 0;
   int sched = sched_active(s, n, &cycle, &first, &last);
   int room = cap.inflight < PROF_CAPTURES_IN_FLIGHT;
-  if (od && cap.od_left == 0 && cap.slot < 0 && room) {
+  if (cap.api_steps && cap.slot < 0 && room) { /* prof_capture() */
+    cap.od_left = cap.api_steps;
+    segment_begin_locked("capture", ++cap.ncaptures, ticks);
+    cap.api_open = cap.slot >= 0;
+    if (cap.slot < 0) cap.od_left = 0;
+    cap.api_steps = 0;
+    __atomic_store_n(&api_req, 0, __ATOMIC_RELAXED);
+  } else if (od && cap.od_left == 0 && cap.slot < 0 && room) {
     cap.od_left = od;
     segment_begin_locked("trigger", ++cap.ntriggers, ticks);
     if (cap.slot < 0) cap.od_left = 0;
@@ -150,10 +166,52 @@ void prof__capture_step_end(uint64_t n) {
       prof__writer_segment_end(cap.slot, prof__ticks(), cap.seg_steps);
       cap.slot = -1;
       cap.sched_last = 0;
+      cap.api_open = 0;
     }
   }
   if (s->on && !cap.od_left && !sched_records(n + 1)) pause_locked();
   pthread_mutex_unlock(&cap_mu);
+}
+
+/* ---- prof_capture: a capture the program asks for -------------------------- */
+
+PROF_API int prof_capture(uint64_t steps) {
+  if (!prof__session_started()) return PROF_ESTATE;
+  int rc = 0;
+  pthread_mutex_lock(&cap_mu);
+  if (steps == 0) { /* end this program's capture at the current boundary */
+    cap.api_steps = 0;
+    __atomic_store_n(&api_req, 0, __ATOMIC_RELAXED);
+    if (cap.slot >= 0 && cap.api_open) {
+      if (prof__session_step_open()) {
+        cap.od_left = 1; /* the open step is the last */
+      } else {
+        prof__writer_segment_end(cap.slot, prof__ticks(), cap.seg_steps);
+        cap.slot = -1;
+        cap.od_left = 0;
+        cap.api_open = 0;
+      }
+    }
+  } else if (cap.api_steps || (cap.slot >= 0 && cap.od_left)) {
+    rc = PROF_ESTATE; /* one on-demand capture at a time */
+  } else {
+    cap.api_steps = steps;
+    __atomic_store_n(&api_req, 1, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&cap_mu);
+  return rc;
+}
+
+PROF_API uint64_t prof_capture_done(uint64_t index, char *path, size_t n) {
+  pthread_mutex_lock(&cap_mu);
+  uint64_t count = cap.ndone;
+  if (path && n) {
+    path[0] = 0;
+    if (index >= 1 && index <= count && count - index < PROF_CAPTURE_KEEP)
+      snprintf(path, n, "%s", cap.done[(index - 1) % PROF_CAPTURE_KEEP]);
+  }
+  pthread_mutex_unlock(&cap_mu);
+  return count;
 }
 
 int prof__capture_running(void) {
@@ -182,7 +240,11 @@ void prof__capture_counts(uint64_t *captured, uint64_t *skipped) {
  * closed. */
 void prof__capture_done(const char *path, int written, int by, const char *err) {
   pthread_mutex_lock(&cap_mu);
-  if (written >= 0) snprintf(cap.last, sizeof cap.last, "%s", path);
+  if (written >= 0) {
+    snprintf(cap.last, sizeof cap.last, "%s", path);
+    snprintf(cap.done[cap.ndone % PROF_CAPTURE_KEEP], PATH_MAX, "%s", path);
+    cap.ndone++;
+  }
   cap.inflight--;
   pthread_mutex_unlock(&cap_mu);
   int trigger = prof__trace_is_sibling(path, prof__session_cfg()->path, "trigger"); /* on demand */

@@ -224,6 +224,9 @@ PROF_API int prof_shutdown(void) {
   return rc;
 }
 
+int prof__session_started(void) { return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == ST_RUNNING; }
+int prof__session_step_open(void) { return __atomic_load_n(&step_open, __ATOMIC_ACQUIRE); }
+
 PROF_API int prof_start(void) {
   int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
   if (PROF_UNLIKELY(st != ST_RUNNING)) {

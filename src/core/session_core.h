@@ -27,4 +27,10 @@ int prof__session_by_launcher(void);
  * session turns off and its lock is new. */
 void prof__session_fork_child(void);
 
+/* The session is started (prof_init done, not shut down; recording may be
+ * paused by a schedule), and a step is open now: read by prof_capture
+ * (capture.c). */
+int prof__session_started(void);
+int prof__session_step_open(void);
+
 #endif /* PROF_SESSION_CORE_H */

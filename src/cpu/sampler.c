@@ -419,6 +419,7 @@ static int cpu_start(void) {
   if (!__atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) && install_handler() != 0) return PROF_EUNSUPPORTED;
   prof__stack_thread_init();
   prof__pyframes_init();
+  if (prof__pyframes_active()) prof__stack_set_rewrite(prof__pyframes_merge); /* allocation stacks too */
   /* The starting thread is sampled from now on, not from the writer's
    * first scan: that comes after the clock calibration and a period, later
    * still on a loaded machine, and a short program would lose its start. */

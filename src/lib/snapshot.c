@@ -17,12 +17,13 @@
 
 #include "analyze/analyze.h"
 #include "core/bgwriter.h"
+#include "lib/snapshot.h"
 #include "core/session.h"
 #include "trace/outfile.h"
 
 /* Replace the truncation (expected while the program runs) by a note that
  * the report is a snapshot of a live program. */
-static void mark_live(prof__an *an) {
+void prof__snapshot_mark_live(prof__an *an) {
   if (!an->truncated) return;
   an->truncated = 0;
   an->trunc_msg[0] = 0;
@@ -61,7 +62,7 @@ PROF_API int prof_snapshot(const char *path) {
   prof__an *an = NULL;
   rc = prof__an_run_opts(&an, trace, 1, err);
   if (rc) return rc;
-  mark_live(an);
+  prof__snapshot_mark_live(an);
   prof__xfsz_guard xg; /* a file size limit fails the write, never kills the process */
   prof__xfsz_block(&xg);
   int fd = prof__out_check(path, err) == 0 ? prof__out_create(path, tmp, sizeof tmp, 0600, err) : -1;

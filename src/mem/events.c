@@ -122,6 +122,7 @@ static uint32_t capture(prof__mem_tc *tc) {
   while (i < d && prof__mem_from_profiler((const void *)pcs[i])) i++;
   for (int k = i; k < d; k++)
     if (prof__mem_from_profiler((const void *)pcs[k])) return UINT32_MAX;
+  if (d > i) d = i + prof__stack_rewrite(pcs + i, d - i, PROF_STACK_MAX_DEPTH - i); /* Python frames */
   return d > i ? prof__stack_intern(pcs + i, d - i) : 0;
 }
 

@@ -52,6 +52,14 @@ int prof__stack_get(uint32_t id, const uintptr_t **pcs);
  * that look into new stacks (Python frames, src/cpu/pyframes.c). */
 uint32_t prof__stack_scan(uint32_t from, void (*fn)(const uintptr_t *pcs, int depth, void *arg), void *arg);
 
+/* A rewrite of captured stacks (pcs[0..depth), innermost first, at most
+ * max entries; returns the new depth) that a producer installs for the
+ * others: the CPU module's merge of Python frames. Async-signal-safe as
+ * the rewrite itself; none installed: the stack is left alone. */
+typedef int (*prof__stack_rewrite_fn)(uintptr_t *pcs, int depth, int max);
+void prof__stack_set_rewrite(prof__stack_rewrite_fn fn);
+int prof__stack_rewrite(uintptr_t *pcs, int depth, int max);
+
 /* Stacks that could not be interned (table full). */
 uint64_t prof__stack_lost(void);
 

@@ -74,6 +74,7 @@ typedef struct prof__fn_st {
   prof__u64map bound_at;    /* step number + 1 -> index + 1 into bounds */
   uint64_t total_w;
   uint64_t own_w;           /* samples in the profiler's own code (never a user hot spot) */
+  struct prof__fn_ops *ops; /* the operator view (sec_operators.c), NULL until finished */
 } prof__fn_st;
 
 typedef struct prof__kv64 {
@@ -111,6 +112,15 @@ const char *prof__fn_display(const prof__fn_func *f, char *buf, size_t n);
 size_t prof__fn_py_libs(const prof__fn_st *s, uint64_t key, prof__kv64 *top, size_t max);
 /* Name of module index m of the Python view. */
 const char *prof__fn_mod_name(const prof__fn_st *s, uint64_t m);
+
+/* The operator view (sec_operators.c): built at finish from the merged
+ * stacks; its JSON keys ("operators_pct", "operators"), text lines and
+ * HTML table; freed with the section. */
+void prof__fn_ops_finish(prof__an *an, prof__fn_st *s);
+void prof__fn_ops_json(prof__json *j, const prof__fn_st *s);
+void prof__fn_ops_text(const prof__fn_st *s, FILE *out);
+void prof__fn_ops_html(const prof__fn_st *s, FILE *out);
+void prof__fn_ops_free(prof__fn_st *s);
 
 /* The section's HTML panel (sec_functions_html.c). */
 void prof__fn_html(prof__an *an, void *st, FILE *out);

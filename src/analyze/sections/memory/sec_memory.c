@@ -164,6 +164,8 @@ static uint32_t site_of(mem_state *s, uint32_t stack, uint16_t pool) {
  * with many sites, only when the peak grew by 1 % since the last copy. */
 static void snapshot(mem_state *s) {
   for (size_t i = 0; i < s->nsites; i++) s->sites[i].at_peak = s->sites[i].pool ? 0 : s->sites[i].live;
+  for (size_t i = 0; i < s->nranges; i++) s->ranges[i].at_peak = s->ranges[i].live;
+  s->norange_at_peak = s->norange_live;
   s->snap_value = s->heap_live;
   s->snapped = 1;
   s->peak_pending = 0;
@@ -186,7 +188,11 @@ static void pool_change(mem_state *s, const mem_blk *b, double sign, uint64_t ts
   double d = sign * (double)b->size * b->w;
   if (b->pool == PROF_MEM_POOL_HEAP) heap_change(s, d, ts); /* may copy the sites' state first */
   if (b->site < s->nsites) s->sites[b->site].live += d;
-  if (b->pool == PROF_MEM_POOL_HEAP) return;
+  if (b->pool == PROF_MEM_POOL_HEAP) {
+    if (b->range && b->range <= s->nranges) s->ranges[b->range - 1].live += d;
+    else s->norange_live += d;
+    return;
+  }
   mem_pool *p = &s->pools[b->pool % PROF_MEM_POOLS];
   p->seen = 1;
   p->live += d;
@@ -221,21 +227,23 @@ static void on_step(mem_state *s, const prof__event *ev) {
   }
 }
 
-/* Calls and bytes of the innermost range open on the allocating thread (the
- * engine's context: prof__an_ctx). */
-static void range_count(mem_state *s, double calls, double bytes) {
+/* Count an allocation in the innermost range open on the allocating thread
+ * (the engine's context: prof__an_ctx); returns the range's index + 1 (0:
+ * none). */
+static uint32_t range_count(mem_state *s, double calls, double bytes) {
   uint32_t name = s->cur_range;
-  if (!name) return;
+  if (!name) return 0;
   uint32_t i = idx_get(&s->range_idx, (uint64_t)name + 1);
   if (i == UINT32_MAX) {
     mem_range *r = PUSH(s, ranges, nranges, ranges_cap);
-    if (!r) return;
+    if (!r) return 0;
     *r = (mem_range){.name = name};
     i = (uint32_t)(s->nranges - 1);
     if (idx_put(&s->range_idx, (uint64_t)name + 1, i)) s->oom = 1;
   }
   s->ranges[i].allocs += calls;
   s->ranges[i].bytes += bytes;
+  return i + 1;
 }
 
 /* ---- ALLOC / FREE ---------------------------------------------------------- */
@@ -288,14 +296,14 @@ static void on_alloc(mem_state *s, mem_thr *t, const prof__event *ev) {
     st->allocs += w;
     st->bytes += bytes;
   }
-  if (ev->aux == PROF_MEM_POOL_HEAP) range_count(s, w, bytes);
+  uint32_t range = ev->aux == PROF_MEM_POOL_HEAP ? range_count(s, w, bytes) : 0;
   if (s->orphans.n && orphan_match(s, ev)) return; /* allocated and already freed */
   mem_blk *old = blk_find(&s->live, (uintptr_t)ev->a, ev->aux);
   if (old) { /* its FREE was lost: forget the old block */
     s->replaced++;
     free_block(s, old, ev->ts);
   }
-  mem_blk b = {(uintptr_t)ev->a, ev->b, w, si, ev->aux};
+  mem_blk b = {(uintptr_t)ev->a, ev->b, w, si, ev->aux, s->nsteps == 0, range};
   if (!blk_put(&s->live, &b)) {
     s->oom = 1;
     return;
@@ -320,7 +328,7 @@ static void on_free(mem_state *s, mem_thr *t, const prof__event *ev) {
   if (!b) {
     s->unmatched_frees++;
     if (s->orphans.n < ORPHAN_MAX) {
-      mem_blk o = {(uintptr_t)ev->a, ev->ts, 0, 0, ev->aux};
+      mem_blk o = {(uintptr_t)ev->a, ev->ts, 0, 0, ev->aux, 0, 0};
       if (!blk_put(&s->orphans, &o)) s->oom = 1;
     }
     return;
@@ -424,6 +432,7 @@ static void mem_destroy(prof__an *an, void *stp) {
   free(s->by_number);
   free(s->ranges);
   free(s->leak_order);
+  free(s->kept_order);
   for (int i = 0; i < MS_COUNT; i++) {
     free(s->series[i].ts);
     free(s->series[i].v);

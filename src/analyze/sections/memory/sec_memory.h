@@ -18,6 +18,8 @@ typedef struct mem_blk {
   double w;         /* weight: 1, or the inverse sampling probability */
   uint32_t site;    /* index into sites */
   uint16_t pool;
+  uint8_t early;    /* allocated before the first step began */
+  uint32_t range;   /* index + 1 into ranges of the innermost open range when allocated; 0: none */
 } mem_blk;
 
 typedef struct mem_blkmap {
@@ -39,6 +41,8 @@ typedef struct mem_site {
   double live, at_peak;        /* live bytes now / at the heap peak snapshot */
   double temp_calls, temp_bytes;
   double leak_bytes, leak_count;
+  double kept_bytes, kept_count; /* still live at exit but retained on purpose (MEM_KEPT_*) */
+  int kept_why;                  /* the reason of the largest part of kept_bytes */
 } mem_site;
 
 typedef struct mem_thr {
@@ -69,6 +73,7 @@ typedef struct mem_series {
 typedef struct mem_range {
   uint32_t name;
   double allocs, bytes;
+  double live, at_peak; /* heap bytes it allocated that are live now / at the heap peak snapshot */
 } mem_range;
 
 typedef struct mem_pool {
@@ -117,6 +122,10 @@ typedef struct mem_state {
   uint32_t *leak_order;        /* sites with leaks, by bytes */
   size_t nleaks;
   double leaked_bytes, leaked_count;
+  uint32_t *kept_order;        /* sites with retained blocks, by bytes */
+  size_t nkept;
+  double kept_bytes, kept_count;
+  double norange_live, norange_at_peak; /* heap bytes allocated outside every range */
   double growth_per_step;
   int growth_steps;
   /* events lost while recording: figures from events are lower bounds, and
@@ -147,6 +156,33 @@ enum { MEM_RANK_BYTES, MEM_RANK_CALLS, MEM_RANK_PEAK, MEM_RANK_TEMP };
 int prof__sec_mem_stack_names(prof__an *an, uint32_t id, const char **out, int max);
 /* Indices of the top sites by MEM_RANK_* `how` into out[]; returns the count. */
 size_t prof__sec_mem_top_sites(const mem_state *s, int how, uint32_t *out, size_t max);
+
+/* Why a block still live at exit is retained rather than leaked
+ * (sec_memory_attr.c): made while a shared library or a Python module was
+ * initialised, before the program's first step, or by the Python
+ * interpreter (which does not free every object at exit). */
+enum { MEM_KEPT_NO = 0, MEM_KEPT_LIBRARY_INIT, MEM_KEPT_PYTHON_IMPORT, MEM_KEPT_STARTUP, MEM_KEPT_INTERPRETER };
+const char *prof__sec_mem_kept_name(int why);
+
+/* What an allocation stack is attributed to (sec_memory_attr.c). */
+struct prof__frame;
+typedef struct mem_attr {
+  const struct prof__frame *frame; /* the first frame that is not allocator code; NULL: no stack */
+  const struct prof__frame *py;    /* the Python line: innermost frame of the user's code, else innermost Python frame */
+  char op[96];                     /* the innermost PyTorch operator that is not an allocation one; "" none */
+  int kept;                        /* MEM_KEPT_* a block of it still live at exit is, apart from STARTUP */
+} mem_attr;
+void prof__sec_mem_attr(prof__an *an, uint32_t stack, mem_attr *a);
+/* A site as one text line: the first meaningful frame and two callers,
+ * template names elided, then "[operator, file:line]" where known. */
+void prof__sec_mem_site_line(prof__an *an, uint32_t stack, char *buf, size_t len);
+/* The attribution keys of a site ("frame", "operator", "python") into the
+ * JSON object being written. */
+void prof__sec_mem_attr_json(prof__an *an, prof__json *j, uint32_t stack);
+/* Retained blocks, and the live bytes at the heap peak by range and by
+ * operator: JSON keys of the memory object, and text lines. */
+void prof__sec_mem_attr_section_json(prof__an *an, const mem_state *s, prof__json *j);
+void prof__sec_mem_attr_text(prof__an *an, const mem_state *s, FILE *out);
 
 /* Name of a pool id taken from the trace (the event's aux field, up to
  * 65535): only ids below 256 have a slot; any other is shown as invalid. */

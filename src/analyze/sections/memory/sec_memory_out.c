@@ -124,33 +124,78 @@ static void merge_same_names(prof__an *an, mem_state *s) {
       x->temp_bytes += y->temp_bytes;
       x->leak_bytes += y->leak_bytes;
       x->leak_count += y->leak_count;
+      if (y->kept_bytes > x->kept_bytes) x->kept_why = y->kept_why;
+      x->kept_bytes += y->kept_bytes;
+      x->kept_count += y->kept_count;
       y->calls = y->bytes = y->live = y->at_peak = y->temp_calls = y->temp_bytes = 0;
-      y->leak_bytes = y->leak_count = 0;
+      y->leak_bytes = y->leak_count = y->kept_bytes = y->kept_count = 0;
     }
   }
   for (size_t a = 0; v && a < n; a++) free(v[a].sig);
   free(v);
 }
 
-static void leaks_collect(prof__an *an, mem_state *s) {
-  if (an->has_footer) /* a cut-short run says nothing about leaks */
-    for (size_t i = 0; i < s->live.cap; i++) {
-      const mem_blk *b = &s->live.s[i];
-      if (!b->addr || b->site >= s->nsites) continue;
-      s->sites[b->site].leak_bytes += (double)b->size * b->w;
-      s->sites[b->site].leak_count += b->w;
+/* Why the blocks of site i still live at exit are retained (MEM_KEPT_*),
+ * from its stack, cached in why[i] (+1; 0: not looked at). */
+static int site_kept(prof__an *an, const mem_state *s, unsigned char *why, uint32_t i) {
+  if (!why[i]) {
+    mem_attr a;
+    prof__sec_mem_attr(an, s->sites[i].stack, &a);
+    why[i] = (unsigned char)(a.kept + 1);
+  }
+  return why[i] - 1;
+}
+
+/* Blocks still live at the end of a clean trace: retained on purpose (made
+ * by a library's or module's initialisation, before the first step, or by
+ * the interpreter), else leaked. */
+static void live_at_exit(prof__an *an, mem_state *s) {
+  unsigned char *why = calloc(s->nsites + 1, 1);
+  if (!why) return;
+  for (size_t i = 0; i < s->live.cap; i++) {
+    const mem_blk *b = &s->live.s[i];
+    if (!b->addr || b->site >= s->nsites) continue;
+    mem_site *x = &s->sites[b->site];
+    int k = site_kept(an, s, why, b->site);
+    if (!k && b->early && an->nsteps > 0) k = MEM_KEPT_STARTUP;
+    if (k) {
+      x->kept_why = x->kept_why ? x->kept_why : k;
+      x->kept_bytes += (double)b->size * b->w;
+      x->kept_count += b->w;
+    } else {
+      x->leak_bytes += (double)b->size * b->w;
+      x->leak_count += b->w;
     }
+  }
+  free(why);
+}
+
+static int by_kept(const void *a, const void *b, void *arg) {
+  const mem_state *sort_st = arg;
+  double x = sort_st->sites[*(const uint32_t *)a].kept_bytes, y = sort_st->sites[*(const uint32_t *)b].kept_bytes;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void leaks_collect(prof__an *an, mem_state *s) {
+  if (an->has_footer) live_at_exit(an, s); /* a cut-short run says nothing about leaks */
   merge_same_names(an, s);
   if (!an->has_footer) return;
   s->leak_order = malloc((s->nsites + 1) * sizeof *s->leak_order);
-  if (!s->leak_order) return;
+  s->kept_order = malloc((s->nsites + 1) * sizeof *s->kept_order);
+  if (!s->leak_order || !s->kept_order) return;
   for (size_t i = 0; i < s->nsites; i++) {
+    if (s->sites[i].kept_bytes > 0) {
+      s->kept_order[s->nkept++] = (uint32_t)i;
+      s->kept_bytes += s->sites[i].kept_bytes;
+      s->kept_count += s->sites[i].kept_count;
+    }
     if (s->sites[i].leak_bytes <= 0) continue;
     s->leak_order[s->nleaks++] = (uint32_t)i;
     s->leaked_bytes += s->sites[i].leak_bytes;
     s->leaked_count += s->sites[i].leak_count;
   }
   qsort_r(s->leak_order, s->nleaks, sizeof *s->leak_order, by_leak, (void *)s);
+  qsort_r(s->kept_order, s->nkept, sizeof *s->kept_order, by_kept, (void *)s);
 }
 
 /* ---- memory steps by number -------------------------------------------- */
@@ -367,6 +412,7 @@ static void json_stack(prof__an *an, prof__json *j, uint32_t stack) {
   prof__json_arr_begin(j);
   for (int i = 0; i < n; i++) prof__json_str(j, names[i]);
   prof__json_arr_end(j);
+  prof__sec_mem_attr_json(an, j, stack);
 }
 
 static void json_sites(prof__an *an, const mem_state *s, prof__json *j, const char *key, int how) {
@@ -539,6 +585,7 @@ void prof__sec_mem_json(prof__an *an, void *stp, prof__json *j) {
   json_steps(an, s, j);
   if (s->growth_steps) prof__json_knum(j, "growth_bytes_per_step", round(s->growth_per_step));
   json_pools_ranges(an, s, j);
+  prof__sec_mem_attr_section_json(an, s, j);
   prof__json_kuint(j, "unmatched_frees", s->unmatched_frees);
   prof__json_obj_end(j);
 }
@@ -547,16 +594,7 @@ void prof__sec_mem_json(prof__an *an, void *stp, prof__json *j) {
 
 /* The innermost frames of a stack as one line ("a < b < c < d"). */
 static void stack_text(prof__an *an, uint32_t stack, char *buf, size_t len) {
-  const char *names[4];
-  int n = stack_names(an, stack, names, 4);
-  size_t off = 0;
-  buf[0] = 0;
-  if (!n) snprintf(buf, len, "(no stack)");
-  for (int i = 0; i < n && off < len; i++) {
-    int w = snprintf(buf + off, len - off, "%s%s", i ? " < " : "", names[i]);
-    if (w < 0) break;
-    off += (size_t)w;
-  }
+  prof__sec_mem_site_line(an, stack, buf, len);
 }
 
 static void text_stack(prof__an *an, FILE *out, uint32_t stack) {
@@ -630,13 +668,14 @@ void prof__sec_mem_text(prof__an *an, void *stp, FILE *out) {
     fprintf(out, "  LOSSY: %s\n", prof__sec_mem_loss_note(s, note, sizeof note));
   }
   if (s->nleaks) {
-    fprintf(out, "  still allocated at exit: %s in %.0f blocks\n", prof__fmt_bytes(a, sizeof a, s->leaked_bytes), s->leaked_count);
+    fprintf(out, "  still allocated at exit (not retained on purpose, see below): %s in %.0f blocks\n", prof__fmt_bytes(a, sizeof a, s->leaked_bytes), s->leaked_count);
     for (size_t i = 0; i < s->nleaks && i < 5; i++) {
       const mem_site *x = &s->sites[s->leak_order[i]];
       fprintf(out, "    %10s %6.0f blocks  ", prof__fmt_bytes(a, sizeof a, x->leak_bytes), x->leak_count);
       text_stack(an, out, x->stack);
     }
   }
+  prof__sec_mem_attr_text(an, s, out);
   text_sites(an, s, out, "top sites by bytes allocated", MEM_RANK_BYTES);
   text_sites(an, s, out, "top sites by live bytes at the peak", MEM_RANK_PEAK);
   text_sites(an, s, out, "temporary allocations (freed right away)", MEM_RANK_TEMP);
