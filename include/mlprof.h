@@ -89,6 +89,9 @@ extern "C" {
 #  define prof_histogram mlprof__off_histogram
 #  define prof_histogram_units mlprof__off_histogram_units
 #  define prof_snapshot mlprof__off_snapshot
+#  define prof_capture mlprof__off_capture
+#  define prof_capture_done mlprof__off_capture_done
+#  define prof_report mlprof__off_report
 #  define prof_graph_edge mlprof__off_graph_edge
 #  define prof_graph_edge_id mlprof__off_graph_edge_id
 #  define prof_graph_node mlprof__off_graph_node
@@ -568,6 +571,21 @@ static PROF__INLINE void mlprof__off_histogram_units(const char *tag, int kind, 
 static PROF__INLINE int mlprof__off_snapshot(const char *path) {
   (void)path;
   return PROF_ESTATE;
+}
+static PROF__INLINE int mlprof__off_capture(uint64_t steps) {
+  (void)steps;
+  return PROF_ESTATE;
+}
+static PROF__INLINE uint64_t mlprof__off_capture_done(uint64_t index, char *path, size_t n) {
+  (void)index;
+  if (path && n) path[0] = 0;
+  return 0;
+}
+static PROF__INLINE int mlprof__off_report(const char *trace, const char *format, const char *out) {
+  (void)trace;
+  (void)format;
+  (void)out;
+  return PROF_EDISABLED;
 }
 static PROF__INLINE void mlprof__off_graph_edge(const char *from, const char *to) {
   (void)from;

@@ -33,7 +33,7 @@ PROF_API int prof_report(const char *trace, const char *format, const char *out)
     int rc = prof__writer_sync(5000);
     if (rc) return rc;
   }
-  char err[256] = "";
+  char err[PROF_ERR_MAX] = "";
   prof__an *an = NULL;
   int rc = prof__an_run_opts(&an, trace, 1, err);
   if (rc == 0) {
