@@ -115,4 +115,9 @@ const char *prof__fn_mod_name(const prof__fn_st *s, uint64_t m);
 /* The section's HTML panel (sec_functions_html.c). */
 void prof__fn_html(prof__an *an, void *st, FILE *out);
 
+/* "perf" (per-thread perf clocks, exact periods) or "timer" (POSIX timers),
+ * and the samples a second of sampled time got (sec_functions.c). */
+const char *prof__fn_sampler(prof__an *an, const prof__fn_st *s);
+double prof__fn_effective_hz(const prof__fn_st *s);
+
 #endif
