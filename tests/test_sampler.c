@@ -46,7 +46,7 @@ static double cpu_now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static volatile double burn_sink;
+static _Thread_local volatile double burn_sink; /* per thread: burn runs on many */
 
 /* CPU work in user code (the result is kept, so the loop stays), reading
  * the thread's clock between rounds. */

@@ -587,8 +587,8 @@ static int cpu_start(void) {
    * first scan: that comes after the clock calibration and a period, later
    * still on a loaded machine, and a short program would lose its start. */
   pthread_mutex_lock(&thr_mu);
+  __atomic_store_n(&S.on, 1, __ATOMIC_RELEASE); /* first: a perf clock that fired while off would stay off */
   see_thread((int)syscall(SYS_gettid));
-  __atomic_store_n(&S.on, 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&thr_mu);
   return 0;
 }
