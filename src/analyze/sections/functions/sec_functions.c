@@ -660,10 +660,10 @@ static void json_python(prof__json *j, const prof__fn_st *s) {
 static void fn_text(prof__an *an, void *st, FILE *out) {
   prof__fn_st *s = st;
   if (!s->total_w) return;
-  fprintf(out, "\nHot functions (%s samples: %llu, %.0f Hz, ~%.1f ms sampled; %s sampler, %.0f samples/s per %s thread)\n",
+  fprintf(out, "\nHot functions (%s samples: %llu, %.0f Hz, ~%.1f ms sampled; %s sampler, %.0f samples/s per %s)\n",
           s->mode ? "wall-clock" : "CPU", (unsigned long long)s->samples[s->mode], 1e9 / s->period_ns,
           (double)s->total_w * s->period_ns / 1e6, prof__fn_sampler(an, s), prof__fn_effective_hz(s),
-          s->mode ? "" : "busy");
+          s->mode ? "thread" : "busy thread");
   if (s->samples[s->mode] < PROF_FN_FEW_SAMPLES)
     fprintf(out, "  caveat: only %llu samples; shares below are rough (a run with ~%d or more samples is needed to "
                  "trust them)\n",
