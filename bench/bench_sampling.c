@@ -125,7 +125,7 @@ static void perf_clock_cost(void) {
     bases[r] = perf_clock_ns(fd, 0, 20000);
     costs[r] = perf_clock_ns(fd, 1, 20000);
   }
-  prof__perf_clock_close(fd);
+  prof__perf_clock_close(fd, SIGPROF);
   bench_line("perf_clock_read_rearm_ns", bench_median(costs, 5), bench_median(bases, 5),
              "ns per sample (baseline: one empty system call)");
 }

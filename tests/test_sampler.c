@@ -11,6 +11,8 @@
 
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/prctl.h>
@@ -370,6 +372,45 @@ static void timers_where_perf_is_refused(void **state) {
   assert_string_equal(d.sampler, perf ? "perf" : "timer");
 }
 
+/* The program closes mlprof's perf clock descriptors (as a daemon closing
+ * what it did not open would) and opens its own files under the same
+ * numbers: the sampler's shutdown must leave those files alone. The child
+ * exits 0 when every one of them is still open and reads back. */
+static void fds_taken_over(void) {
+  burn(0.05);
+  int taken[64], n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) _exit(6);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL && n < 64) {
+    char path[300], link[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t len = readlink(path, link, sizeof link - 1);
+    if (len < 0) continue;
+    link[len] = 0;
+    if (strcmp(link, "anon_inode:[perf_event]") == 0) taken[n++] = atoi(e->d_name);
+  }
+  closedir(d);
+  for (int i = 0; i < n; i++) {
+    close(taken[i]);
+    int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+    if (fd != taken[i]) _exit(7); /* the lowest free number is the one just closed */
+  }
+  if (prof_shutdown() != 0) _exit(4);
+  for (int i = 0; i < n; i++) {
+    char b = 1;
+    if (fcntl(taken[i], F_GETFD) < 0 || read(taken[i], &b, 1) != 1 || b != 0) _exit(8);
+  }
+  _exit(0);
+}
+
+static void program_fds_under_old_numbers_are_left_alone(void **state) {
+  (void)state;
+  char why[160];
+  if (!prof__perf_clock_probe(why, sizeof why)) skip(); /* no perf clocks here: nothing to take over */
+  run_child(th_tmp_path("sampler_fds", ".mlpt"), "1000", NULL, fds_taken_over);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cpu_mode_samples_busy_code),
@@ -378,6 +419,7 @@ int main(void) {
       cmocka_unit_test(thread_churn_under_fast_sampling),
       cmocka_unit_test(counters_recorded_per_thread),
       cmocka_unit_test(timers_where_perf_is_refused),
+      cmocka_unit_test(program_fds_under_old_numbers_are_left_alone),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,8 +42,10 @@ int prof__perf_clock_probe(char *why, size_t n);
  * far (0 when unreadable). */
 void prof__perf_clock_rearm(int fd);
 uint64_t prof__perf_clock_read(int fd);
-/* Stop the event for good and close the fd. */
-void prof__perf_clock_close(int fd);
+/* Stop the event for good and close the fd, unless the fd is no longer a
+ * perf event sending `sig` (the program closed it and reused the number):
+ * then -1, and the fd is left alone. */
+int prof__perf_clock_close(int fd, int sig);
 
 /* counters.c: set up (reads MLPROF_PAPI_EVENTS) and read every writer cycle. */
 void prof__counters_start(void);

@@ -20,8 +20,8 @@
  * any perf_event_paranoid below 3, and no signal can be raised while the
  * thread is inside execve), but not from the count: the handler reads the
  * count and weighs its sample by the periods since the last one, so time
- * in system calls is charged where the thread returns to user code, as
- * the timers do. Everything here but the open is async-signal-safe (plain
+ * in system calls is not lost but charged to the thread's next sample.
+ * Everything here but the open and the close is async-signal-safe (plain
  * system calls).
  */
 #include <errno.h>
@@ -91,7 +91,21 @@ uint64_t prof__perf_clock_read(int fd) {
   return read(fd, &v, sizeof v) == (ssize_t)sizeof v ? v : 0;
 }
 
-void prof__perf_clock_close(int fd) {
+/* Whether fd is still a perf event that sends `sig`: the program may have
+ * closed every descriptor it did not open (a daemon's start) and opened
+ * its own files under the same numbers, which are not mlprof's to touch. */
+static int still_ours(int fd, int sig) {
+  char path[64], link[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(path, link, sizeof link - 1);
+  if (n < 0) return 0;
+  link[n] = 0;
+  return strcmp(link, "anon_inode:[perf_event]") == 0 && fcntl(fd, F_GETSIG) == sig;
+}
+
+int prof__perf_clock_close(int fd, int sig) {
+  if (!still_ours(fd, sig)) return -1;
   ioctl(fd, PERF_EVENT_IOC_DISABLE, 0); /* also for a copy a child of fork() may still hold */
   close(fd);
+  return 0;
 }

@@ -209,7 +209,7 @@ static int arm_perf(cpu_thr *t, int slot) {
   int fd = prof__perf_clock_open(t->tid, S.sig, 1000000000u / S.hz);
   if (fd < 0) return -1;
   if (fd >= FD_MAP) {
-    prof__perf_clock_close(fd);
+    prof__perf_clock_close(fd, S.sig);
     return -1;
   }
   t->last_ns = 0;
@@ -234,7 +234,7 @@ static int disarm_perf(cpu_thr *t) {
     sched_yield();
   }
   __atomic_store_n(&fd_slot[fd], 0, __ATOMIC_RELEASE);
-  prof__perf_clock_close(fd);
+  prof__perf_clock_close(fd, S.sig);
   S.perf_fds--;
   return 1;
 }
