@@ -372,9 +372,10 @@ static void timers_where_perf_is_refused(void **state) {
   assert_string_equal(d.sampler, perf ? "perf" : "timer");
 }
 
-/* The program closes mlprof's perf clock descriptors (as a daemon closing
- * what it did not open would) and opens its own files under the same
- * numbers: the sampler's shutdown must leave those files alone. The child
+/* The program puts its own files under the numbers of mlprof's perf clock
+ * descriptors (dup2, which closes them; a daemon closing what it did not
+ * open and opening files would do the same): the sampler's shutdown must
+ * leave those files alone. The child
  * exits 0 when every one of them is still open and reads back. */
 static void fds_taken_over(void) {
   burn(0.05);
@@ -391,11 +392,9 @@ static void fds_taken_over(void) {
     if (strcmp(link, "anon_inode:[perf_event]") == 0) taken[n++] = atoi(e->d_name);
   }
   closedir(d);
-  for (int i = 0; i < n; i++) {
-    close(taken[i]);
-    int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
-    if (fd != taken[i]) _exit(7); /* the lowest free number is the one just closed */
-  }
+  int zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+  for (int i = 0; i < n; i++)
+    if (zero < 0 || dup2(zero, taken[i]) != taken[i]) _exit(7); /* closes mlprof's, in one step */
   if (prof_shutdown() != 0) _exit(4);
   for (int i = 0; i < n; i++) {
     char b = 1;
