@@ -2,17 +2,26 @@
  *
  * 1. Overhead: a training-like loop (steps of small matrix products inside
  *    ranges) runs in a fresh child process with sampling off, at 1 kHz and
- *    at 10 kHz; runs are interleaved and repeated, medians compared.
+ *    at 10 kHz; runs are interleaved and repeated, medians compared. The
+ *    1 kHz run on the perf clocks (the default where the kernel allows
+ *    them) is also compared with the same run on POSIX timers, which
+ *    deliver only about one signal per scheduler tick.
  * 2. Cost of one sample at stack depth 16: a signal handler that unwinds
  *    the interrupted stack and interns it, against the same signal with an
  *    empty handler (the kernel's part).
+ * 3. The perf clock's own part of a sample: reading the event's count and
+ *    letting it fire again (two system calls), against one empty system
+ *    call.
  */
 #include <signal.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench_util.h"
 #include "mlprof.h"
+#include "cpu/cpu.h"
 #include "stack/stack.h"
 
 #define N 96
@@ -40,13 +49,14 @@ static void train(int steps) {
 }
 
 /* One run in a child: returns its wall time in ms. */
-static double run_child(const char *hz, const char *dir) {
+static double run_child(const char *hz, const char *sampler, const char *dir) {
   int fd[2];
   if (pipe(fd) != 0) return 0;
   pid_t pid = fork();
   if (pid == 0) {
     close(fd[0]);
     setenv("MLPROF_SAMPLE_HZ", hz, 1);
+    setenv("MLPROF_SAMPLER", sampler, 1);
     char path[512];
     snprintf(path, sizeof path, "%s/sampling.%d.mlpt", dir, (int)getpid());
     prof_config c = prof_config_default();
@@ -92,22 +102,52 @@ __attribute__((noinline)) static double deep(int depth, int reps, int on) {
   return (double)(bench_now_ns() - t0) / reps;
 }
 
+/* ns per read + re-arm of a perf clock (on) or per empty system call (off) */
+static double perf_clock_ns(int fd, int on, int reps) {
+  uint64_t t0 = bench_now_ns();
+  for (int i = 0; i < reps; i++) {
+    if (on) {
+      sink += prof__perf_clock_read(fd);
+      prof__perf_clock_rearm(fd);
+    } else {
+      sink += (uint64_t)syscall(SYS_getppid);
+    }
+  }
+  return (double)(bench_now_ns() - t0) / reps;
+}
+
+static void perf_clock_cost(void) {
+  /* a period of 10 s: the event counts but does not fire during the loop */
+  int fd = prof__perf_clock_open((int)syscall(SYS_gettid), SIGPROF, 10000000000ull);
+  if (fd < 0) return; /* perf events refused here */
+  double costs[5], bases[5];
+  for (int r = 0; r < 5; r++) {
+    bases[r] = perf_clock_ns(fd, 0, 20000);
+    costs[r] = perf_clock_ns(fd, 1, 20000);
+  }
+  prof__perf_clock_close(fd, SIGPROF);
+  bench_line("perf_clock_read_rearm_ns", bench_median(costs, 5), bench_median(bases, 5),
+             "ns per sample (baseline: one empty system call)");
+}
+
 int main(void) {
   char dir[] = "/tmp/mlprof-bench-XXXXXX";
   if (!mkdtemp(dir)) return 0;
   for (int i = 0; i < N; i++)
     for (int j = 0; j < N; j++) A[i][j] = B[i][j] = (float)((i + j) % 7) * 0.1f;
   enum { REPS = 5 };
-  double off[REPS], k1[REPS], k10[REPS];
+  double off[REPS], k1[REPS], k10[REPS], t1[REPS];
   for (int r = 0; r < REPS; r++) {
-    off[r] = run_child("0", dir);
-    k1[r] = run_child("1000", dir);
-    k10[r] = run_child("10000", dir);
+    off[r] = run_child("0", "auto", dir);
+    k1[r] = run_child("1000", "auto", dir);
+    k10[r] = run_child("10000", "auto", dir);
+    t1[r] = run_child("1000", "timer", dir);
   }
   double moff = bench_median(off, REPS), m1 = bench_median(k1, REPS), m10 = bench_median(k10, REPS);
   bench_header();
   bench_line("train_loop_1khz_ms", m1, moff, "ms (baseline: sampling off)");
   bench_line("train_loop_10khz_ms", m10, moff, "ms (baseline: sampling off)");
+  bench_line("train_loop_1khz_perf_vs_timer_ms", m1, bench_median(t1, REPS), "ms (baseline: 1 kHz on POSIX timers)");
 
   struct sigaction sa = {0};
   sa.sa_sigaction = handler;
@@ -122,6 +162,7 @@ int main(void) {
   }
   bench_line("sample_cost_depth16_ns", bench_median(costs, 5), bench_median(bases, 5),
              "ns per sample (baseline: signal, empty handler)");
+  perf_clock_cost();
   rmdir(dir);
   return 0;
 }

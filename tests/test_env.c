@@ -27,7 +27,7 @@
 
 static const char *const vars[] = {"MLPROF_DISABLE", "MLPROF_RING_KB", "MLPROF_FLUSH_MS", "MLPROF_REPORT",
                                    "MLPROF_CLOCK",   "MLPROF_SCHEDULE", "MLPROF_MODULES",  "MLPROF_SAMPLE_HZ",
-                                   "MLPROF_SAMPLE_MODE", "MLPROF_RESOURCE_MS", "MLPROF_OUTPUT",
+                                   "MLPROF_SAMPLE_MODE", "MLPROF_SAMPLER", "MLPROF_RESOURCE_MS", "MLPROF_OUTPUT",
                                    "MLPROF_LIVE", "MLPROF_GPU", "MLPROF_MEM_SAMPLE_BYTES", "MLPROF_MEM"};
 
 static int clean_env(void **state) {
@@ -236,6 +236,7 @@ static void modules_and_sampler_values_are_checked(void **state) {
       {"MLPROF_SAMPLE_HZ", "-5", "ignoring MLPROF_SAMPLE_HZ='-5' (expected 0..10000)"},
       {"MLPROF_SAMPLE_HZ", "1e3", "ignoring MLPROF_SAMPLE_HZ='1e3' (expected 0..10000)"},
       {"MLPROF_SAMPLE_MODE", "both", "ignoring MLPROF_SAMPLE_MODE='both' (expected one of cpu, wall)"},
+      {"MLPROF_SAMPLER", "perf", "ignoring MLPROF_SAMPLER='perf' (expected one of auto, timer)"},
       {"MLPROF_RESOURCE_MS", "fast", "ignoring MLPROF_RESOURCE_MS='fast' (expected 0..60000)"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -1,13 +1,21 @@
 /* test_sampler.c — the CPU sampler end to end: each scenario runs in a
  * forked child (a session starts once per process), the parent reads the
  * trace it wrote. Checks samples, stacks, ranges, wall vs CPU mode, thread
- * churn and the software counters. */
+ * churn, the software counters, and the fall back from the perf clocks to
+ * the timers where the kernel refuses perf events (a seccomp filter, as
+ * containers install) or MLPROF_SAMPLER=timer asks for them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +38,7 @@ typedef struct summary {
   double last_cpu_ns;
   int cpu_ns_monotonic;
   char source[64];
+  char sampler[16], why_timer[160];
   int footer;
 } summary;
 
@@ -39,11 +48,15 @@ static double cpu_now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-__attribute__((noinline)) static double burn(double seconds) {
+static _Thread_local volatile double burn_sink; /* per thread: burn runs on many */
+
+/* CPU work in user code (the result is kept, so the loop stays), reading
+ * the thread's clock between rounds. */
+__attribute__((noinline)) static void burn(double seconds) {
   double x = 1.0, t0 = cpu_now();
   while (cpu_now() - t0 < seconds)
     for (int i = 0; i < 20000; i++) x = x * 1.0000001 + 1e-9;
-  return x;
+  burn_sink = x;
 }
 
 /* Run `fn` in a child with the given env, writing to `path`. */
@@ -76,6 +89,11 @@ static void read_trace(const char *path, summary *s) {
   prof__rec rec;
   int rc;
   s->cpu_ns_monotonic = 1;
+  const prof__kv *hdr = prof__reader_header(r);
+  for (size_t i = 0; i < prof__reader_header_count(r); i++) {
+    if (strcmp(hdr[i].key, "cpu.sampler") == 0) snprintf(s->sampler, sizeof s->sampler, "%s", hdr[i].value);
+    if (strcmp(hdr[i].key, "cpu.sampler_why_timer") == 0) snprintf(s->why_timer, sizeof s->why_timer, "%s", hdr[i].value);
+  }
   while ((rc = prof__reader_next(r, &rec)) == 1) {
     if (rec.kind == PROF_REC_STRING && strcmp(rec.str, "hot") == 0) hot_id = rec.id;
     if (rec.kind == PROF_REC_STRING && strcmp(rec.str, "cpuctr/cpu_ns") == 0) cpu_id = rec.id;
@@ -133,8 +151,9 @@ static void cpu_mode_samples_busy_code(void **state) {
   run_child(path, "1000", NULL, hot_loop);
   read_trace(path, &s);
   assert_true(s.footer);
-  /* 0.4 s of CPU at 1 kHz is 400 periods; CPU-time timers fire on scheduler
-   * ticks, so fewer samples carry the missed periods as their weight */
+  /* 0.4 s of CPU at 1 kHz is 400 periods: one sample each on the perf
+   * clocks; CPU-time timers fire on scheduler ticks, so there fewer samples
+   * carry the missed periods as their weight */
   assert_true(s.samples >= 40);
   assert_true(s.weight >= 250 && s.weight <= 600);
   assert_int_equal(s.samples_wall, 0);
@@ -289,6 +308,108 @@ static void counters_recorded_per_thread(void **state) {
   assert_true(s.last_cpu_ns >= 0.29e9);
 }
 
+/* perf_event_open fails with EACCES in this process from now on, as under
+ * a container's seccomp profile. */
+static void refuse_perf_events(void) {
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 13 /* EACCES */),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) _exit(5);
+}
+
+static void refused_then_hot_loop(void) { hot_loop(); }
+
+/* Where perf events are refused the sampler runs on the timers, says so in
+ * the header with the reason, and still samples; MLPROF_SAMPLER=timer
+ * picks the timers too. Without a refusal, CPU mode runs on the perf
+ * clocks when this kernel allows them. */
+static void timers_where_perf_is_refused(void **state) {
+  (void)state;
+  const char *refused = th_tmp_path("sampler_refused", ".mlpt");
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    refuse_perf_events();
+    setenv("MLPROF_SAMPLE_HZ", "1000", 1);
+    setenv("MLPROF_REPORT", "0", 1);
+    prof_config c = prof_config_default();
+    c.output = refused;
+    if (prof_init(&c) != 0) _exit(3);
+    refused_then_hot_loop();
+    _exit(prof_shutdown() == 0 ? 0 : 4);
+  }
+  int st = 0;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  summary s = {0};
+  read_trace(refused, &s);
+  assert_string_equal(s.sampler, "timer");
+  assert_non_null(strstr(s.why_timer, "perf_event_open"));
+  assert_true(s.samples >= 40 && s.in_hot_range >= s.samples * 8 / 10);
+
+  const char *asked = th_tmp_path("sampler_timer_env", ".mlpt");
+  setenv("MLPROF_SAMPLER", "timer", 1);
+  run_child(asked, "1000", NULL, hot_loop);
+  unsetenv("MLPROF_SAMPLER");
+  summary t = {0};
+  read_trace(asked, &t);
+  assert_string_equal(t.sampler, "timer");
+  assert_string_equal(t.why_timer, "MLPROF_SAMPLER=timer");
+  assert_true(t.samples > 0);
+
+  const char *dflt = th_tmp_path("sampler_default", ".mlpt");
+  run_child(dflt, "1000", NULL, hot_loop);
+  summary d = {0};
+  read_trace(dflt, &d);
+  char why[160];
+  int perf = prof__perf_clock_probe(why, sizeof why);
+  print_message("default sampler: %s (%s); %d samples, weight %ld\n", d.sampler, perf ? "perf events allowed" : why,
+                d.samples, d.weight);
+  assert_string_equal(d.sampler, perf ? "perf" : "timer");
+}
+
+/* The program puts its own files under the numbers of mlprof's perf clock
+ * descriptors (dup2, which closes them; a daemon closing what it did not
+ * open and opening files would do the same): the sampler's shutdown must
+ * leave those files alone. The child
+ * exits 0 when every one of them is still open and reads back. */
+static void fds_taken_over(void) {
+  burn(0.05);
+  int taken[64], n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) _exit(6);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL && n < 64) {
+    char path[300], link[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t len = readlink(path, link, sizeof link - 1);
+    if (len < 0) continue;
+    link[len] = 0;
+    if (strcmp(link, "anon_inode:[perf_event]") == 0) taken[n++] = atoi(e->d_name);
+  }
+  closedir(d);
+  int zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+  for (int i = 0; i < n; i++)
+    if (zero < 0 || dup2(zero, taken[i]) != taken[i]) _exit(7); /* closes mlprof's, in one step */
+  if (prof_shutdown() != 0) _exit(4);
+  for (int i = 0; i < n; i++) {
+    char b = 1;
+    if (fcntl(taken[i], F_GETFD) < 0 || read(taken[i], &b, 1) != 1 || b != 0) _exit(8);
+  }
+  _exit(0);
+}
+
+static void program_fds_under_old_numbers_are_left_alone(void **state) {
+  (void)state;
+  char why[160];
+  if (!prof__perf_clock_probe(why, sizeof why)) skip(); /* no perf clocks here: nothing to take over */
+  run_child(th_tmp_path("sampler_fds", ".mlpt"), "1000", NULL, fds_taken_over);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cpu_mode_samples_busy_code),
@@ -296,6 +417,8 @@ int main(void) {
       cmocka_unit_test(wall_mode_sees_a_sleeping_thread),
       cmocka_unit_test(thread_churn_under_fast_sampling),
       cmocka_unit_test(counters_recorded_per_thread),
+      cmocka_unit_test(timers_where_perf_is_refused),
+      cmocka_unit_test(program_fds_under_old_numbers_are_left_alone),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,24 @@ int prof__sampler_stepped_aside(void);
  * pthread_getcpuclockid returns): ~tid << 3 | PERTHREAD | SCHED. */
 static inline int prof__thread_cpu_clock(int tid) { return (int)((~(unsigned)tid << 3) | 4u | 2u); }
 
+/* ---- perf_clock.c: a thread's CPU clock that signals it at exact periods ---- */
+/* A task-clock perf event of thread `tid` that sends `sig` to that thread
+ * after each `period_ns` of its CPU time, created disabled: the first
+ * prof__perf_clock_rearm starts it. Returns the fd (close-on-exec) or -1
+ * with errno. */
+int prof__perf_clock_open(int tid, int sig, uint64_t period_ns);
+/* 1 when the kernel lets this process open such events, else 0 with the
+ * reason in `why` (perf_event_paranoid, a container's seccomp filter). */
+int prof__perf_clock_probe(char *why, size_t n);
+/* Async-signal-safe: let the event fire once more; its CPU time in ns so
+ * far (0 when unreadable). */
+void prof__perf_clock_rearm(int fd);
+uint64_t prof__perf_clock_read(int fd);
+/* Stop the event for good and close the fd, unless the fd is no longer a
+ * perf event sending `sig` (the program closed it and reused the number):
+ * then -1, and the fd is left alone. */
+int prof__perf_clock_close(int fd, int sig);
+
 /* counters.c: set up (reads MLPROF_PAPI_EVENTS) and read every writer cycle. */
 void prof__counters_start(void);
 /* Step hook: the calling (step) thread's CPU time as a counter event. */

@@ -1,11 +1,15 @@
 /* sampler.c — statistical CPU sampling with call stacks.
  *
- * Every thread of the process gets a POSIX timer that sends the sampling
- * signal to that thread alone (SIGEV_THREAD_ID): on its own CPU-time clock by default, or on
- * CLOCK_MONOTONIC in wall-clock mode (MLPROF_SAMPLE_MODE=wall), which also
- * samples threads that sleep or wait. The writer thread arms timers for new
- * threads by scanning /proc/self/task every cycle, so threads that never call
- * mlprof are covered too, and retires the timers of threads that ended.
+ * Every thread of the process gets a clock that sends the sampling signal
+ * to that thread alone. On CPU time (the default) that is the thread's
+ * task-clock perf event, which fires at exact periods of the thread's CPU
+ * time (perf_clock.c), where the kernel allows it; else, and in wall-clock
+ * mode (MLPROF_SAMPLE_MODE=wall, which also samples threads that sleep or
+ * wait), a POSIX timer (SIGEV_THREAD_ID) on the thread's CPU-time clock or
+ * on CLOCK_MONOTONIC. MLPROF_SAMPLER=timer keeps the timers. The writer
+ * thread arms clocks for new threads by scanning /proc/self/task every
+ * cycle, so threads that never call mlprof are covered too, and retires
+ * the clocks of threads that ended.
  *
  * The handler only does async-signal-safe work: it unwinds the interrupted
  * stack, interns it in the lock-free stack table, reads the thread's
@@ -25,6 +29,9 @@
  * signal still pending, then the old action): a realtime signal's default
  * action ends the process. A library destructor does the same when
  * libmlprof is unloaded (dlclose), so no handler points into unmapped code.
+ * A perf event is stopped and closed only once no handler of its thread
+ * uses its fd (a `busy` handshake), and a child of fork() closes its
+ * copies of the fds at once, so no event outlives the sampler.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,8 +40,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +58,9 @@
 #define MAX_THREADS 4096
 #define SAMPLE_MAGIC 0x5350u
 #define SIG_FIRST 4 /* SIGRTMIN..+3 are the ones programs pick first */
+#define FD_MAP 65536 /* perf event fds below this are found by the handler (fd_slot); a thread whose fd is higher gets a timer */
+#define BUSY_WAIT 2000 /* yields waiting for a thread's handler to leave its perf fd before closing it */
+#define PERF_FD_MAX 1024 /* perf clocks open at most; and at most an eighth of the fd limit (perf_fd_cap) */
 
 typedef struct sample {
   uint64_t ticks;
@@ -62,6 +74,10 @@ typedef struct cpu_thr {
   int in_use;
   int armed;
   timer_t timer;
+  int fd;                /* the thread's perf clock (-1: a timer, or none) */
+  int busy;              /* its handler is using fd (seq_cst handshake with disarm) */
+  uint64_t last_ns;      /* perf clock: the count at the last sample (handler only) */
+  int64_t carry_ns;      /* and the part of a period not yet weighed */
   uint32_t head, tail;   /* head: handler (producer), tail: writer */
   uint64_t dropped;
   uint64_t seen_gen;     /* scan generation that last saw the tid */
@@ -71,6 +87,10 @@ typedef struct cpu_thr {
 static struct {
   int mode;              /* PROF_SAMPLE_CPU / PROF_SAMPLE_WALL */
   unsigned hz;
+  int use_perf;          /* CPU mode on the threads' perf clocks (perf_clock.c) */
+  char perf_why[160];    /* why not, when it was wanted */
+  uint64_t perf_threads, timer_threads, weight;
+  int perf_fds, perf_fd_cap; /* perf clocks open now, and how many may be */
   int on;                /* handler records */
   int installed;         /* our handler is on `sig` (atomic: read by any thread) */
   int aside;             /* the program took `sig`: sampling stopped */
@@ -86,7 +106,11 @@ static struct {
   uint64_t samples, dropped, no_stack, timer_fail;
   cpu_thr *thr[MAX_THREADS]; /* slot index travels in the signal's value */
   char hz_text[16];
+  int atfork_added;
 } S;
+/* The slot + 1 of the thread whose perf clock has fd (a signal names its
+ * fd, not the slot); 0: none. Written under thr_mu, read by the handler. */
+static uint16_t fd_slot[FD_MAP];
 /* Orders changes of S.thr: the writer's scans and retirements, and the
  * arming of the starting thread by cpu_start (once, at prof_init). The
  * signal handler only loads slots and takes no lock. */
@@ -103,34 +127,121 @@ static uint32_t current_range(void) {
   return t->stack[d - 1] & ~PROF_DROPPED_BIT;
 }
 
-static void on_sample(int sig, siginfo_t *si, void *uc) {
-  (void)sig;
-  if (!si || si->si_code != SI_TIMER || !__atomic_load_n(&S.on, __ATOMIC_ACQUIRE)) return;
+/* The thread a timer's signal names (its slot in the signal's value). */
+static cpu_thr *timer_thread(const siginfo_t *si) {
   unsigned v = (unsigned)si->si_value.sival_int;
-  if ((v >> 16) != SAMPLE_MAGIC || (v & 0xffffu) >= MAX_THREADS) return;
-  cpu_thr *t = __atomic_load_n(&S.thr[v & 0xffffu], __ATOMIC_ACQUIRE);
-  if (!t) return;
-  int saved = errno;
+  if ((v >> 16) != SAMPLE_MAGIC || (v & 0xffffu) >= MAX_THREADS) return NULL;
+  return __atomic_load_n(&S.thr[v & 0xffffu], __ATOMIC_ACQUIRE);
+}
+
+/* The thread whose perf clock sent the signal (it names the event's fd). */
+static cpu_thr *perf_thread(const siginfo_t *si) {
+  if (si->si_fd < 0 || si->si_fd >= FD_MAP) return NULL;
+  unsigned slot = __atomic_load_n(&fd_slot[si->si_fd], __ATOMIC_ACQUIRE);
+  return slot && slot <= MAX_THREADS ? __atomic_load_n(&S.thr[slot - 1], __ATOMIC_ACQUIRE) : NULL;
+}
+
+/* Periods a perf clock sample stands for: the thread's CPU time since the
+ * last one (kernel time included), whole periods, the rest carried. */
+static uint32_t perf_weight(cpu_thr *t, int fd) {
+  uint64_t now = prof__perf_clock_read(fd);
+  if (!now) return 1;
+  int64_t period = (int64_t)(1000000000u / S.hz);
+  int64_t acc = (int64_t)(now - t->last_ns) + t->carry_ns;
+  t->last_ns = now;
+  int64_t w = acc > 0 ? (acc + period / 2) / period : 0;
+  if (w < 1) w = 1;
+  if (w > 1000000) w = 1000000;
+  t->carry_ns = acc - w * period;
+  if (t->carry_ns < -period) t->carry_ns = -period; /* a forced weight of 1 owes at most one period */
+  return (uint32_t)w;
+}
+
+static void take_sample(cpu_thr *t, void *uc, uint32_t weight) {
   uint32_t h = t->head, tail = __atomic_load_n(&t->tail, __ATOMIC_ACQUIRE);
   if (h - tail >= SAMPLE_BUF) {
     t->dropped++;
-  } else {
-    uintptr_t pcs[PROF_STACK_MAX_DEPTH];
-    int d = prof__stack_capture_uc(uc, pcs, PROF_STACK_MAX_DEPTH);
-    d = prof__pyframes_merge(pcs, d, PROF_STACK_MAX_DEPTH); /* Python frames, when running Python */
-    sample *s = &t->buf[h % SAMPLE_BUF];
-    s->ticks = prof__ticks();
-    s->stack = d > 0 ? prof__stack_intern(pcs, d) : 0;
-    s->range = current_range();
-    s->weight = 1u + (uint32_t)(si->si_overrun > 0 ? si->si_overrun : 0);
-    __atomic_store_n(&t->head, h + 1, __ATOMIC_RELEASE);
+    return;
+  }
+  uintptr_t pcs[PROF_STACK_MAX_DEPTH];
+  int d = prof__stack_capture_uc(uc, pcs, PROF_STACK_MAX_DEPTH);
+  d = prof__pyframes_merge(pcs, d, PROF_STACK_MAX_DEPTH); /* Python frames, when running Python */
+  sample *s = &t->buf[h % SAMPLE_BUF];
+  s->ticks = prof__ticks();
+  s->stack = d > 0 ? prof__stack_intern(pcs, d) : 0;
+  s->range = current_range();
+  s->weight = weight;
+  __atomic_store_n(&t->head, h + 1, __ATOMIC_RELEASE);
+}
+
+/* A perf clock fired on this thread: sample, then let it fire again. It
+ * stays off when sampling stopped or the writer is closing it (t->fd no
+ * longer fd: disarm waits for busy to drop before it closes the fd). */
+static void on_perf(cpu_thr *t, int fd, void *uc) {
+  __atomic_store_n(&t->busy, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&t->fd, __ATOMIC_SEQ_CST) == fd && __atomic_load_n(&S.on, __ATOMIC_ACQUIRE)) {
+    take_sample(t, uc, perf_weight(t, fd));
+    prof__perf_clock_rearm(fd);
+  }
+  __atomic_store_n(&t->busy, 0, __ATOMIC_RELEASE);
+}
+
+static void on_sample(int sig, siginfo_t *si, void *uc) {
+  (void)sig;
+  if (!si) return;
+  int saved = errno;
+  if (si->si_code == SI_TIMER) {
+    cpu_thr *t = timer_thread(si);
+    if (t && __atomic_load_n(&S.on, __ATOMIC_ACQUIRE))
+      take_sample(t, uc, 1u + (uint32_t)(si->si_overrun > 0 ? si->si_overrun : 0));
+  } else if (si->si_code == POLL_IN || si->si_code == POLL_HUP) {
+    cpu_thr *t = perf_thread(si);
+    if (t) on_perf(t, si->si_fd, uc);
   }
   errno = saved;
 }
 
 /* ---- timers ------------------------------------------------------------------ */
 
+/* The thread's perf clock, when CPU mode has them: 0 armed, -1 not. */
+static int arm_perf(cpu_thr *t, int slot) {
+  if (S.perf_fds >= S.perf_fd_cap) return -1; /* the program's descriptors come first */
+  int fd = prof__perf_clock_open(t->tid, S.sig, 1000000000u / S.hz);
+  if (fd < 0) return -1;
+  if (fd >= FD_MAP) {
+    prof__perf_clock_close(fd, S.sig);
+    return -1;
+  }
+  t->last_ns = 0;
+  t->carry_ns = 0;
+  __atomic_store_n(&fd_slot[fd], (uint16_t)(slot + 1), __ATOMIC_RELEASE);
+  __atomic_store_n(&t->fd, fd, __ATOMIC_SEQ_CST);
+  prof__perf_clock_rearm(fd);
+  t->armed = 1;
+  S.perf_threads++;
+  S.perf_fds++;
+  return 0;
+}
+
+/* Close the thread's perf clock once no handler of it uses the fd. A
+ * handler that does not leave (its thread stopped inside it) keeps the fd
+ * and the thread's state: returns 0 then, and they are left alone. */
+static int disarm_perf(cpu_thr *t) {
+  int fd = t->fd;
+  __atomic_store_n(&t->fd, -1, __ATOMIC_SEQ_CST);
+  for (int i = 0; __atomic_load_n(&t->busy, __ATOMIC_SEQ_CST); i++) {
+    if (i >= BUSY_WAIT) return 0;
+    sched_yield();
+  }
+  __atomic_store_n(&fd_slot[fd], 0, __ATOMIC_RELEASE);
+  prof__perf_clock_close(fd, S.sig);
+  S.perf_fds--;
+  return 1;
+}
+
 static int arm(cpu_thr *t, int slot) {
+  if (S.use_perf && arm_perf(t, slot) == 0) return 0;
+  if (S.use_perf) S.timer_threads++;
   struct sigevent sev;
   memset(&sev, 0, sizeof sev);
   sev.sigev_notify = SIGEV_THREAD_ID;
@@ -155,9 +266,13 @@ static int arm(cpu_thr *t, int slot) {
   return 0;
 }
 
-static void disarm(cpu_thr *t) {
-  if (t->armed) timer_delete(t->timer);
+/* Returns 0 when the thread's state must be kept (disarm_perf). */
+static int disarm(cpu_thr *t) {
+  int freeable = 1;
+  if (t->armed && t->fd >= 0) freeable = disarm_perf(t);
+  else if (t->armed) timer_delete(t->timer);
   t->armed = 0;
+  return freeable;
 }
 
 /* ---- writer side ------------------------------------------------------------- */
@@ -176,6 +291,7 @@ static void add_thread(int tid) {
   cpu_thr *t = calloc(1, sizeof *t);
   if (!t) return;
   t->tid = tid;
+  t->fd = -1;
   t->seen_gen = S.gen;
   __atomic_store_n(&S.thr[slot], t, __ATOMIC_RELEASE);
   if (arm(t, slot) != 0) S.timer_fail++; /* e.g. the thread ended meanwhile */
@@ -245,6 +361,7 @@ static void drain(prof__tw *tw, cpu_thr *t) {
       ev[n].name = s->stack;
       ev[n].a = s->range;
       ev[n].b = s->weight;
+      S.weight += s->weight;
       if (!s->stack) S.no_stack++;
       n++;
       tail++;
@@ -263,11 +380,11 @@ static void retire(prof__tw *tw, int all) {
     if (!t) continue;
     drain(tw, t);
     if (!all && t->seen_gen == S.gen) continue;
-    disarm(t);
+    int freeable = disarm(t);
     if (all) continue; /* at stop: keep the state, a signal may still be pending */
     S.dropped += t->dropped;
     __atomic_store_n(&S.thr[i], NULL, __ATOMIC_RELEASE);
-    free(t);
+    if (freeable) free(t); /* else a handler still holds it: left to the process */
   }
 }
 
@@ -287,6 +404,16 @@ static void final_meta(void) {
     prof__meta_add("cpu.signal", v);
   }
   if (S.aside) prof__meta_add("cpu.stopped", "the program took over the sampling signal");
+  if (S.use_perf) {
+    snprintf(v, sizeof v, "%llu", (unsigned long long)S.perf_threads);
+    prof__meta_add("cpu.sampler_perf_threads", v);
+    snprintf(v, sizeof v, "%llu", (unsigned long long)S.timer_threads);
+    prof__meta_add("cpu.sampler_timer_threads", v); /* threads whose perf clock could not be opened */
+  }
+  if (S.weight && S.hz) { /* samples per second of the sampled threads' CPU (or wall) time */
+    snprintf(v, sizeof v, "%.1f", (double)S.samples * S.hz / (double)S.weight);
+    prof__meta_add("cpu.sample_rate_effective", v);
+  }
 }
 
 /* 1 while our handler is the one installed on the sampling signal. */
@@ -360,18 +487,30 @@ static int parse_config(void) {
                                          "a faster timer on every thread slows the program");
   static const char *const modes[] = {"cpu", "wall"};
   S.mode = prof__env_choice("SAMPLE_MODE", modes, 2, 0) == 1 ? PROF_SAMPLE_WALL : PROF_SAMPLE_CPU;
+  static const char *const samplers[] = {"auto", "timer"};
+  int timer = prof__env_choice("SAMPLER", samplers, 2, 0) == 1;
+  S.perf_why[0] = 0;
+  /* the perf clocks count CPU time: wall mode keeps its timers */
+  S.use_perf = S.hz && S.mode == PROF_SAMPLE_CPU && !timer && prof__perf_clock_probe(S.perf_why, sizeof S.perf_why);
+  if (timer) snprintf(S.perf_why, sizeof S.perf_why, "MLPROF_SAMPLER=timer");
   return 0;
 }
 
 static size_t cpu_header(prof__kv *kv, size_t max) {
   parse_config();
-  if (max < 2) return 0;
+  if (max < 4) return 0;
   snprintf(S.hz_text, sizeof S.hz_text, "%u", S.hz);
   kv[0].key = "cpu.sample_hz";
   kv[0].value = S.hz_text;
   kv[1].key = "cpu.sample_mode";
   kv[1].value = S.mode == PROF_SAMPLE_WALL ? "wall" : "cpu";
-  return 2;
+  /* perf: per-thread task-clock events (exact periods); timer: POSIX timers (scheduler ticks) */
+  kv[2].key = "cpu.sampler";
+  kv[2].value = S.use_perf ? "perf" : "timer";
+  if (S.use_perf || !S.perf_why[0] || S.mode == PROF_SAMPLE_WALL) return 3;
+  kv[3].key = "cpu.sampler_why_timer";
+  kv[3].value = S.perf_why;
+  return 4;
 }
 
 /* The first realtime signal from SIGRTMIN+SIG_FIRST up that the program
@@ -408,8 +547,33 @@ static int install_handler(void) {
   return 0;
 }
 
+/* A child of fork() holds copies of the perf clocks' fds, which would keep
+ * the parent's events alive past the parent's own close: it closes them
+ * (without stopping the events, which are the parent's). */
+static void sampler_forked(void) {
+  for (int i = 0; i < MAX_THREADS; i++) {
+    cpu_thr *t = S.thr[i];
+    if (!t || t->fd < 0) continue;
+    if (t->fd < FD_MAP) __atomic_store_n(&fd_slot[t->fd], 0, __ATOMIC_RELEASE);
+    close(t->fd);
+    t->fd = -1;
+    t->armed = 0;
+  }
+  S.perf_fds = 0;
+}
+
+/* How many perf clocks may be open: an eighth of the descriptor limit, at
+ * most PERF_FD_MAX; threads beyond get timers. */
+static int perf_fd_cap(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return PERF_FD_MAX;
+  return rl.rlim_cur / 8 < PERF_FD_MAX ? (int)(rl.rlim_cur / 8) : PERF_FD_MAX;
+}
+
 static int cpu_start(void) {
   if (!S.hook_added && prof__writer_hook_add(sampler_hook, NULL) == 0) S.hook_added = 1;
+  if (!S.atfork_added && pthread_atfork(NULL, NULL, sampler_forked) == 0) S.atfork_added = 1;
+  S.perf_fd_cap = perf_fd_cap();
   prof__counters_start();
   if (S.hz == 0) return 0;
   if (!prof__stack_capture_available()) {
@@ -424,8 +588,8 @@ static int cpu_start(void) {
    * first scan: that comes after the clock calibration and a period, later
    * still on a loaded machine, and a short program would lose its start. */
   pthread_mutex_lock(&thr_mu);
+  __atomic_store_n(&S.on, 1, __ATOMIC_RELEASE); /* first: a perf clock that fired while off would stay off */
   see_thread((int)syscall(SYS_gettid));
-  __atomic_store_n(&S.on, 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&thr_mu);
   return 0;
 }

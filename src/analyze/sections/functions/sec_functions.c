@@ -218,6 +218,19 @@ static double header_hz(prof__an *an) {
   return hz > 0 ? hz : 99;
 }
 
+/* Which clock the samples came from (header cpu.sampler; older traces had
+ * only the timers) and how many samples a second of a busy thread's time
+ * got: the asked rate with exact periods, fewer where timers fire only at
+ * scheduler ticks (their overruns are the weight). */
+const char *prof__fn_sampler(prof__an *an, const prof__fn_st *s) {
+  const char *v = prof__an_header(an, "cpu.sampler");
+  return s->mode == 0 && v && strcmp(v, "perf") == 0 ? "perf" : "timer";
+}
+
+double prof__fn_effective_hz(const prof__fn_st *s) {
+  return s->total_w ? (double)s->samples[s->mode] * 1e9 / s->period_ns / (double)s->total_w : 0;
+}
+
 static int cmp_stack(const void *a, const void *b) {
   const prof__sampled_stack *x = a, *y = b;
   return x->weight > y->weight ? -1 : x->weight < y->weight ? 1 : (x->stack > y->stack) - (x->stack < y->stack);
@@ -526,6 +539,8 @@ static void fn_json(prof__an *an, void *st, prof__json *j) {
   prof__json_obj_begin(j);
   prof__json_kstr(j, "mode", s->mode ? "wall" : "cpu");
   prof__json_knum(j, "sample_hz", 1e9 / s->period_ns);
+  prof__json_kstr(j, "sampler", prof__fn_sampler(an, s));
+  prof__json_knum(j, "effective_hz", prof__fn_effective_hz(s));
   prof__json_kuint(j, "samples", s->samples[s->mode]);
   prof__json_kuint(j, "weight", s->total_w);
   prof__json_kuint(j, "samples_without_stack", s->no_stack[s->mode]);
@@ -666,8 +681,10 @@ static void json_python(prof__json *j, const prof__fn_st *s) {
 static void fn_text(prof__an *an, void *st, FILE *out) {
   prof__fn_st *s = st;
   if (!s->total_w) return;
-  fprintf(out, "\nHot functions (%s samples: %llu, %.0f Hz, ~%.1f ms sampled)\n", s->mode ? "wall-clock" : "CPU",
-          (unsigned long long)s->samples[s->mode], 1e9 / s->period_ns, (double)s->total_w * s->period_ns / 1e6);
+  fprintf(out, "\nHot functions (%s samples: %llu, %.0f Hz, ~%.1f ms sampled; %s sampler, %.0f samples/s per %s)\n",
+          s->mode ? "wall-clock" : "CPU", (unsigned long long)s->samples[s->mode], 1e9 / s->period_ns,
+          (double)s->total_w * s->period_ns / 1e6, prof__fn_sampler(an, s), prof__fn_effective_hz(s),
+          s->mode ? "thread" : "busy thread");
   if (s->samples[s->mode] < PROF_FN_FEW_SAMPLES)
     fprintf(out, "  caveat: only %llu samples; shares below are rough (a run with ~%d or more samples is needed to "
                  "trust them)\n",

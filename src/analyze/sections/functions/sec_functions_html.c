@@ -26,12 +26,18 @@
 
 /* ---- facts ------------------------------------------------------------------- */
 
-static void facts(const prof__fn_st *s, FILE *out) {
+static void facts(prof__an *an, const prof__fn_st *s, FILE *out) {
   char b[128];
   fputs("<table class=\"facts\">", out);
   prof__html_fact(out, "mode", s->mode ? "wall clock (every thread, running or waiting)" : "CPU time (running threads)");
   snprintf(b, sizeof b, "%.0f Hz (one sample every %.2f ms)", 1e9 / s->period_ns, s->period_ns / 1e6);
   prof__html_fact(out, "rate", b);
+  int perf = strcmp(prof__fn_sampler(an, s), "perf") == 0;
+  snprintf(b, sizeof b, "%s: %.0f samples a second per %sthread",
+           perf ? "perf clock (exact periods of each thread's CPU time)"
+                : "POSIX timers (fire at scheduler ticks; missed periods are weights)",
+           prof__fn_effective_hz(s), s->mode ? "" : "busy ");
+  prof__html_fact(out, "sampler", b);
   snprintf(b, sizeof b, "%llu (%llu without a call stack)", (unsigned long long)s->samples[s->mode],
            (unsigned long long)s->no_stack[s->mode]);
   prof__html_fact(out, "samples", b);
@@ -386,7 +392,7 @@ void prof__fn_html(prof__an *an, void *st, FILE *out) {
   const prof__fn_st *s = st;
   if (!s || !s->total_w) return;
   prof__html_section_begin(out, "functions", "Hot functions (CPU sampling)");
-  facts(s, out);
+  facts(an, s, out);
   top_functions(s, out);
   python_view(s, out);
   prof__fn_ops_html(s, out);

@@ -125,4 +125,9 @@ void prof__fn_ops_free(prof__fn_st *s);
 /* The section's HTML panel (sec_functions_html.c). */
 void prof__fn_html(prof__an *an, void *st, FILE *out);
 
+/* "perf" (per-thread perf clocks, exact periods) or "timer" (POSIX timers),
+ * and the samples a second of sampled time got (sec_functions.c). */
+const char *prof__fn_sampler(prof__an *an, const prof__fn_st *s);
+double prof__fn_effective_hz(const prof__fn_st *s);
+
 #endif

@@ -2,7 +2,8 @@
  * PROF_CHUNK_STACKS and PROF_CHUNK_MODULES (decoded by the trace's codec,
  * trace/rec_stacks.h; docs/trace-format-stacks.md) and answers the
  * stack/frame queries of symbols.h for the other sections. Symbolization
- * itself is in symbols.c. */
+ * itself is in symbols.c. Its report part says which code has no symbols
+ * and how to get them (symbols_missing.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +68,6 @@ int prof__an_stack(prof__an *an, uint32_t id, const uintptr_t **pcs) {
 }
 
 static void st_json(prof__an *an, void *st, prof__json *j) {
-  (void)an;
   prof__stacks_st *s = st;
   if (!s->count && !s->nmods) return;
   prof__json_key(j, "stacks");
@@ -76,8 +76,12 @@ static void st_json(prof__an *an, void *st, prof__json *j) {
   prof__json_kuint(j, "modules", s->nmods);
   prof__json_kuint(j, "python_frames", s->npy);
   prof__json_kuint(j, "bad_chunks", s->bad_chunks);
+  prof__symbols_missing_json(an, s, j);
   prof__json_obj_end(j);
 }
+
+static void st_text(prof__an *an, void *st, FILE *out) { prof__symbols_missing_text(an, st, out); }
+static void st_html(prof__an *an, void *st, FILE *out) { prof__symbols_missing_html(an, st, out); }
 
 static void st_destroy(prof__an *an, void *st) {
   (void)an;
@@ -96,7 +100,9 @@ const prof__section prof__sec_stacks = {
     .name = "stacks",
     .state_size = sizeof(prof__stacks_st),
     .record = st_record,
+    .text = st_text,
     .json = st_json,
+    .html = st_html,
     .destroy = st_destroy,
     .event_mask = PROF_EVMASK_NONE,
 };

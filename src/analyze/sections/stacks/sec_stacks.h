@@ -5,8 +5,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analyze/sections/stacks/symbols.h"
+#include "analyze/util/json.h"
 
 typedef struct prof__an_module {
   char *path;
@@ -47,6 +49,11 @@ int prof__symbols_perfmap(prof__an *an, prof__stacks_st *s, uintptr_t pc, prof__
 void prof__perfmap_free(struct prof__perfmap *pm);
 /* Fill f for a tagged Python frame (symbols_python.c). */
 void prof__symbols_python(prof__stacks_st *s, uintptr_t pc, prof__frame *f);
+/* The modules whose unnamed code the samples pass through, and how to get
+ * their symbols (symbols_missing.c): text, JSON ("unsymbolized") and HTML. */
+void prof__symbols_missing_text(prof__an *an, prof__stacks_st *s, FILE *out);
+void prof__symbols_missing_json(prof__an *an, prof__stacks_st *s, prof__json *j);
+void prof__symbols_missing_html(prof__an *an, prof__stacks_st *s, FILE *out);
 /* Decode one PROF_CHUNK_PYFRAMES payload into s->py. */
 void prof__pyframes_decode(prof__stacks_st *s, const uint8_t *p, size_t len);
 

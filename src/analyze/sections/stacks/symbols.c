@@ -28,6 +28,7 @@
 
 #include "analyze/sections/stacks/sec_stacks.h"
 #include "analyze/sections/stacks/symbols_dw.h"
+#include "analyze/sections/stacks/symbols_ehframe.h"
 
 #ifdef MLPROF_HAVE_LIBDW
 #define DW prof__dw() /* libdw, opened at run time (symbols_dw.h) */
@@ -47,6 +48,8 @@ typedef struct prof__elfsyms {
   size_t nplt;
   uint64_t plt_slots, plt_entry0; /* address of slot 0 and whether .plt has a header entry */
   char *base; /* basename of the module */
+  prof__fnrange *fns; /* function boundaries from .eh_frame, for code without symbols */
+  size_t nfns;
 #ifdef MLPROF_HAVE_LIBDW
   Dwfl *dwfl;
   Dwfl_Module *mod;
@@ -191,6 +194,23 @@ static void plt_targets(prof__elfsyms *es, const elf_file *f, const Elf64_Shdr *
   free(dnames);
 }
 
+/* .eh_frame larger than this is not read (the largest libraries have tens of MiB) */
+#define EH_FRAME_MAX (256u << 20)
+
+/* The function boundaries of .eh_frame, which a stripped file keeps. */
+static void read_ehframe(prof__elfsyms *es, const elf_file *f, const Elf64_Shdr *sh, int nsh, const char *names,
+                         size_t nlen) {
+  for (int i = 0; i < nsh; i++) {
+    if (sh[i].sh_type != SHT_PROGBITS || sh[i].sh_name >= nlen || sh[i].sh_size > EH_FRAME_MAX ||
+        !memchr(names + sh[i].sh_name, 0, nlen - sh[i].sh_name) || strcmp(names + sh[i].sh_name, ".eh_frame") != 0)
+      continue;
+    uint8_t *p = read_section(f, &sh[i]);
+    if (p) es->fns = prof__ehframe_ranges(p, sh[i].sh_size, sh[i].sh_addr, &es->nfns);
+    free(p);
+    return;
+  }
+}
+
 /* The PLT sections and the functions their entries jump to. */
 static void read_plt(prof__elfsyms *es, const elf_file *f, const Elf64_Ehdr *eh, const Elf64_Shdr *sh) {
   int nsh = eh->e_shnum;
@@ -211,8 +231,9 @@ static void read_plt(prof__elfsyms *es, const elf_file *f, const Elf64_Ehdr *eh,
     if (sh[i].sh_addr < es->plt_lo) es->plt_lo = sh[i].sh_addr;
     if (sh[i].sh_addr + sh[i].sh_size > es->plt_hi) es->plt_hi = sh[i].sh_addr + sh[i].sh_size;
   }
-  free(names);
   if (es->plt_lo == UINT64_MAX) es->plt_lo = 0;
+  read_ehframe(es, f, sh, nsh, names, nlen);
+  free(names);
   const Elf64_Shdr *slots = sec ? sec : plt;
   if (!slots || !rela || rela->sh_entsize != sizeof(Elf64_Rela) || rela->sh_link >= (unsigned)nsh) return;
   const Elf64_Shdr *dsym = &sh[rela->sh_link], *dstr = dsym->sh_link < (unsigned)nsh ? &sh[dsym->sh_link] : NULL;
@@ -454,6 +475,27 @@ static char *qualified_name(Dwarf_Die *die) {
   return strdup(buf);
 }
 
+/* The scopes at rel, innermost first, as nested in the code: every
+ * inlined instance up to the function they were all inlined into, then
+ * the compilation unit (malloc'd; the count, <= 0 when none).
+ * dwarf_getscopes follows an inlined instance to its abstract definition,
+ * so past the innermost instance it lists the inlined function's own
+ * declaration scopes, not the instances around it; the DIE tree of the
+ * innermost scope (dwarf_getscopes_die, as eu-addr2line -i walks it) has
+ * them all. */
+static int scopes_at(Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die **out) {
+  Dwarf_Die *first = NULL;
+  int n = DW->dwarf_getscopes(cu, addr, &first);
+  *out = first;
+  if (n <= 0) return n;
+  Dwarf_Die inner = first[0], *chain = NULL;
+  int m = DW->dwarf_getscopes_die(&inner, &chain);
+  if (m <= 0) return n;
+  free(first);
+  *out = chain;
+  return m;
+}
+
 /* The inlined functions at rel, innermost first, as frames of their own:
  * the innermost gets the address's line, each outer one the call site of
  * the one inside it, and f (the function the code was inlined into) the
@@ -464,7 +506,7 @@ static void inline_of(prof__elfsyms *es, uint64_t rel, prof__frame *f) {
   Dwarf_Die *cu = DW->dwfl_module_addrdie(es->mod, (Dwarf_Addr)rel, &bias);
   if (!cu) return;
   Dwarf_Die *scopes = NULL;
-  int n = DW->dwarf_getscopes(cu, (Dwarf_Addr)rel - bias, &scopes);
+  int n = scopes_at(cu, (Dwarf_Addr)rel - bias, &scopes);
   int count = 0;
   for (int i = 0; i < n && DW->dwarf_tag(&scopes[i]) != DW_TAG_subprogram; i++)
     count += DW->dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
@@ -521,6 +563,18 @@ static void make_label(prof__frame *f) {
   f->label = l ? l : f->func;
 }
 
+/* Code of a module without a symbol there: named after the start of the
+ * function that .eh_frame says covers it, so its addresses count as one
+ * function; after the address itself when no FDE covers it. */
+static void unnamed_function(prof__elfsyms *es, uint64_t rel, prof__frame *f) {
+  const prof__fnrange *r = es->fns ? prof__fnrange_find(es->fns, es->nfns, rel) : NULL;
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s+0x%llx", es->base, (unsigned long long)(r ? r->start : rel));
+  f->func = strdup(buf);
+  f->nosym = 1;
+  line_of(es, rel, f);
+}
+
 /* ---- cache ------------------------------------------------------------------ */
 
 static prof__frame *resolve(prof__an *an, prof__stacks_st *s, uintptr_t pc) {
@@ -555,6 +609,8 @@ static prof__frame *resolve(prof__an *an, prof__stacks_st *s, uintptr_t pc) {
 #endif
   } else if (!m && prof__symbols_perfmap(an, s, pc, f) == 0) {
     /* named by a JIT's perf map */
+  } else if (es) {
+    unnamed_function(es, pc - m->bias, f);
   } else {
     if (m) snprintf(buf, sizeof buf, "%s+0x%llx", f->module ? f->module : "?", (unsigned long long)(pc - m->bias));
     else snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)pc);
@@ -643,6 +699,7 @@ void prof__symbols_free(prof__stacks_st *s) {
     for (size_t k = 0; k < es->nplt; k++) free(es->plt_names[k]);
     free(es->plt_names);
     free(es->base);
+    free(es->fns);
 #ifdef MLPROF_HAVE_LIBDW
     if (es->dwfl) DW->dwfl_end(es->dwfl);
 #endif

@@ -23,6 +23,8 @@ typedef struct prof__frame {
   const char *label;   /* name in call paths and exports ("f [inlined]", "train.py:42 forward") */
   int inlined;         /* a function the compiler inlined into the frame's caller */
   int python;          /* a Python frame (func: qualified name, file: the .py file) */
+  int nosym;           /* no symbol covers the address: func is "module+0xSTART" of the function
+                        * that .eh_frame says holds it, else "module+0xADDRESS" */
   int ninl;            /* inlined frames at this address, innermost first, in inl[] */
   const struct prof__frame *inl;
 } prof__frame;
