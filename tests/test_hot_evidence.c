@@ -35,30 +35,6 @@ __attribute__((noinline)) void he_root(void) { for (int i = 0; i < 3; i++) he_si
 
 static uintptr_t pc_in(void (*fn)(void)) { return (uintptr_t)fn + 4; }
 
-static int first_bias(struct dl_phdr_info *info, size_t size, void *arg) {
-  (void)size;
-  *(uintptr_t *)arg = (uintptr_t)info->dlpi_addr;
-  return 1;
-}
-
-static void modules_chunk(prof__tw *w) {
-  char exe[1024];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  assert_true(n > 0);
-  exe[n] = 0;
-  uintptr_t bias = 0;
-  dl_iterate_phdr(first_bias, &bias);
-  prof__buf b = {0};
-  prof__buf_varint(&b, 1);
-  prof__buf_str(&b, exe, (size_t)n);
-  prof__buf_varint(&b, bias);
-  prof__buf_varint(&b, 0);
-  prof__buf_varint(&b, UINT64_MAX / 2);
-  prof__buf_str(&b, "", 0);
-  assert_int_equal(prof__tw_chunk(w, PROF_CHUNK_MODULES, b.p, b.len), 0);
-  prof__buf_free(&b);
-}
-
 /* Stacks 1..4: gemm_nn, gemm_nt, gemm_tn, he_other, each under he_root. */
 static void stacks_chunk(prof__tw *w) {
   void (*leaf[4])(void) = {gemm_nn, gemm_nt, gemm_tn, he_other};

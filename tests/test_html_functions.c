@@ -45,12 +45,6 @@ __attribute__((noinline)) void prof_test_own(void) { for (int i = 0; i < 3; i++)
 
 static uintptr_t pc_in(void (*fn)(void)) { return (uintptr_t)fn + 4; }
 
-static int first_bias(struct dl_phdr_info *info, size_t size, void *arg) {
-  (void)size;
-  *(uintptr_t *)arg = (uintptr_t)info->dlpi_addr;
-  return 1; /* the first object is the program itself */
-}
-
 /* ---- trace building ----------------------------------------------------------- */
 
 static prof__tw *open_trace(const char *stem, const char **path) {
@@ -64,25 +58,6 @@ static prof__tw *open_trace(const char *stem, const char **path) {
 
 static void counter(prof__tw *w, uint32_t tid, uint64_t ts, uint32_t name, double v) {
   put(w, tid, ts, PROF_EV_COUNTER, name, 0, prof__f64_bits(v), 0);
-}
-
-/* The module map: this program, covering every address. */
-static void modules_chunk(prof__tw *w) {
-  char exe[1024];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  assert_true(n > 0);
-  exe[n] = 0;
-  uintptr_t bias = 0;
-  dl_iterate_phdr(first_bias, &bias);
-  prof__buf b = {0};
-  prof__buf_varint(&b, 1);
-  prof__buf_str(&b, exe, (size_t)n);
-  prof__buf_varint(&b, bias);
-  prof__buf_varint(&b, 0);
-  prof__buf_varint(&b, UINT64_MAX / 2);
-  prof__buf_str(&b, "", 0);
-  assert_int_equal(prof__tw_chunk(w, PROF_CHUNK_MODULES, b.p, b.len), 0);
-  prof__buf_free(&b);
 }
 
 /* Stacks (innermost first): 1 leaf<mid<root, 2 mid<root, 3 other<root,

@@ -4,9 +4,11 @@
 #ifndef TEST_HTML_UTIL_H
 #define TEST_HTML_UTIL_H
 
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze/analyze.h"
 #include "trace/trace.h"
@@ -20,6 +22,32 @@ static inline void put(prof__tw *w, uint32_t tid, uint64_t ts, int type, uint32_
 
 static inline void str(prof__tw *w, uint32_t id, const char *s) {
   assert_int_equal(prof__tw_string(w, id, s, strlen(s)), 0);
+}
+
+/* A MODULES chunk naming this test program as the one module, covering
+ * every address, so stacks that point at its own functions are named. */
+static inline int th_first_bias(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  *(uintptr_t *)arg = (uintptr_t)info->dlpi_addr;
+  return 1; /* the first object is the program itself */
+}
+
+static inline void modules_chunk(prof__tw *w) {
+  char exe[1024];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  assert_true(n > 0);
+  exe[n] = 0;
+  uintptr_t bias = 0;
+  dl_iterate_phdr(th_first_bias, &bias);
+  prof__buf b = {0};
+  prof__buf_varint(&b, 1);
+  prof__buf_str(&b, exe, (size_t)n);
+  prof__buf_varint(&b, bias);
+  prof__buf_varint(&b, 0);
+  prof__buf_varint(&b, UINT64_MAX / 2);
+  prof__buf_str(&b, "", 0);
+  assert_int_equal(prof__tw_chunk(w, PROF_CHUNK_MODULES, b.p, b.len), 0);
+  prof__buf_free(&b);
 }
 
 static inline const char *close_trace(prof__tw *w, const char *path) {
