@@ -564,8 +564,8 @@ static void add_wait(prof__an *an, const sav_st *st, const waits *x, const wname
     if (r.top.by_samples || r.top.name == NONE_NAME) snprintf(wt, sizeof wt, ", for %s", who_t);
     else snprintf(wt, sizeof wt, ", for %s in range '%s'", who_t, prof__an_str(an, r.top.name));
   }
-  snprintf(title, sizeof title, "The step thread waits %s per step in %s%s",
-           prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(per)), rng, wt);
+  snprintf(title, sizeof title, "The step thread waits %s per step in %.160s%.160s",
+           prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(per)), rng, wt); /* bounded: the title is 400 bytes */
   snprintf(m, sizeof m,
            "%s took %s per step on the step thread in %llu of %zu steps; %.0f%% of it off-CPU (%llu CPU samples "
            "there, sampling period %s): %.1f%% of step time%s%s%s",
