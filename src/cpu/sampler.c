@@ -106,6 +106,7 @@ static struct {
   uint64_t samples, dropped, no_stack, timer_fail;
   cpu_thr *thr[MAX_THREADS]; /* slot index travels in the signal's value */
   char hz_text[16];
+  int config_read; /* the settings were read (the first header): cpu_header */
   int atfork_added;
 } S;
 /* The slot + 1 of the thread whose perf clock has fd (a signal names its
@@ -496,10 +497,17 @@ static int parse_config(void) {
   return 0;
 }
 
+/* The settings are read once, for the session's first header (on the
+ * thread that starts the session, before the writer exists); the headers
+ * of capture segments, built later on the writer thread, reuse them rather
+ * than write what the sampler reads meanwhile. */
 static size_t cpu_header(prof__kv *kv, size_t max) {
-  parse_config();
+  if (!S.config_read) {
+    parse_config();
+    snprintf(S.hz_text, sizeof S.hz_text, "%u", S.hz);
+    S.config_read = 1;
+  }
   if (max < 4) return 0;
-  snprintf(S.hz_text, sizeof S.hz_text, "%u", S.hz);
   kv[0].key = "cpu.sample_hz";
   kv[0].value = S.hz_text;
   kv[1].key = "cpu.sample_mode";
