@@ -65,50 +65,7 @@ static int teardown(void **state) {
 
 /* ---- a minimal protobuf reader --------------------------------------------- */
 
-typedef struct pb {
-  const uint8_t *p, *end;
-  int bad;
-} pb;
-
-static uint64_t pb_varint(pb *b) {
-  uint64_t v = 0;
-  for (int s = 0; s < 64; s += 7) {
-    if (b->p >= b->end) {
-      b->bad = 1;
-      return 0;
-    }
-    uint8_t c = *b->p++;
-    v |= (uint64_t)(c & 0x7f) << s;
-    if (!(c & 0x80)) return v;
-  }
-  b->bad = 1;
-  return 0;
-}
-
-/* Next field: returns 0 at the end; sets *field, *wire; for wire 2 sets the
- * sub-reader, for wire 0 the value. */
-static int pb_next(pb *b, int *field, int *wire, uint64_t *val, pb *sub) {
-  if (b->p >= b->end || b->bad) return 0;
-  uint64_t k = pb_varint(b);
-  *field = (int)(k >> 3);
-  *wire = (int)(k & 7);
-  if (*wire == 0) *val = pb_varint(b);
-  else if (*wire == 2) {
-    uint64_t n = pb_varint(b);
-    if (n > (uint64_t)(b->end - b->p)) {
-      b->bad = 1;
-      return 0;
-    }
-    sub->p = b->p;
-    sub->end = b->p + n;
-    sub->bad = 0;
-    b->p += n;
-  } else {
-    b->bad = 1;
-    return 0;
-  }
-  return !b->bad;
-}
+#include "pb_read.h"
 
 #define MAXN 4096
 typedef struct prof_model {
