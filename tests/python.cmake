@@ -28,6 +28,11 @@ if(MLPROF_PYTHON3 AND NOT MLPROF_SANITIZE AND MLPROF_HAVE_PYFRAMES AND TARGET ml
       COMMAND ${MLPROF_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_torch_memory.py
               $<TARGET_FILE:mlprof_cli> $<TARGET_FILE:mlprof_shared> ${CMAKE_CURRENT_BINARY_DIR}/tmp)
     set_tests_properties(python_torch_memory PROPERTIES TIMEOUT 900)
+    # forked DataLoader workers sampled from the parent
+    add_test(NAME python_dl_workers
+      COMMAND ${MLPROF_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/python/test_dl_workers.py
+              $<TARGET_FILE:mlprof_cli> $<TARGET_FILE:mlprof_shared> ${CMAKE_CURRENT_BINARY_DIR}/tmp)
+    set_tests_properties(python_dl_workers PROPERTIES TIMEOUT 900)
   endif()
 endif()
 

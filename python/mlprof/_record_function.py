@@ -61,8 +61,8 @@ def patch(module, lib):
                 if i:
                     ids[name] = i
             if i:
+                self._mlprof_pushed = True  # first: an object that takes no attribute gets no range
                 push_id(i, _category(name))
-                self._mlprof_pushed = True
         except Exception:
             pass
         return r

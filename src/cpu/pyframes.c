@@ -32,12 +32,21 @@
  * time (python3.11-dev); a build without them, or a process running
  * another Python version (checked with Py_Version), has no Python frames.
  * MLPROF_PYTHON_FRAMES=0 turns the capture off.
+ *
+ * Forked children (prof__pyframes_remote, for cpu/workers.c): a fork of
+ * this process runs the same interpreter at the same addresses, so the
+ * Python frames of its main thread (the thread state of
+ * _PyRuntime.interpreters.main whose native id is the child's pid) can be
+ * read with process_vm_readv on the child from any thread, and the writer
+ * resolves their code objects from the child's memory (code the child
+ * compiled after the fork included).
  */
 #if defined(MLPROF_HAVE_PYFRAMES)
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include <internal/pycore_code.h>
 #include <internal/pycore_frame.h>
+#include <internal/pycore_interp.h>
 #include <internal/pycore_runtime.h>
 #if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030C0000
 #undef MLPROF_HAVE_PYFRAMES /* the layouts below are 3.11's */
@@ -79,12 +88,15 @@ static struct {
 
 /* ---- reading memory that may be gone ------------------------------------- */
 
-/* Copy n bytes at src, or fail (-1) where nothing is mapped. The pid is
- * asked each time: after fork() the child must read its own memory. */
-static int safe_read(void *dst, uintptr_t src, size_t n) {
+/* Copy n bytes at src of process pid, or fail (-1) where nothing is mapped. */
+static int read_from(pid_t pid, void *dst, uintptr_t src, size_t n) {
   struct iovec l = {dst, n}, r = {(void *)src, n};
-  return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+  return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
 }
+
+/* The same in this process. The pid is asked each time: after fork() the
+ * child must read its own memory. */
+static int safe_read(void *dst, uintptr_t src, size_t n) { return read_from(getpid(), dst, src, n); }
 
 /* ---- signal side ----------------------------------------------------------- */
 
@@ -204,23 +216,23 @@ int prof__pyframes_active(void) { return __atomic_load_n(&P.state, __ATOMIC_ACQU
 /* ---- writer side --------------------------------------------------------------- */
 
 /* A str object's text as UTF-8 (malloc'd), NULL when it is not one. */
-static char *read_str(uintptr_t p) {
+static char *read_str(pid_t pid, uintptr_t p) {
   PyCompactUnicodeObject u;
-  if (!p || safe_read(&u, p, sizeof u) != 0 || (uintptr_t)u._base.ob_base.ob_type != P.unicode_type) return NULL;
+  if (!p || read_from(pid, &u, p, sizeof u) != 0 || (uintptr_t)u._base.ob_base.ob_type != P.unicode_type) return NULL;
   Py_ssize_t len = u._base.length;
   if (len < 0 || len > 4096) return NULL;
   char *s = malloc((size_t)len * 2 + 1);
   if (!s) return NULL;
   int ok = -1;
   if (u._base.state.compact && u._base.state.ascii) {
-    ok = safe_read(s, p + sizeof(PyASCIIObject), (size_t)len);
+    ok = read_from(pid, s, p + sizeof(PyASCIIObject), (size_t)len);
     s[len] = 0;
   } else if (u._base.state.compact && u.utf8 && u.utf8_length >= 0 && u.utf8_length <= len * 2) {
-    ok = safe_read(s, (uintptr_t)u.utf8, (size_t)u.utf8_length);
+    ok = read_from(pid, s, (uintptr_t)u.utf8, (size_t)u.utf8_length);
     s[u.utf8_length] = 0;
   } else if (u._base.state.compact && u._base.state.kind == PyUnicode_1BYTE_KIND) {
     unsigned char *raw = malloc((size_t)len + 1);
-    if (raw && safe_read(raw, p + sizeof(PyCompactUnicodeObject), (size_t)len) == 0) {
+    if (raw && read_from(pid, raw, p + sizeof(PyCompactUnicodeObject), (size_t)len) == 0) {
       size_t w = 0;
       for (Py_ssize_t i = 0; i < len; i++) { /* Latin-1 to UTF-8 */
         if (raw[i] < 0x80) s[w++] = (char)raw[i];
@@ -315,22 +327,22 @@ typedef struct frames_out {
   prof__tw *tw;
 } frames_out;
 
-static void resolve(uint64_t key, frames_out *out) {
+static void resolve(pid_t pid, uint64_t key, frames_out *out) {
   uintptr_t code = (uintptr_t)(key & CODE_MASK);
   long idx = (long)((key >> 47) & 0xffff);
   PyCodeObject co;
-  if (safe_read(&co, code, sizeof co) != 0 || (uintptr_t)co.ob_base.ob_base.ob_type != P.code_type) {
+  if (read_from(pid, &co, code, sizeof co) != 0 || (uintptr_t)co.ob_base.ob_base.ob_type != P.code_type) {
     P.unresolved++;
     return;
   }
-  char *file = read_str((uintptr_t)co.co_filename), *name = read_str((uintptr_t)co.co_qualname);
+  char *file = read_str(pid, (uintptr_t)co.co_filename), *name = read_str(pid, (uintptr_t)co.co_qualname);
   int line = co.co_firstlineno;
   PyBytesObject bh;
   uintptr_t lt = (uintptr_t)co.co_linetable;
-  if (idx != 0xffff && lt && safe_read(&bh, lt, offsetof(PyBytesObject, ob_sval)) == 0 &&
+  if (idx != 0xffff && lt && read_from(pid, &bh, lt, offsetof(PyBytesObject, ob_sval)) == 0 &&
       (uintptr_t)bh.ob_base.ob_base.ob_type == P.bytes_type && bh.ob_base.ob_size > 0 && bh.ob_base.ob_size < (1 << 20)) {
     uint8_t *tab = malloc((size_t)bh.ob_base.ob_size);
-    if (tab && safe_read(tab, lt + offsetof(PyBytesObject, ob_sval), (size_t)bh.ob_base.ob_size) == 0)
+    if (tab && read_from(pid, tab, lt + offsetof(PyBytesObject, ob_sval), (size_t)bh.ob_base.ob_size) == 0)
       line = line_at(tab, (size_t)bh.ob_base.ob_size, co.co_firstlineno, idx - 1);
     free(tab);
   }
@@ -349,7 +361,7 @@ static void resolve(uint64_t key, frames_out *out) {
 
 static void scan_stack(const uintptr_t *pcs, int depth, void *arg) {
   for (int i = 0; i < depth; i++)
-    if (((uint64_t)pcs[i] & PYFRAME_TAG) && seen_add((uint64_t)pcs[i]) == 1) resolve((uint64_t)pcs[i], arg);
+    if (((uint64_t)pcs[i] & PYFRAME_TAG) && seen_add((uint64_t)pcs[i]) == 1) resolve(getpid(), (uint64_t)pcs[i], arg);
 }
 
 void prof__pyframes_cycle(prof__tw *tw, int final) {
@@ -370,6 +382,55 @@ void prof__pyframes_cycle(prof__tw *tw, int final) {
   }
 }
 
+/* ---- forked children (writer side) ------------------------------------------------ */
+
+int prof__pyframes_remote(pid_t pid, uintptr_t *tags, int max) {
+  if (__atomic_load_n(&P.state, __ATOMIC_ACQUIRE) != 1 || max <= 0) return 0;
+  uintptr_t interp = 0, ts = 0, cf = 0, fp = 0;
+  if (read_from(pid, &interp, (uintptr_t)P.runtime + offsetof(_PyRuntimeState, interpreters.main), sizeof interp) ||
+      !interp || read_from(pid, &ts, interp + offsetof(PyInterpreterState, threads.head), sizeof ts) || !ts)
+    return 0;
+  /* the child's main thread (its native id is the pid); threads it started
+   * since (a DataLoader worker's fd-sharing thread) come first in the list */
+  uintptr_t main_ts = 0, last = 0;
+  for (int k = 0; ts && k < 64 && !main_ts; k++) {
+    unsigned long tid = 0;
+    uintptr_t next = 0;
+    if (read_from(pid, &tid, ts + offsetof(PyThreadState, native_thread_id), sizeof tid) ||
+        read_from(pid, &next, ts + offsetof(PyThreadState, next), sizeof next))
+      break;
+    if (tid == (unsigned long)pid) main_ts = ts;
+    last = ts;
+    ts = next;
+  }
+  ts = main_ts ? main_ts : last;
+  if (!ts || read_from(pid, &cf, ts + offsetof(PyThreadState, cframe), sizeof cf) || !cf ||
+      read_from(pid, &fp, cf + offsetof(_PyCFrame, current_frame), sizeof fp))
+    return 0;
+  int n = 0;
+  while (fp && n < max && n < PY_MAX) {
+    _PyInterpreterFrame f;
+    if ((fp & 7) || read_from(pid, &f, fp, sizeof f) != 0) break;
+    uintptr_t code = (uintptr_t)f.f_code;
+    if (!code || (code & 7) || code > CODE_MASK) break;
+    intptr_t lasti = ((intptr_t)f.prev_instr - (intptr_t)(code + offsetof(PyCodeObject, co_code_adaptive))) /
+                     (intptr_t)sizeof(_Py_CODEUNIT);
+    uint64_t idx = lasti >= -1 && lasti < 0xfffe ? (uint64_t)(lasti + 1) : 0xffff;
+    tags[n++] = (uintptr_t)(PYFRAME_TAG | idx << 47 | code);
+    fp = (uintptr_t)f.previous;
+  }
+  return n;
+}
+
+void prof__pyframes_remote_resolve(pid_t pid, const uintptr_t *tags, int n, prof__tw *tw) {
+  if (P.state != 1 || !tw) return;
+  frames_out out = {{{0}, 0}, tw};
+  for (int i = 0; i < n; i++)
+    if (((uint64_t)tags[i] & PYFRAME_TAG) && seen_add((uint64_t)tags[i]) == 1) resolve(pid, (uint64_t)tags[i], &out);
+  prof__rec_list_write(&out.l, tw, PROF_CHUNK_PYFRAMES);
+  prof__rec_list_free(&out.l);
+}
+
 #else /* no CPython 3.11 headers at build time: no Python frames */
 
 int prof__pyframes_merge(uintptr_t *pcs, int depth, int max) {
@@ -379,5 +440,12 @@ int prof__pyframes_merge(uintptr_t *pcs, int depth, int max) {
 void prof__pyframes_init(void) {}
 int prof__pyframes_active(void) { return 0; }
 void prof__pyframes_cycle(prof__tw *tw, int final) { (void)tw, (void)final; }
+int prof__pyframes_remote(pid_t pid, uintptr_t *tags, int max) {
+  (void)pid, (void)tags, (void)max;
+  return 0;
+}
+void prof__pyframes_remote_resolve(pid_t pid, const uintptr_t *tags, int n, prof__tw *tw) {
+  (void)pid, (void)tags, (void)n, (void)tw;
+}
 
 #endif

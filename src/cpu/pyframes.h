@@ -6,6 +6,7 @@
 #define PROF_PYFRAMES_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "trace/trace.h"
 
@@ -29,5 +30,17 @@ int prof__pyframes_merge(uintptr_t *pcs, int depth, int max);
  * interned since the last cycle and write them as PROF_CHUNK_PYFRAMES;
  * with final, add the counts to the trace's metadata. */
 void prof__pyframes_cycle(prof__tw *tw, int final);
+
+/* The Python frames of the main thread of `pid`, a fork of this process
+ * that did not exec, as tagged addresses (innermost first, at most max).
+ * Any thread; reads the child with process_vm_readv only. Returns the
+ * count; 0 when the child cannot be read (gone, or reading it is not
+ * allowed) or runs no Python. */
+int prof__pyframes_remote(pid_t pid, uintptr_t *tags, int max);
+
+/* Writer thread: resolve the tagged addresses of such a stack from the
+ * child's memory (those not seen yet) and write them to tw as
+ * PROF_CHUNK_PYFRAMES; the scan of the stack table then leaves them alone. */
+void prof__pyframes_remote_resolve(pid_t pid, const uintptr_t *tags, int n, prof__tw *tw);
 
 #endif

@@ -52,6 +52,7 @@
 #include "core/producer.h"
 #include "cpu.h"
 #include "cpu/pyframes.h"
+#include "cpu/workers.h"
 #include "stack/stack.h"
 
 #define SAMPLE_BUF 2048 /* samples per thread between two writer cycles */
@@ -475,6 +476,7 @@ static void sampler_hook(prof__tw *tw, int final, void *arg) {
     release_signal(); /* every timer is gone now */
     close_task_dir();
   }
+  prof__workers_cycle(tw, final);
   if (tw) prof__stack_emit(tw); /* stacks of the samples just queued */
   prof__pyframes_cycle(tw, final); /* and the Python code they name */
   prof__counters_cycle(tw, final);
@@ -592,6 +594,7 @@ static int cpu_start(void) {
   prof__stack_thread_init();
   prof__pyframes_init();
   if (prof__pyframes_active()) prof__stack_set_rewrite(prof__pyframes_merge); /* allocation stacks too */
+  if (S.mode == PROF_SAMPLE_CPU) prof__workers_start(S.hz); /* forked Python workers, from outside */
   /* The starting thread is sampled from now on, not from the writer's
    * first scan: that comes after the clock calibration and a period, later
    * still on a loaded machine, and a short program would lose its start. */

@@ -361,6 +361,7 @@ static void fn_finish(prof__an *an, void *st) {
     if (m->k[i]) add_stack(an, s, (uint32_t)((m->k[i] - 1) & 0xffffffffu), (uint32_t)((m->k[i] - 1) >> 32), m->v[i], ++stamp);
   hottest_lines(s);
   prof__fn_ops_finish(an, s);
+  prof__fn_workers_finish(an, s);
   prof__fn_steps_finish(an, s);
   add_finding(an, s);
 }
@@ -555,6 +556,7 @@ static void fn_json(prof__an *an, void *st, prof__json *j) {
   if (s->steps && s->mode == 0) prof__json_knum(j, "outside_steps_pct", 100.0 * (double)s->outside_w / (double)s->total_w);
   json_python(j, s);
   prof__fn_ops_json(j, s);
+  prof__fn_workers_json(j, s);
   prof__json_obj_end(j);
 }
 
@@ -721,6 +723,7 @@ static void fn_text(prof__an *an, void *st, FILE *out) {
   text_lines(s, out);
   text_python(s, out);
   prof__fn_ops_text(s, out);
+  prof__fn_workers_text(s, out);
   prof__kv64 *r = prof__fn_sorted_map(&s->rangetot, &n);
   for (size_t i = 0; r && i < n && i < 5; i++) {
     prof__kv64 top[3];
@@ -758,6 +761,7 @@ static void fn_destroy(prof__an *an, void *st) {
   free(s->f);
   free(s->steps);
   prof__fn_ops_free(s);
+  prof__fn_workers_free(s);
 }
 
 const prof__section prof__sec_functions = {

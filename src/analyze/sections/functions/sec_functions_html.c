@@ -396,6 +396,7 @@ void prof__fn_html(prof__an *an, void *st, FILE *out) {
   top_functions(s, out);
   python_view(s, out);
   prof__fn_ops_html(s, out);
+  prof__fn_workers_html(s, out);
   flame(an, s, out);
   steps(an, s, out);
   ranges(an, s, out);

@@ -75,6 +75,7 @@ typedef struct prof__fn_st {
   uint64_t total_w;
   uint64_t own_w;           /* samples in the profiler's own code (never a user hot spot) */
   struct prof__fn_ops *ops; /* the operator view (sec_operators.c), NULL until finished */
+  struct prof__fn_workers *workers; /* forked workers (sec_workers.c), NULL without */
 } prof__fn_st;
 
 typedef struct prof__kv64 {
@@ -121,6 +122,14 @@ void prof__fn_ops_json(prof__json *j, const prof__fn_st *s);
 void prof__fn_ops_text(const prof__fn_st *s, FILE *out);
 void prof__fn_ops_html(const prof__fn_st *s, FILE *out);
 void prof__fn_ops_free(prof__fn_st *s);
+
+/* Forked workers sampled from the parent (sec_workers.c): JSON key
+ * "workers", a text paragraph and an HTML table; freed with the section. */
+void prof__fn_workers_finish(prof__an *an, prof__fn_st *s);
+void prof__fn_workers_json(prof__json *j, const prof__fn_st *s);
+void prof__fn_workers_text(const prof__fn_st *s, FILE *out);
+void prof__fn_workers_html(const prof__fn_st *s, FILE *out);
+void prof__fn_workers_free(prof__fn_st *s);
 
 /* The section's HTML panel (sec_functions_html.c). */
 void prof__fn_html(prof__an *an, void *st, FILE *out);
