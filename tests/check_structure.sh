@@ -9,7 +9,7 @@
 # folder, then src/, then include/):
 #   src/trace    includes only src/trace and include/mlprof.h
 #   src/core     includes only src/core and src/trace
-#   producers    (src/mem cpu stack gpu res model mpi live) include their own
+#   producers    (src/mem cpu stack gpu res health mpi live) include their own
 #                folder, src/trace, and of the core only the producer
 #                interface: core/producer.h and the headers it names
 #                (session, clock, ring, config, bgwriter, crash, procfile,
@@ -82,7 +82,7 @@ allowed() {
   case $from in
   trace) return 1 ;;
   core) [ "$to" = trace ] ;;
-  mem | cpu | stack | gpu | res | model | mpi | live)
+  mem | cpu | stack | gpu | res | health | mpi | live)
     [ "$to" = trace ] && return 0
     case $path in
     core/producer.h | core/session.h | core/clock.h | core/ring.h | core/config.h | core/bgwriter.h | \

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/modules.h"
 #include "cpu/cpu.h"
 #include "gpu/gpu.h"
 #include "helpers.h"
@@ -274,6 +275,8 @@ static int mem_default(void) { return prof__mem_sample_bytes() == prof__mem_samp
 static int hz_capped(void) { return prof__sampler_hz() == PROF_SAMPLE_HZ_MAX; }
 static int hz_max(void) { return prof__sampler_hz() == 10000; }
 static int hz_default(void) { return prof__sampler_hz() == PROF_SAMPLE_HZ_DEFAULT; }
+static int health_on(void) { return prof__modules_running("health") && !prof__modules_running("cpu"); }
+static int health_off(void) { return !prof__modules_running("health") && prof__modules_running("cpu"); }
 
 typedef struct env_case {
   const char *name, *value, *modules;
@@ -361,6 +364,18 @@ static void sampling_rate_is_capped_at_10_khz(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], NULL);
 }
 
+/* The health producer is named "health"; its former name "model" still
+ * selects it, without a word. */
+static void the_health_module_answers_to_both_names(void **state) {
+  (void)state;
+  static const env_case cases[] = {
+      {"MLPROF_MODULES", "health", "health", NULL, health_on},
+      {"MLPROF_MODULES", "model", "model", NULL, health_on},
+      {"MLPROF_MODULES", "stack,cpu", "stack,cpu", NULL, health_off},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], NULL);
+}
+
 /* Every capture file of a schedule reads the module headers again: the
  * message is still said once. */
 static void a_bad_value_is_said_once(void **state) {
@@ -385,6 +400,7 @@ int main(void) {
       cmocka_unit_test_setup(live_gpu_and_memory_values_are_said, clean_env),
       cmocka_unit_test_setup(sampling_rate_is_capped_at_10_khz, clean_env),
       cmocka_unit_test_setup(a_bad_value_is_said_once, clean_env),
+      cmocka_unit_test_setup(the_health_module_answers_to_both_names, clean_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

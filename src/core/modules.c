@@ -33,15 +33,20 @@ int prof__module_add(const prof__module *m) {
 }
 
 /* MLPROF_MODULES: a comma-separated list of the producer modules to start
- * ("stack,mem,cpu,gpu,res,model,live"), "none", or "all" (the default). */
-static int wanted(const char *name) {
+ * ("stack,mem,cpu,gpu,res,health,live"; "model" is the former name of "health"), "none", or "all" (the default). */
+/* Does the list entry p[0..len) name module m (or its former name)? */
+static int names(const prof__module *m, const char *p, size_t len) {
+  if (strlen(m->name) == len && strncmp(m->name, p, len) == 0) return 1;
+  return m->alias && strlen(m->alias) == len && strncmp(m->alias, p, len) == 0;
+}
+
+static int wanted(const prof__module *m) {
   const char *list = prof__env("MODULES");
   if (!list || strcmp(list, "all") == 0) return 1;
-  size_t n = strlen(name);
   for (const char *p = list; *p;) {
     const char *e = strchr(p, ',');
     size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len == n && strncmp(p, name, n) == 0) return 1;
+    if (names(m, p, len)) return 1;
     if (!e) break;
     p = e + 1;
   }
@@ -57,7 +62,7 @@ static void check_list(const prof__module *const *builtin) {
     size_t len = e ? (size_t)(e - p) : strlen(p);
     int known = 0;
     for (int i = 0; builtin[i] && !known; i++)
-      known = strlen(builtin[i]->name) == len && strncmp(builtin[i]->name, p, len) == 0;
+      known = names(builtin[i], p, len);
     if (!known) {
       char names[160] = "";
       for (int i = 0; builtin[i]; i++) {
@@ -79,7 +84,7 @@ void prof__modules_builtin(const prof__module *const *builtin) {
   if (!builtin) builtin = none;
   check_list(builtin);
   for (int i = 0; builtin[i]; i++)
-    if (wanted(builtin[i]->name)) add_locked(builtin[i]);
+    if (wanted(builtin[i])) add_locked(builtin[i]);
 }
 
 size_t prof__modules_header(prof__kv *kv, size_t max) {
@@ -126,4 +131,11 @@ void prof__modules_crash(void) {
   int k = __atomic_load_n(&started, __ATOMIC_ACQUIRE);
   for (int i = 0; i < k; i++)
     if (modules[i].crash) modules[i].crash();
+}
+
+int prof__modules_running(const char *name) {
+  int k = __atomic_load_n(&started, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < k; i++)
+    if (name && strcmp(modules[i].name, name) == 0) return 1;
+  return 0;
 }

@@ -33,5 +33,7 @@ uint64_t prof__modules_step(int begin, uint64_t step, uint64_t ticks);
 void prof__modules_observe(uint32_t tid, const prof__event *ev, size_t n);
 /* Fatal-signal handler: the started modules' crash hooks. */
 void prof__modules_crash(void);
+/* Is a module of this name (its current name, not an alias) started? */
+int prof__modules_running(const char *name);
 
 #endif /* PROF_MODULES_H */

@@ -50,6 +50,7 @@
  * allocator may need (then pthread_atfork, as src/mem does). */
 typedef struct prof__module {
   const char *name;
+  const char *alias; /* a former name MLPROF_MODULES still accepts, or NULL */
   size_t (*header)(prof__kv *kv, size_t max);
   int (*start)(void);
   void (*stop)(void);

@@ -1,5 +1,5 @@
-/* model.c — the model-health producer: prof_scalar() and prof_histogram()
- * (the "model" module). The live page and capture control are the "live"
+/* health.c — the training-health producer: prof_scalar() and prof_histogram()
+ * (the "health" module; MLPROF_MODULES also accepts its former name "model"). The live page and capture control are the "live"
  * module (src/live).
  *
  * A scalar is one PROF_EV_SCALAR event on the calling thread's ring
@@ -30,7 +30,7 @@ static struct {
   uint64_t dropped, recorded;
 } stage = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static prof__thread *model_self(void) {
+static prof__thread *health_self(void) {
   prof__thread *t = prof__self;
   if (PROF_LIKELY(t != NULL) && PROF_LIKELY(__atomic_load_n(&prof__enabled, __ATOMIC_RELAXED))) return t;
   if (t) {
@@ -41,7 +41,7 @@ static prof__thread *model_self(void) {
 }
 
 PROF_API void prof_scalar(const char *tag, double value) {
-  prof__thread *t = model_self();
+  prof__thread *t = health_self();
   if (PROF_UNLIKELY(!t)) return;
   if (PROF_UNLIKELY(!tag)) {
     prof__misuse_count(PROF_MU_NULL_NAME);
@@ -75,7 +75,7 @@ PROF_API void prof_histogram(const char *tag, int kind, const float *values, siz
 }
 
 PROF_API void prof_histogram_units(const char *tag, int kind, const float *values, size_t n, size_t units) {
-  prof__thread *t = model_self();
+  prof__thread *t = health_self();
   if (PROF_UNLIKELY(!t)) return;
   if (PROF_UNLIKELY(!tag || (!values && n))) {
     prof__misuse_count(PROF_MU_NULL_NAME);
@@ -149,7 +149,7 @@ static void hist_hook(prof__tw *tw, int final, void *arg) {
 
 /* ---- the module ------------------------------------------------------------- */
 
-static size_t model_header(prof__kv *kv, size_t max) {
+static size_t health_header(prof__kv *kv, size_t max) {
   if (max < 1) return 0;
   kv[0].key = "model.hist_format";
   kv[0].value = "1";
@@ -158,7 +158,7 @@ static size_t model_header(prof__kv *kv, size_t max) {
 
 static int hook_added;
 
-static int model_start(void) {
+static int health_start(void) {
   if (!stage.buf[0]) {
     stage.buf[0] = malloc(STAGE_BYTES);
     stage.buf[1] = malloc(STAGE_BYTES);
@@ -172,7 +172,7 @@ static int model_start(void) {
   return 0;
 }
 
-static void model_stop(void) {
+static void health_stop(void) {
   pthread_mutex_lock(&stage.mu);
   uint64_t dropped = stage.dropped, recorded = stage.recorded;
   pthread_mutex_unlock(&stage.mu);
@@ -183,4 +183,4 @@ static void model_stop(void) {
   prof__meta_add("model.hist_dropped", v);
 }
 
-const prof__module prof__mod_model = {.name = "model", .header = model_header, .start = model_start, .stop = model_stop};
+const prof__module prof__mod_health = {.name = "health", .alias = "model", .header = health_header, .start = health_start, .stop = health_stop};
