@@ -1,5 +1,5 @@
 /* ev_health.h — the training-health family of the event contract: SCALAR
- * events written by prof_scalar() (src/model) and read by the health section
+ * events written by prof_scalar() (src/health) and read by the health section
  * and the TensorBoard export; tensor histograms travel in HIST chunks
  * (trace/rec_hist.h). Values are part of the format.
  *
