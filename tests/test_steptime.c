@@ -165,12 +165,82 @@ static void rare_slow_steps_are_listed_with_numbers_and_phase(void **state) {
   prof__an_free(an);
 }
 
+/* The checkpoint calls itself (a checkpoint range inside a checkpoint
+ * range): its time counts once, from its outermost instance (the engine's
+ * context says which is outermost), not once per level. */
+static void a_recursive_range_counts_once(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "steptime-recursive");
+  for (uint64_t s = 0; s < 250; s++) {
+    if (s % 25 != 24) {
+      step(&t, s, 3000000, 0);
+      continue;
+    }
+    ev(&t, PROF_EV_STEP_BEGIN, 0, 0, s);
+    range(&t, 1, PROF_CAT_DATA, 2000000);
+    range(&t, 2, PROF_CAT_COMPUTE, 3000000);
+    range(&t, 3, PROF_CAT_COMPUTE, 4000000);
+    ev(&t, PROF_EV_RANGE_BEGIN, 4, PROF_CAT_IO, 0);
+    t.now += 6000000;
+    range(&t, 4, PROF_CAT_IO, 6000000);
+    ev(&t, PROF_EV_RANGE_END, 4, PROF_CAT_IO, 0);
+    ev(&t, PROF_EV_STEP_END, 0, 0, s);
+    t.now += 1000;
+  }
+  prof__an *an = tb_analyze(&t);
+  const prof__finding *f = find(an, "periodic_slow_steps");
+  assert_non_null(f);
+  assert_string_equal(key(f, "phase")->str, "checkpoint");
+  double extra = key(f, "extra_ns")->num;
+  if (!(extra > 11e6 && extra < 13e6)) fail_msg("checkpoint extra %.0f ns, expected 12 ms once", extra);
+  /* the range's own share of it: 12 ms, not 18 ms (6 ms counted twice) */
+  const char *adds = strstr(f->measured, "(io) adds ");
+  assert_non_null(adds);
+  double ms = atof(adds + strlen("(io) adds "));
+  if (!(ms > 11 && ms < 13)) fail_msg("'%s': the checkpoint range counted %.2f ms, expected 12", f->measured, ms);
+  prof__an_free(an);
+}
+
+/* A range left open across the step's end counts up to the end in that
+ * step, and from the next step's begin in the next. */
+static void an_open_range_is_clipped_to_each_step(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "steptime-open");
+  for (uint64_t s = 0; s < 250; s++) {
+    ev(&t, PROF_EV_STEP_BEGIN, 0, 0, s);
+    if (s % 25 == 24) {
+      t.now += 9000000; /* ... and ends 9 ms into step 24 */
+      ev(&t, PROF_EV_RANGE_END, 4, PROF_CAT_IO, 0);
+    }
+    range(&t, 2, PROF_CAT_COMPUTE, (uint64_t)(3e6 * noise()));
+    if (s % 25 == 23) ev(&t, PROF_EV_RANGE_BEGIN, 4, PROF_CAT_IO, 0); /* opens late in step 23 */
+    t.now += 1000000;
+    ev(&t, PROF_EV_STEP_END, 0, 0, s);
+    t.now += 1000;
+  }
+  prof__an *an = tb_analyze(&t);
+  const prof__finding *f = find(an, "periodic_slow_steps");
+  assert_non_null(f);
+  assert_int_equal((int)key(f, "first_step")->num, 24);
+  assert_string_equal(key(f, "phase")->str, "checkpoint");
+  /* the 9 ms in step 24, not the 1 ms of step 23 nor the 10 ms of both */
+  const char *adds = strstr(f->measured, "(io) adds ");
+  assert_non_null(adds);
+  double ms = atof(adds + strlen("(io) adds "));
+  if (!(ms > 8.5 && ms < 9.5)) fail_msg("'%s': the checkpoint range counted %.2f ms, expected 9", f->measured, ms);
+  prof__an_free(an);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(steady_steps_have_no_pattern),
       cmocka_unit_test(growing_forward_is_a_drift_with_slope_and_phase),
       cmocka_unit_test(checkpoint_every_25_steps_is_periodic),
       cmocka_unit_test(rare_slow_steps_are_listed_with_numbers_and_phase),
+      cmocka_unit_test(a_recursive_range_counts_once),
+      cmocka_unit_test(an_open_range_is_clipped_to_each_step),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

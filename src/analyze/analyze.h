@@ -204,6 +204,17 @@ size_t prof__an_thread_index(const prof__an *an, uint32_t tid);
  * is open already, a RANGE_END's is closed. Sections read it instead of
  * rebuilding range stacks and step state of their own. Valid in record
  * hooks of the first pass, for event records (thread SIZE_MAX otherwise). */
+/* One open (or just closed) range of the context's thread. */
+typedef struct prof__ctx_frame {
+  uint32_t name;     /* name id */
+  int cat;           /* PROF_CAT_* (unknown categories read as OTHER) */
+  int outer;         /* the outermost open instance of its name on the thread
+                        (0 also for frames deeper than PROF_CTX_OUTER_DEPTH) */
+  uint32_t level;    /* 0: outermost */
+  uint64_t begin_ns; /* when it opened */
+} prof__ctx_frame;
+#define PROF_CTX_OUTER_DEPTH 256
+
 typedef struct prof__ctx {
   size_t thread;     /* index in an->threads */
   uint32_t depth;    /* ranges open on the thread (the model keeps up to 4096) */
@@ -211,11 +222,19 @@ typedef struct prof__ctx {
   int cat;           /* its category (PROF_CAT_*); -1 when none */
   int in_step;       /* a step is open on the thread */
   uint64_t step;     /* its number, when in_step */
+  /* A RANGE_END that matched an open range: that range (closed at the
+   * event's time); has_closed is 0 for every other event. Ranges above it
+   * that a lost END left open are closed with it and not described. */
+  int has_closed;
+  prof__ctx_frame closed;
 } prof__ctx;
 const prof__ctx *prof__an_ctx(const prof__an *an);
 /* Name id of the range open at `level` (0: outermost) on the context's
  * thread, 0 past the depth. */
 uint32_t prof__an_ctx_range_at(const prof__an *an, uint32_t level);
+/* The range open at `level` on the context's thread into *f; returns 0,
+ * or -1 past the depth. */
+int prof__an_ctx_frame(const prof__an *an, uint32_t level, prof__ctx_frame *f);
 /* Name id of the innermost range open now on thread index ti (0: none). */
 uint32_t prof__an_thread_range(const prof__an *an, size_t ti);
 /* Index of the step containing ts (by time), or -1. */

@@ -21,6 +21,7 @@ typedef struct an_frame {
   uint32_t range;  /* index into an->ranges */
   uint32_t name;   /* for matching the END */
   uint8_t bucket;  /* PROF_BD_* of the range */
+  uint8_t outer;   /* no frame below has this name (prof__ctx_frame) */
   uint64_t begin, child;
 } an_frame;
 

@@ -208,7 +208,10 @@ static void range_begin(an_priv *p, an_thread *t, const prof__event *ev, uint64_
     p->pub.dropped_ranges++;
     return;
   }
-  an_frame *f = &t->frames[t->depth++];
+  an_frame *f = &t->frames[t->depth];
+  f->outer = t->depth < PROF_CTX_OUTER_DEPTH;
+  for (uint32_t i = 0; i < t->depth && f->outer; i++) f->outer = t->frames[i].name != ev->name;
+  t->depth++;
   f->range = ri;
   f->name = ev->name;
   f->bucket = (uint8_t)bucket_of(cat);
@@ -228,6 +231,15 @@ static void frame_close(an_priv *p, an_thread *t, uint64_t ts) {
   if (t->depth) t->frames[t->depth - 1].child += dur;
 }
 
+static void frame_describe(const an_priv *p, const an_thread *t, uint32_t level, prof__ctx_frame *out) {
+  const an_frame *f = &t->frames[level];
+  out->name = f->name;
+  out->cat = p->pub.ranges[f->range].cat;
+  out->outer = f->outer;
+  out->level = level;
+  out->begin_ns = f->begin;
+}
+
 static void range_end(an_priv *p, an_thread *t, uint32_t name, uint64_t ts) {
   if (t->step >= 0) attribute(p, t, ts);
   if (t->overflow) {
@@ -243,6 +255,8 @@ static void range_end(an_priv *p, an_thread *t, uint32_t name, uint64_t ts) {
     return;
   }
   p->pub.unclosed_ranges += t->depth - k;
+  frame_describe(p, t, k - 1, &p->ctx.closed);
+  p->ctx.has_closed = 1;
   while (t->depth >= k) frame_close(p, t, ts);
 }
 
@@ -331,6 +345,15 @@ uint32_t prof__an_ctx_range_at(const prof__an *an, uint32_t level) {
   return level < t->depth ? t->frames[level].name : 0;
 }
 
+int prof__an_ctx_frame(const prof__an *an, uint32_t level, prof__ctx_frame *f) {
+  const an_priv *p = (const an_priv *)an;
+  if (p->ctx.thread >= an->nthreads || level >= p->ctx.depth) return -1;
+  const an_thread *t = &p->ts[p->ctx.thread];
+  if (level >= t->depth) return -1;
+  frame_describe(p, t, level, f);
+  return 0;
+}
+
 uint32_t prof__an_thread_range(const prof__an *an, size_t ti) {
   const an_priv *p = (const an_priv *)an;
   if (ti >= an->nthreads || !p->ts[ti].depth) return 0;
@@ -340,6 +363,7 @@ uint32_t prof__an_thread_range(const prof__an *an, size_t ti) {
 static void model_event(an_priv *p, uint32_t tid, const prof__event *ev) {
   size_t ti = thread_index(p, tid);
   p->ctx.thread = SIZE_MAX;
+  p->ctx.has_closed = 0;
   if (ti == SIZE_MAX) return;
   an_thread *t = &p->ts[ti];
   uint64_t ts = prof__an_event_time(&t->last_ts, ev);
@@ -375,7 +399,10 @@ static void kv_add(an_priv *p, prof__kv **arr, size_t *n, size_t *cap, const pro
 
 void prof__an_model_record(an_priv *p, const prof__rec *r) {
   prof__an *an = &p->pub;
-  if (r->kind != PROF_REC_EVENT) p->ctx.thread = SIZE_MAX;
+  if (r->kind != PROF_REC_EVENT) {
+    p->ctx.thread = SIZE_MAX;
+    p->ctx.has_closed = 0;
+  }
   switch (r->kind) {
   case PROF_REC_EVENT: model_event(p, r->tid, &r->ev); break;
   case PROF_REC_STRING: model_string(p, r->id, r->str, r->len); break;

@@ -28,7 +28,6 @@
 #define THR_DRIFT_R2 0.5        /* drift: the straight line explains >= 50% of the variance */
 #define THR_DRIFT_RISE 0.25     /* ... and the fitted rise over the run is >= 25% of the median */
 #define THR_DRIFT_HIGH 1.0      /* ... medium severity from a rise of 100% */
-#define MAX_DEPTH 256
 #define MAX_LISTED 10
 
 typedef struct cell {
@@ -44,19 +43,10 @@ typedef struct srec {
   uint32_t n, cap;
 } srec;
 
-typedef struct sframe {
-  uint32_t name;
-  uint8_t cat, counted; /* counted: the outermost frame of its name */
-  uint64_t begin;
-} sframe;
-
 typedef struct sthread {
   int used;
   long open;            /* index into recs of the open step, or -1 */
-  sframe *st;           /* open ranges, outermost first (at most MAX_DEPTH) */
-  size_t cap;
   prof__map32 cells;    /* name -> cell of the open step, once it has many */
-  uint32_t depth, overflow;
 } sthread;
 
 typedef struct steptime_st {
@@ -114,12 +104,23 @@ static void set_open(sthread *t, long open) {
   t->open = open;
 }
 
+/* A range of the step's thread counts for the open step from its begin
+ * (or the step's) to `end`; only its name's outermost instance counts
+ * (the engine's context says which), so recursion is not counted twice. */
+static void count_range(sthread *t, steptime_st *st, const prof__ctx_frame *f, uint64_t end) {
+  if (t->open < 0 || !f->outer) return;
+  srec *r = &st->recs[t->open];
+  uint64_t b = f->begin_ns > r->begin ? f->begin_ns : r->begin;
+  if (end > b) add_cell(t, r, f->name, (uint8_t)f->cat, end - b);
+}
+
 static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
   steptime_st *st = vst;
   if (rec->kind != PROF_REC_EVENT) return;
   const prof__event *ev = &rec->ev;
   sthread *t = thread_of(an, st, rec->tid);
   if (!t) return;
+  const prof__ctx *cx = prof__an_ctx(an);
   switch (ev->type) {
   case PROF_EV_STEP_BEGIN: {
     if (prof__arr_grow((void **)&st->recs, &st->rcap, st->nrecs + 1, sizeof *st->recs)) return;
@@ -131,46 +132,17 @@ static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
     set_open(t, (long)st->nrecs++);
     break;
   }
-  case PROF_EV_STEP_END:
+  case PROF_EV_STEP_END: {
     /* ranges still open at the step's end count up to it */
-    if (t->open >= 0)
-      for (uint32_t i = 0; i < t->depth; i++) {
-        sframe *f = &t->st[i];
-        srec *r = &st->recs[t->open];
-        uint64_t b = f->begin > r->begin ? f->begin : r->begin;
-        if (f->counted && ev->ts > b) add_cell(t, r, f->name, f->cat, ev->ts - b);
-        f->begin = ev->ts;
-      }
+    prof__ctx_frame f;
+    for (uint32_t i = 0; t->open >= 0 && i < cx->depth && prof__an_ctx_frame(an, i, &f) == 0; i++)
+      count_range(t, st, &f, ev->ts);
     set_open(t, -1);
     break;
-  case PROF_EV_RANGE_BEGIN: {
-    if (t->depth == MAX_DEPTH) {
-      t->overflow++;
-      return;
-    }
-    if (prof__arr_grow((void **)&t->st, &t->cap, (size_t)t->depth + 1, sizeof *t->st)) return;
-    int counted = 1;
-    for (uint32_t i = 0; i < t->depth && counted; i++) counted = t->st[i].name != ev->name;
-    t->st[t->depth++] = (sframe){ev->name, ev->cat, (uint8_t)counted, ev->ts};
-    break;
   }
-  case PROF_EV_RANGE_END: {
-    if (t->overflow) {
-      t->overflow--;
-      return;
-    }
-    uint32_t k = t->depth;
-    while (k > 0 && t->st[k - 1].name != ev->name) k--;
-    if (k == 0) return;
-    sframe *f = &t->st[k - 1];
-    if (t->open >= 0 && f->counted) {
-      srec *r = &st->recs[t->open];
-      uint64_t b = f->begin > r->begin ? f->begin : r->begin;
-      if (ev->ts > b) add_cell(t, r, f->name, f->cat, ev->ts - b);
-    }
-    t->depth = k - 1;
+  case PROF_EV_RANGE_END:
+    if (cx->has_closed) count_range(t, st, &cx->closed, ev->ts);
     break;
-  }
   default: break;
   }
 }
@@ -610,7 +582,6 @@ static void steptime_destroy(prof__an *an, void *vst) {
   for (size_t i = 0; i < st->nrecs; i++) free(st->recs[i].c);
   free(st->recs);
   for (size_t i = 0; i < st->thcap; i++) {
-    free(st->th[i].st);
     prof__map32_free(&st->th[i].cells);
   }
   free(st->th);
