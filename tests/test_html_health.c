@@ -1,4 +1,4 @@
-/* test_html_model.c — the HTML model-health panel on a hand-built trace:
+/* test_html_health.c — the HTML model-health panel on a hand-built trace:
  * one chart per metric with its train and validation curves, RMS of the
  * gradients over steps on a log scale, and a distribution-over-time chart
  * per tensor; every chart has the training step on its x axis. */
