@@ -202,6 +202,36 @@ static void worker_round_robin_is_not_called_a_checkpoint(void **state) {
   prof__an_free(an);
 }
 
+/* A loop left with `break` after prof_start(): the last step never ends,
+ * then 300 ms of shutdown work. It is not a step: not in the statistics
+ * or the slowest steps, and the report says it was left out and for how
+ * long it had been open. */
+static void step_left_open_by_break_is_left_out_and_said(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "steptime-break");
+  for (uint64_t s = 0; s < 30; s++) step(&t, s, 3000000, 0);
+  ev(&t, PROF_EV_STEP_BEGIN, 0, 0, 30);
+  range(&t, 1, PROF_CAT_DATA, 1000000);
+  range(&t, 4, PROF_CAT_IO, 300000000); /* the loader's shutdown */
+  prof__an *an = tb_analyze(&t);
+  assert_int_equal(an->nsteps, 30);
+  assert_int_equal(an->unfinished_steps, 1);
+  assert_true(an->step_stats.max_ns < 20000000);
+  assert_int_equal(an->unfinished_last_number, 30);
+  assert_true(an->unfinished_last_open_ns >= 301000000 && an->unfinished_last_open_ns < 302000000);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *o = open_memstream(&buf, &len);
+  assert_int_equal(prof__report_write(an, "text", o), 0);
+  fclose(o);
+  assert_non_null(strstr(buf, "1 unfinished step not counted"));
+  assert_non_null(strstr(buf, "step 30, was open 301."));
+  assert_null(strstr(buf, "step 30    "));
+  free(buf);
+  prof__an_free(an);
+}
+
 static void rare_slow_steps_are_listed_with_numbers_and_phase(void **state) {
   (void)state;
   tb t;
@@ -225,6 +255,7 @@ int main(void) {
       cmocka_unit_test(growing_forward_is_a_drift_with_slope_and_phase),
       cmocka_unit_test(checkpoint_every_25_steps_is_periodic),
       cmocka_unit_test(worker_round_robin_is_not_called_a_checkpoint),
+      cmocka_unit_test(step_left_open_by_break_is_left_out_and_said),
       cmocka_unit_test(rare_slow_steps_are_listed_with_numbers_and_phase),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
