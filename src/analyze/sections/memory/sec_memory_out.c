@@ -574,7 +574,7 @@ static void text_peak_place(prof__an *an, const mem_state *s, FILE *out) {
   else fputs(", outside steps", out);
   char nm[PROF_TERM_NAME];
   if (range) fprintf(out, ", inside range %s", prof__term_name(nm, sizeof nm, range));
-  fputs(exact_events(s) ? "\n" : " (from the live-bytes counter, read once per writer period)\n", out);
+  fputs(exact_events(s) ? "\n" : " (from the live-bytes counter, read each writer period, step end and large allocation)\n", out);
 }
 
 void prof__sec_mem_json(prof__an *an, void *stp, prof__json *j) {
