@@ -51,15 +51,15 @@ static void early_list(const void *p, size_t req, const void *ra) {
     __atomic_fetch_add(&EB.unlisted, 1, __ATOMIC_RELAXED);
     return;
   }
-  int n = prof__mem_early_n;
-  if (EB.closed) { /* the session began meanwhile: its events see this block */
+  int n = __atomic_load_n(&prof__mem_early_n, __ATOMIC_RELAXED);
+  if (__atomic_load_n(&EB.closed, __ATOMIC_RELAXED)) { /* the session began meanwhile: its events see this block */
   } else if (n < PROF_MEM_EARLY_MAX) {
     EB.b[n].addr = (uintptr_t)p;
     EB.b[n].ra = (uintptr_t)ra;
     EB.b[n].size = req;
     __atomic_store_n(&prof__mem_early_n, n + 1, __ATOMIC_RELAXED);
   } else {
-    EB.unlisted++;
+    __atomic_fetch_add(&EB.unlisted, 1, __ATOMIC_RELAXED);
   }
   unlock(&EB.busy);
 }
@@ -69,9 +69,9 @@ static void high_water(void) {
   prof__mem_totals_get(&t);
   if (t.live <= __atomic_load_n(&HW.live, __ATOMIC_RELAXED) || __atomic_exchange_n(&HW.busy, 1, __ATOMIC_ACQUIRE))
     return;
-  if (t.live > HW.live) {
-    HW.live = t.live;
-    HW.ticks = prof__ticks();
+  if (t.live > __atomic_load_n(&HW.live, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&HW.live, t.live, __ATOMIC_RELAXED);
+    __atomic_store_n(&HW.ticks, prof__ticks(), __ATOMIC_RELAXED);
   }
   unlock(&HW.busy);
 }
@@ -83,7 +83,7 @@ void prof__mem_big_alloc(const void *p, size_t req, const void *ra) {
 
 void prof__mem_big_free(const void *p) {
   if (!try_lock(&EB.busy)) return; /* left listed: counted as live at the start */
-  int n = prof__mem_early_n;
+  int n = __atomic_load_n(&prof__mem_early_n, __ATOMIC_RELAXED);
   for (int i = 0; i < n; i++) {
     if (EB.b[i].addr != (uintptr_t)p) continue;
     EB.b[i] = EB.b[n - 1];
@@ -97,12 +97,13 @@ void prof__mem_session_begins(void) {
   if (__atomic_load_n(&EB.closed, __ATOMIC_ACQUIRE)) return;
   int locked = try_lock(&EB.busy);
   __atomic_store_n(&EB.closed, 1, __ATOMIC_RELEASE);
-  int n = locked ? prof__mem_early_n : 0;
+  int n = locked ? __atomic_load_n(&prof__mem_early_n, __ATOMIC_RELAXED) : 0;
   prof__mem_totals t;
   prof__mem_totals_get(&t);
   START.live = t.live;
   START.blocks = (int64_t)(t.allocs - t.frees);
-  START.unlisted = __atomic_load_n(&EB.unlisted, __ATOMIC_RELAXED) + (locked ? 0 : (uint64_t)prof__mem_early_n);
+  START.unlisted = __atomic_load_n(&EB.unlisted, __ATOMIC_RELAXED) +
+                   (locked ? 0 : (uint64_t)__atomic_load_n(&prof__mem_early_n, __ATOMIC_RELAXED));
   for (int i = 0; i < n && prof__mem_mode >= PROF_MEM_SAMPLED; i++) { /* counts mode records no block */
     prof__mem_event_early((const void *)EB.b[i].addr, EB.b[i].size, EB.b[i].ra);
     START.listed++;
@@ -118,10 +119,10 @@ void prof__mem_start_get(prof__mem_start *s) { *s = START; }
 
 int prof__mem_high_water_take(int64_t *live, uint64_t *ticks) {
   if (__atomic_exchange_n(&HW.busy, 1, __ATOMIC_ACQUIRE)) return 0;
-  int got = HW.live >= 0;
-  *live = HW.live;
-  *ticks = HW.ticks;
-  HW.live = -1;
+  *live = __atomic_load_n(&HW.live, __ATOMIC_RELAXED);
+  *ticks = __atomic_load_n(&HW.ticks, __ATOMIC_RELAXED);
+  int got = *live >= 0;
+  __atomic_store_n(&HW.live, -1, __ATOMIC_RELAXED);
   unlock(&HW.busy);
   return got;
 }
