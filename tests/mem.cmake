@@ -13,8 +13,14 @@ target_compile_options(mem_linked PRIVATE -O1 -fno-omit-frame-pointer -fno-built
 target_compile_definitions(mem_linked PRIVATE _GNU_SOURCE)
 target_link_libraries(mem_linked PRIVATE mlprof_shared)
 set_target_properties(mem_linked PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/progs)
+# Heap made before prof_init and a peak held for a moment inside step 0.
+add_executable(mem_early ${CMAKE_CURRENT_LIST_DIR}/progs/mem_early.c)
+target_compile_options(mem_early PRIVATE -O1 -fno-omit-frame-pointer -fno-builtin)
+target_compile_definitions(mem_early PRIVATE _GNU_SOURCE)
+target_link_libraries(mem_early PRIVATE mlprof_shared)
+set_target_properties(mem_early PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/progs)
 if(TARGET test_mem_run)
-  add_dependencies(test_mem_run mem_prog mem_linked mlprof_cli mlprof_shared)
+  add_dependencies(test_mem_run mem_prog mem_linked mem_early mlprof_cli mlprof_shared)
 endif()
 
 # Allocations that look like a PyTorch program's (operator, allocator and

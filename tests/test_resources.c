@@ -24,6 +24,7 @@
 #include "analyze/analyze.h"
 #include "analyze/util/jsonparse.h"
 #include "helpers.h"
+#include "trace/ev_sample.h"
 #include "mlprof.h"
 #include "res/res.h"
 #include "trace/trace.h"
@@ -602,6 +603,69 @@ static void one_busy_core_in_a_data_bound_job(void **state) {
   assert_int_equal(findings_of(build(&s), NULL), 2);
 }
 
+/* The one-busy-core shape of one_busy_core_in_a_data_bound_job, with
+ * `n` forked DataLoader workers each sampled at `per` cores (CPU samples
+ * of range "[forked worker]" at 100 Hz, as src/cpu/workers.c writes
+ * them), and META cpu.workers. Returns the cpu_underused finding's
+ * recommendation (the caller frees) or NULL. */
+static char *underused_advice_with_workers(int n, double per, double *saving) {
+  const char *path = th_tmp_path("res-workers", ".mlpt");
+  char err[256];
+  shape s = {"4.00", 1.0, 0.5, 1e6, -1, 0, 0};
+  prof__kv hdr[] = {{"program", "unit"},        {"res.period_ms", "100"}, {"res.cpus", s.cpus},
+                    {"res.gpu", "not sampled"}, {"res.cpus_online", "4"}, {"cpu.sample_hz", "100"}};
+  prof__tw *w = prof__tw_open(path, hdr, 6, err);
+  assert_non_null(w);
+  const char *names[] = {NULL, "load", "res.cpu_cores", "res.io_read_bytes_per_s", "res.gpu0.util_pct",
+                         "[forked worker]"};
+  for (uint32_t i = 1; i < 6; i++) prof__tw_string(w, i, names[i], strlen(names[i]));
+  put_steps(w, &s);
+  put_samples(w, &s);
+  for (int k = 0; k < n; k++) {
+    uint32_t pid = 5000 + (uint32_t)k;
+    assert_int_equal(prof__tw_thread(w, pid, "forked worker", 0, 0), 0);
+    for (uint64_t t = T0; t < T0 + NSTEPS * SEC; t += SEC / 10) /* 10 periods of 10 ms in each 100 ms */
+      put(w, pid, t, PROF_EV_SAMPLE, 0, 0, PROF_SAMPLE_CPU, 5, (uint64_t)(per * 10 + 0.5));
+  }
+  char v[16];
+  snprintf(v, sizeof v, "%d", n);
+  prof__kv m[] = {{"cpu.workers", v}};
+  assert_int_equal(prof__tw_meta(w, m, 1), 0);
+  prof__kv f[] = {{"events_written", "0"}};
+  assert_int_equal(prof__tw_close(w, f, 1), 0);
+  prof__an *an = NULL;
+  assert_int_equal(prof__an_run_opts(&an, path, 1, err), 0);
+  char *rec = NULL;
+  for (size_t i = 0; i < an->nfindings; i++)
+    if (strcmp(an->findings[i].id, "cpu_underused") == 0) {
+      rec = strdup(an->findings[i].recommendation);
+      *saving = (double)an->findings[i].saving_ns;
+    }
+  prof__an_free(an);
+  return rec;
+}
+
+/* With DataLoader workers the advice fits them: never "num_workers > 0";
+ * more workers only when they are saturated; none when they fill the cores. */
+static void underused_cores_with_workers_get_worker_advice(void **state) {
+  (void)state;
+  double saving = -1;
+  char *rec = underused_advice_with_workers(1, 1.0, &saving); /* 1 saturated worker, 2 cores idle */
+  assert_non_null(rec);
+  assert_null(strstr(rec, "num_workers > 0"));
+  assert_non_null(strstr(rec, "raise num_workers"));
+  assert_true(saving > 0);
+  free(rec);
+  rec = underused_advice_with_workers(2, 0.3, &saving); /* 2 workers, mostly idle */
+  assert_non_null(rec);
+  assert_null(strstr(rec, "num_workers > 0"));
+  assert_null(strstr(rec, "raise num_workers"));
+  assert_non_null(strstr(rec, "persistent_workers"));
+  free(rec);
+  rec = underused_advice_with_workers(3, 1.0, &saving); /* 3 busy workers fill the cores */
+  assert_null(rec);
+}
+
 static void heavy_reads_while_steps_wait(void **state) {
   (void)state;
   shape s = {"4.00", 2.0, 0.3, 100 * MIB, -1, 0, 0};
@@ -664,6 +728,7 @@ int main(void) {
       cmocka_unit_test(nvml_present_gpus_are_sampled),
       cmocka_unit_test(saturated_cpus_while_steps_wait),
       cmocka_unit_test(one_busy_core_in_a_data_bound_job),
+      cmocka_unit_test(underused_cores_with_workers_get_worker_advice),
       cmocka_unit_test(heavy_reads_while_steps_wait),
       cmocka_unit_test(idle_gpu_without_cupti),
       cmocka_unit_test(balanced_run_has_no_resource_findings),

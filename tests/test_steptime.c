@@ -148,6 +148,90 @@ static void checkpoint_every_25_steps_is_periodic(void **state) {
   prof__an_free(an);
 }
 
+/* One slow data fetch every `period` steps (one missed in eight), in a
+ * run whose META says `workers` forked DataLoader workers ran (0: none). */
+static prof__an *slow_data_every(const char *stem, uint64_t period, int workers) {
+  tb t;
+  tb_open(&t, stem);
+  for (uint64_t s = 0; s < 240; s++) {
+    int slow = s % period == 0 && s % (8 * period) != 8 * period - period;
+    ev(&t, PROF_EV_STEP_BEGIN, 0, 0, s);
+    range(&t, 1, PROF_CAT_DATA, (uint64_t)((slow ? 9e6 : 1e6) * noise()));
+    range(&t, 2, PROF_CAT_COMPUTE, (uint64_t)(4e6 * noise()));
+    ev(&t, PROF_EV_STEP_END, 0, 0, s);
+    t.now += 1000;
+  }
+  if (workers) {
+    char v[16];
+    snprintf(v, sizeof v, "%d", workers);
+    prof__kv m[] = {{"cpu.workers", v}};
+    assert_int_equal(prof__tw_meta(t.w, m, 1), 0);
+  }
+  return tb_analyze(&t);
+}
+
+/* Two workers taking turns, one of them slow: every 2nd step waits for data.
+ * That is the workers' round robin, not a checkpoint or a collection. */
+static void worker_round_robin_is_not_called_a_checkpoint(void **state) {
+  (void)state;
+  prof__an *an = slow_data_every("steptime-workers", 2, 2);
+  const prof__finding *f = find(an, "periodic_slow_steps");
+  assert_non_null(f);
+  assert_int_equal((int)f->value, 2);
+  assert_string_equal(key(f, "cause")->str, "worker_round_robin");
+  assert_true(key(f, "workers")->num == 2);
+  assert_non_null(strstr(f->title, "2 DataLoader workers"));
+  assert_non_null(strstr(f->recommendation, "persistent_workers"));
+  assert_null(strstr(f->recommendation, "checkpoint"));
+  assert_null(strstr(f->recommendation, "gc."));
+  assert_true(f->saving_ns > 0); /* the predicted saving is kept */
+  prof__an_free(an);
+  /* the same steps without workers: periodic work on the training thread */
+  an = slow_data_every("steptime-noworkers", 2, 0);
+  f = find(an, "periodic_slow_steps");
+  assert_non_null(f);
+  assert_non_null(strstr(f->recommendation, "checkpoint"));
+  for (int i = 0; i < f->nkeys; i++) assert_string_not_equal(f->keys[i].key, "cause");
+  prof__an_free(an);
+  /* 4 workers and a period of 3 (not a divisor): not the workers' turns */
+  an = slow_data_every("steptime-workers3", 3, 4);
+  f = find(an, "periodic_slow_steps");
+  assert_non_null(f);
+  assert_int_equal((int)f->value, 3);
+  assert_non_null(strstr(f->recommendation, "checkpoint"));
+  prof__an_free(an);
+}
+
+/* A loop left with `break` after prof_start(): the last step never ends,
+ * then 300 ms of shutdown work. It is not a step: not in the statistics
+ * or the slowest steps, and the report says it was left out and for how
+ * long it had been open. */
+static void step_left_open_by_break_is_left_out_and_said(void **state) {
+  (void)state;
+  tb t;
+  tb_open(&t, "steptime-break");
+  for (uint64_t s = 0; s < 30; s++) step(&t, s, 3000000, 0);
+  ev(&t, PROF_EV_STEP_BEGIN, 0, 0, 30);
+  range(&t, 1, PROF_CAT_DATA, 1000000);
+  range(&t, 4, PROF_CAT_IO, 300000000); /* the loader's shutdown */
+  prof__an *an = tb_analyze(&t);
+  assert_int_equal(an->nsteps, 30);
+  assert_int_equal(an->unfinished_steps, 1);
+  assert_true(an->step_stats.max_ns < 20000000);
+  assert_int_equal(an->unfinished_last_number, 30);
+  assert_true(an->unfinished_last_open_ns >= 301000000 && an->unfinished_last_open_ns < 302000000);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *o = open_memstream(&buf, &len);
+  assert_int_equal(prof__report_write(an, "text", o), 0);
+  fclose(o);
+  assert_non_null(strstr(buf, "1 unfinished step not counted"));
+  assert_non_null(strstr(buf, "step 30, was open 301."));
+  assert_null(strstr(buf, "step 30    "));
+  free(buf);
+  prof__an_free(an);
+}
+
 static void rare_slow_steps_are_listed_with_numbers_and_phase(void **state) {
   (void)state;
   tb t;
@@ -238,6 +322,8 @@ int main(void) {
       cmocka_unit_test(steady_steps_have_no_pattern),
       cmocka_unit_test(growing_forward_is_a_drift_with_slope_and_phase),
       cmocka_unit_test(checkpoint_every_25_steps_is_periodic),
+      cmocka_unit_test(worker_round_robin_is_not_called_a_checkpoint),
+      cmocka_unit_test(step_left_open_by_break_is_left_out_and_said),
       cmocka_unit_test(rare_slow_steps_are_listed_with_numbers_and_phase),
       cmocka_unit_test(a_recursive_range_counts_once),
       cmocka_unit_test(an_open_range_is_clipped_to_each_step),

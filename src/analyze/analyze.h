@@ -175,6 +175,10 @@ struct prof__an {
   /* Who writes these report files (docs/report-schema.md, `written_by`):
    * "launcher", "cli" or "in-process"; NULL for a report printed on request. */
   const char *written_by;
+  /* The last unfinished step (when unfinished_steps > 0): its number and how
+   * long it had been open when the trace ended (from its begin to the last
+   * event of the trace). */
+  uint64_t unfinished_last_number, unfinished_last_open_ns;
 };
 
 /* Section registry (generated from sections.def). */

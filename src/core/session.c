@@ -255,8 +255,9 @@ PROF_API int prof_stop(void) {
     return PROF_ESTATE;
   }
   uint64_t n = __atomic_load_n(&step_cur, __ATOMIC_RELAXED);
+  uint64_t ticks = prof__ticks(); /* before STEP_END: what the modules take at the step end lies inside it */
   prof__emit(PROF_EV_STEP_END, 0, 0, n, 0);
-  prof__modules_step(0, n, prof__ticks());
+  prof__modules_step(0, n, ticks);
   prof__capture_step_end(n);
   return 0;
 }

@@ -175,6 +175,27 @@ void prof__mem_sample_free(const void *p) {
   prof__in_alloc--;
 }
 
+/* A block listed before the session began (big.c), recorded now with its
+ * caller as a one-frame stack; not a sample (weight 1), but in sampled
+ * mode its FREE is tracked like a sampled block's. */
+void prof__mem_event_early(const void *p, size_t n, uintptr_t ra) {
+  if (!may_emit(prof__mem_self)) return;
+  prof__in_alloc++;
+  prof__guard_depth++;
+  uint32_t st = ra ? prof__stack_intern(&ra, 1) : 0;
+  int ok = 1;
+  if (prof__mem_mode == PROF_MEM_SAMPLED) {
+    ensure_atfork();
+    lock();
+    ok = tab_insert((uintptr_t)p);
+    unlock();
+    if (!ok) __atomic_fetch_add(&tab_full, 1, __ATOMIC_RELAXED);
+  }
+  if (ok) prof__emit_aux(PROF_EV_ALLOC, 0, 0, st, (uintptr_t)p, n);
+  prof__guard_depth--;
+  prof__in_alloc--;
+}
+
 /* Pool events: every one is recorded (stacks in sampled and full modes). */
 void prof__mem_pool_event(int alloc, int pool, const void *p, size_t n) {
   prof__mem_tc *tc = prof__mem_self;

@@ -80,13 +80,46 @@ static inline int prof__mem_from_profiler(const void *ra) {
   return (uintptr_t)ra - prof__mem_text_lo < prof__mem_text_hi - prof__mem_text_lo;
 }
 
+/* Large blocks (big.c): a block of at least PROF_MEM_BIG_BYTES usable bytes
+ * leaves the hot path once. Before the first session start it is listed
+ * with its caller (up to PROF_MEM_EARLY_MAX blocks), so the session can
+ * record it as an allocation made before recording began; while a session
+ * runs, the live heap is summed and a new high-water mark is kept with its
+ * time for the writer (mem.live_bytes at the moment of the peak). The free
+ * of a listed block takes it off the list (prof__mem_early_n: blocks
+ * listed now, read by every free of a large block). */
+#define PROF_MEM_BIG_BYTES (256u * 1024u)
+#define PROF_MEM_EARLY_MAX 256
+extern int prof__mem_early_n;
+void prof__mem_big_alloc(const void *p, size_t req, const void *ra);
+void prof__mem_big_free(const void *p);
+/* Session start (memory module): close the list of early blocks, keep the
+ * live heap of this moment, and record the listed blocks as ALLOC events
+ * (their caller as a one-frame stack; sampled mode also tracks their FREE). */
+void prof__mem_session_begins(void);
+/* Writer: the high-water mark reached since the last call (ticks of
+ * prof__ticks()), then forgotten. Returns 0 when there is none. */
+int prof__mem_high_water_take(int64_t *live, uint64_t *ticks);
+/* At session start: live heap bytes (usable) and blocks then; the blocks
+ * listed with their sites, their requested bytes; large blocks not listed
+ * (list full). */
+typedef struct prof__mem_start {
+  int64_t live, blocks;
+  uint64_t listed, listed_bytes, unlisted;
+} prof__mem_start;
+void prof__mem_start_get(prof__mem_start *s);
+/* events.c: one early block as an ALLOC event of the current thread. */
+void prof__mem_event_early(const void *p, size_t n, uintptr_t ra);
+
 /* The counting of one allocation on the calling thread's slot, and the
  * sample or event it may take (mode: prof__mem_mode, not off). Shared by
  * prof__mem_on_alloc and the interposer's inline fast path. */
-static inline void prof__mem_tc_alloc(prof__mem_tc *tc, const void *p, size_t req, size_t usable, int mode) {
+static inline void prof__mem_tc_alloc(prof__mem_tc *tc, const void *p, size_t req, size_t usable, int mode,
+                                      const void *ra) {
   __atomic_store_n(&tc->live, tc->live + (int64_t)usable, __ATOMIC_RELAXED);
   __atomic_store_n(&tc->allocs, tc->allocs + 1, __ATOMIC_RELAXED);
   __atomic_store_n(&tc->bytes, tc->bytes + req, __ATOMIC_RELAXED);
+  if (PROF_UNLIKELY(usable >= PROF_MEM_BIG_BYTES)) prof__mem_big_alloc(p, req, ra);
   if (mode == PROF_MEM_SAMPLED) {
     tc->countdown -= (int64_t)req;
     if (PROF_UNLIKELY(tc->countdown < 0)) prof__mem_event_alloc(tc, p, req, 1);
@@ -96,9 +129,11 @@ static inline void prof__mem_tc_alloc(prof__mem_tc *tc, const void *p, size_t re
 }
 
 /* The counting of one free on the calling thread's slot. */
-static inline void prof__mem_tc_free(prof__mem_tc *tc, size_t usable) {
+static inline void prof__mem_tc_free(prof__mem_tc *tc, const void *p, size_t usable) {
   __atomic_store_n(&tc->live, tc->live - (int64_t)usable, __ATOMIC_RELAXED);
   __atomic_store_n(&tc->frees, tc->frees + 1, __ATOMIC_RELAXED);
+  if (PROF_UNLIKELY(usable >= PROF_MEM_BIG_BYTES) && PROF_UNLIKELY(__atomic_load_n(&prof__mem_early_n, __ATOMIC_RELAXED)))
+    prof__mem_big_free(p);
 }
 
 /* The FREE event a free may take: a sampled block's (Bloom filter first),
@@ -123,10 +158,11 @@ static inline void prof__mem_on_alloc(const void *p, size_t req, size_t usable, 
     tc = prof__mem_tc_get();
     if (tc == PROF_MEM_TC_DEAD) {
       prof__mem_count_shared((int64_t)usable, req, 1);
+      if (PROF_UNLIKELY(usable >= PROF_MEM_BIG_BYTES)) prof__mem_big_alloc(p, req, ra);
       return;
     }
   }
-  prof__mem_tc_alloc(tc, p, req, usable, prof__mem_mode);
+  prof__mem_tc_alloc(tc, p, req, usable, prof__mem_mode, ra);
 }
 
 /* Account the free of a block of `usable` bytes (call before the real free). */
@@ -135,8 +171,13 @@ static inline void prof__mem_on_free(const void *p, size_t usable, const void *r
   if (PROF_UNLIKELY(prof__guard_depth) || PROF_UNLIKELY(prof__mem_from_profiler(ra))) return;
   prof__mem_tc *tc = prof__mem_self;
   if (PROF_UNLIKELY((uintptr_t)tc <= 1)) tc = prof__mem_tc_get();
-  if (tc == PROF_MEM_TC_DEAD) prof__mem_count_shared(-(int64_t)usable, 0, 0);
-  else prof__mem_tc_free(tc, usable);
+  if (tc != PROF_MEM_TC_DEAD) {
+    prof__mem_tc_free(tc, p, usable);
+  } else {
+    prof__mem_count_shared(-(int64_t)usable, 0, 0);
+    if (PROF_UNLIKELY(usable >= PROF_MEM_BIG_BYTES) && __atomic_load_n(&prof__mem_early_n, __ATOMIC_RELAXED))
+      prof__mem_big_free(p);
+  }
   prof__mem_free_events(p, prof__mem_mode);
 }
 

@@ -110,16 +110,30 @@ void prof__mem_step_boundary(uint64_t ticks) {
   __atomic_store_n(&SP.busy, 0, __ATOMIC_RELEASE);
 }
 
-/* Write the step-end points (before this cycle's own sample). */
+/* Write the step-end points and the high-water mark reached since the last
+ * cycle (big.c), in time order, before this cycle's own sample. */
 static void drain_step_points(prof__tw *tw) {
-  static uint64_t ticks[STEP_PTS];
-  static int64_t live[STEP_PTS];
-  if (__atomic_exchange_n(&SP.busy, 1, __ATOMIC_ACQUIRE)) return; /* a step end is writing: next cycle */
-  uint32_t n = SP.n;
-  memcpy(ticks, SP.ticks, n * sizeof ticks[0]);
-  memcpy(live, SP.live, n * sizeof live[0]);
-  SP.n = 0;
-  __atomic_store_n(&SP.busy, 0, __ATOMIC_RELEASE);
+  static uint64_t ticks[STEP_PTS + 1];
+  static int64_t live[STEP_PTS + 1];
+  uint32_t n = 0;
+  if (!__atomic_exchange_n(&SP.busy, 1, __ATOMIC_ACQUIRE)) { /* else a step end is writing: next cycle */
+    n = SP.n;
+    memcpy(ticks, SP.ticks, n * sizeof ticks[0]);
+    memcpy(live, SP.live, n * sizeof live[0]);
+    SP.n = 0;
+    __atomic_store_n(&SP.busy, 0, __ATOMIC_RELEASE);
+  }
+  int64_t hw;
+  uint64_t hw_ticks;
+  if (prof__mem_high_water_take(&hw, &hw_ticks)) { /* the peak since the last cycle, in time order */
+    uint32_t at = n;
+    while (at > 0 && ticks[at - 1] > hw_ticks) at--;
+    memmove(ticks + at + 1, ticks + at, (n - at) * sizeof ticks[0]);
+    memmove(live + at + 1, live + at, (n - at) * sizeof live[0]);
+    ticks[at] = hw_ticks;
+    live[at] = hw;
+    n++;
+  }
   prof__event ev[64];
   size_t k = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -145,6 +159,17 @@ static void final_meta(void) {
   prof__meta_add("mem.pool_misuse", v);
   snprintf(v, sizeof v, "%llu", (unsigned long long)prof__mem_table_full());
   prof__meta_add("mem.samples_dropped", v);
+  if (!prof__mem_interposed) return;
+  prof__mem_start st;
+  prof__mem_start_get(&st);
+  snprintf(v, sizeof v, "%lld", (long long)st.live);
+  prof__meta_add(PROF_MEM_META_START_LIVE, v);
+  snprintf(v, sizeof v, "%lld", (long long)st.blocks);
+  prof__meta_add(PROF_MEM_META_START_BLOCKS, v);
+  snprintf(v, sizeof v, "%llu", (unsigned long long)st.listed_bytes);
+  prof__meta_add(PROF_MEM_META_START_LISTED, v);
+  snprintf(v, sizeof v, "%llu", (unsigned long long)st.unlisted);
+  prof__meta_add(PROF_MEM_META_START_UNLISTED, v);
 }
 
 static void mem_hook(prof__tw *tw, int final, void *arg) {
@@ -197,6 +222,7 @@ static int mem_start(void) {
   check_sample_bytes();
   ring_policy_resolve();
   if (prof__mem_mode == PROF_MEM_OFF || M.hooked) return 0;
+  if (prof__mem_interposed) prof__mem_session_begins();
   int rc = prof__writer_hook_add(mem_hook, NULL);
   if (rc == 0) __atomic_store_n(&M.hooked, 1, __ATOMIC_RELEASE);
   return rc;

@@ -267,7 +267,7 @@ PROF_API void *malloc(size_t n) {
   prof__mem_tc *tc = prof__mem_self;
   const void *ra = RA();
   if (PROF_UNLIKELY(!p) || !fast_ok(tc, ra)) return account(p, n, ra);
-  prof__mem_tc_alloc(tc, p, n, prof__glibc_usable(p), mode);
+  prof__mem_tc_alloc(tc, p, n, prof__glibc_usable(p), mode, ra);
   return p;
 }
 
@@ -295,7 +295,7 @@ PROF_API void free(void *p) {
     prof__mem_tc *tc = prof__mem_self;
     const void *ra = RA();
     if (PROF_LIKELY(fast_ok(tc, ra))) {
-      prof__mem_tc_free(tc, prof__glibc_usable(p));
+      prof__mem_tc_free(tc, p, prof__glibc_usable(p));
       prof__mem_free_events(p, mode);
     } else {
       account_free(p, ra);

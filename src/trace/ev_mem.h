@@ -38,6 +38,14 @@ enum {
 #define PROF_MEM_KEY_MODE "mem.mode"
 #define PROF_MEM_KEY_SAMPLE_BYTES "mem.sample_bytes"
 #define PROF_MEM_KEY_INTERPOSER "mem.interposer"
+/* META at shutdown, with the interposer: the heap when the session began
+ * (live usable bytes, live blocks), the requested bytes of the large blocks
+ * made before it that were recorded as ALLOC events at its start, and the
+ * large blocks of that time left unrecorded (list full). */
+#define PROF_MEM_META_START_LIVE "mem.start_live_bytes"
+#define PROF_MEM_META_START_BLOCKS "mem.start_live_blocks"
+#define PROF_MEM_META_START_LISTED "mem.start_listed_bytes"
+#define PROF_MEM_META_START_UNLISTED "mem.start_unlisted_blocks"
 /* Counter names (COUNTER events) share this prefix. */
 #define PROF_MEM_COUNTER_PREFIX "mem."
 #define PROF_MEM_COUNTER_LIVE "mem.live_bytes"

@@ -483,10 +483,21 @@ void prof__an_model_finish(an_priv *p) {
   close_open_state(p);
   size_t n = 0;
   for (size_t i = 0; i < an->nsteps; i++) {
-    if (an->steps[i].end_ns == UINT64_MAX) an->unfinished_steps++;
-    else an->steps[n++] = an->steps[i];
+    if (an->steps[i].end_ns == UINT64_MAX) {
+      an->unfinished_steps++;
+      if (an->unfinished_steps == 1 || an->steps[i].begin_ns >= an->unfinished_last_open_ns) {
+        an->unfinished_last_number = an->steps[i].number;
+        an->unfinished_last_open_ns = an->steps[i].begin_ns; /* made a duration below */
+      }
+    } else {
+      an->steps[n++] = an->steps[i];
+    }
   }
   an->nsteps = n;
+  if (an->unfinished_steps) {
+    uint64_t b = an->unfinished_last_open_ns;
+    an->unfinished_last_open_ns = an->last_ns > b ? an->last_ns - b : 0;
+  }
   int sorted = 1; /* usually already in order: skip the sort */
   for (size_t i = 1; i < n && sorted; i++) sorted = cmp_step(&an->steps[i - 1], &an->steps[i]) <= 0;
   if (!sorted) qsort(an->steps, n, sizeof *an->steps, cmp_step);

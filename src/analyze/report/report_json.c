@@ -100,6 +100,10 @@ static void json_steps(prof__an *an, prof__json *j) {
   json_stats(j, &an->steady_stats);
   prof__json_obj_end(j);
   prof__json_kuint(j, "unfinished", an->unfinished_steps);
+  if (an->unfinished_steps) {
+    prof__json_kuint(j, "unfinished_last_step", an->unfinished_last_number);
+    prof__json_kuint(j, "unfinished_last_open_ns", an->unfinished_last_open_ns);
+  }
   prof__json_key(j, "per_step");
   prof__json_arr_begin(j);
   for (size_t i = 0; i < an->nsteps; i++) {

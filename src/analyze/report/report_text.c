@@ -158,9 +158,14 @@ static void text_steps(prof__an *an, FILE *out) {
             (unsigned long long)an->steps[0].number);
     text_stats(out, "steady", &an->steady_stats);
   }
-  if (an->unfinished_steps)
-    fprintf(out, "  %llu unfinished %s not counted\n", (unsigned long long)an->unfinished_steps,
-            steps_word(an->unfinished_steps));
+  if (an->unfinished_steps) {
+    char d[32];
+    fprintf(out, "  %llu unfinished %s not counted (begun, never stopped: the last, step %llu, was open %s when the "
+                 "trace ended)\n",
+            (unsigned long long)an->unfinished_steps, steps_word(an->unfinished_steps),
+            (unsigned long long)an->unfinished_last_number,
+            prof__an_fmt_ns(d, sizeof d, an->unfinished_last_open_ns));
+  }
   text_step_list(an, out);
   fputc('\n', out);
 }

@@ -379,6 +379,12 @@ static void on_counter(prof__an *an, mem_state *s, const prof__event *ev) {
 }
 
 static void on_meta(mem_state *s, const prof__rec *rec) {
+  double v = strtod(rec->value, NULL);
+  if (!(v >= 0 && v < 1e18)) v = 0;
+  if (strcmp(rec->key, PROF_MEM_META_START_LIVE) == 0) s->start_live = v, s->start_known = 1;
+  else if (strcmp(rec->key, PROF_MEM_META_START_BLOCKS) == 0) s->start_blocks = v;
+  else if (strcmp(rec->key, PROF_MEM_META_START_LISTED) == 0) s->start_listed = v;
+  else if (strcmp(rec->key, PROF_MEM_META_START_UNLISTED) == 0) s->start_unlisted = v;
   if (strncmp(rec->key, "mem.pool.", 9) != 0) return;
   long id = strtol(rec->key + 9, NULL, 10);
   if (id >= 1 && id < PROF_MEM_POOLS) snprintf(s->pools[id].name, sizeof s->pools[id].name, "%s", rec->value);

@@ -132,6 +132,11 @@ typedef struct mem_state {
    * the conclusions that need every event are withheld */
   uint64_t lost;
   int withheld;                /* MEM_WITHHELD_* bits */
+  /* the heap when the session began (META mem.start_*; start_known 0: not
+   * in the trace): live bytes and blocks, the bytes of the large blocks of
+   * that time recorded as events at the start, large blocks not recorded */
+  int start_known;
+  double start_live, start_blocks, start_listed, start_unlisted;
 } mem_state;
 
 enum { MEM_WITHHELD_LEAKS = 1, MEM_WITHHELD_GROWTH = 2 };

@@ -314,10 +314,26 @@ static void growth_finding(prof__an *an, mem_state *s) {
                    "a growing history); check the top sites by peak contribution and drop references after each step.");
 }
 
+/* Full mode: the heap that was live when the session began and is not in
+ * the events (blocks made before it, but the large ones recorded at its
+ * start) is added to the peak and the live bytes of every step end. */
+static void add_start_heap(mem_state *s) {
+  double base = s->start_live - s->start_listed;
+  if (!s->start_known || !(base > 0)) return;
+  s->heap_peak += base;
+  s->heap_live += base;
+  s->snap_value += base;
+  for (size_t i = 0; i < s->nsteps; i++)
+    if (s->steps[i].ended) s->steps[i].live_end += base;
+}
+
 void prof__sec_mem_finish(prof__an *an, void *stp) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
-  if (exact_events(s)) index_steps(s);
+  if (exact_events(s)) {
+    index_steps(s);
+    add_start_heap(s);
+  }
   if (s->peak_pending) {
     for (size_t i = 0; i < s->nsites; i++) s->sites[i].at_peak = s->sites[i].pool ? 0 : s->sites[i].live;
     s->snap_value = s->heap_live;
@@ -558,7 +574,7 @@ static void text_peak_place(prof__an *an, const mem_state *s, FILE *out) {
   else fputs(", outside steps", out);
   char nm[PROF_TERM_NAME];
   if (range) fprintf(out, ", inside range %s", prof__term_name(nm, sizeof nm, range));
-  fputs(exact_events(s) ? "\n" : " (from the live-bytes counter, read once per writer period)\n", out);
+  fputs(exact_events(s) ? "\n" : " (from the live-bytes counter, read each writer period, step end and large allocation)\n", out);
 }
 
 void prof__sec_mem_json(prof__an *an, void *stp, prof__json *j) {
@@ -570,6 +586,12 @@ void prof__sec_mem_json(prof__an *an, void *stp, prof__json *j) {
   prof__json_knum(j, "sample_bytes", s->sample_bytes);
   prof__json_kstr(j, "source", exact_events(s) ? "events" : "counters");
   json_peak(an, s, j);
+  if (s->start_known) {
+    prof__json_knum(j, "start_live_bytes", round(s->start_live));
+    prof__json_knum(j, "start_live_blocks", round(s->start_blocks));
+    prof__json_knum(j, "start_recorded_bytes", round(s->start_listed));
+    prof__json_knum(j, "start_unrecorded_large_blocks", round(s->start_unlisted));
+  }
   prof__json_knum(j, "allocs", round(use_events(s) ? s->allocs : fmax(0, series_max(&s->series[MS_CALLS]))));
   prof__json_knum(j, "bytes_allocated", round(use_events(s) ? s->bytes : fmax(0, series_max(&s->series[MS_BYTES]))));
   prof__json_kbool(j, "estimated", s->mode == PROF_MEM_SAMPLED);
@@ -648,6 +670,18 @@ static void text_sites(prof__an *an, const mem_state *s, FILE *out, const char *
   free(v);
 }
 
+/* The heap when recording began (made before prof_init or the session's
+ * start), and what of it has a call site. */
+static void text_start(const mem_state *s, FILE *out) {
+  if (!s->start_known || s->start_live <= 0) return;
+  char a[32], b[32];
+  fprintf(out, "  live when recording began: %s in %.0f blocks (allocated before the session started; counted in the peak)",
+          prof__fmt_bytes(a, sizeof a, s->start_live), s->start_blocks);
+  if (s->start_listed > 0) fprintf(out, ", of which large blocks with their call sites: %s", prof__fmt_bytes(b, sizeof b, s->start_listed));
+  if (s->start_unlisted > 0) fprintf(out, "; %.0f large blocks of that time have no call site", s->start_unlisted);
+  fputc('\n', out);
+}
+
 void prof__sec_mem_text(prof__an *an, void *stp, FILE *out) {
   mem_state *s = stp;
   if (!s->init || !s->any) return;
@@ -660,6 +694,7 @@ void prof__sec_mem_text(prof__an *an, void *stp, FILE *out) {
   if (rss >= 0) fprintf(out, "%sRSS peak %s", peak >= 0 ? ", " : "  ", prof__fmt_bytes(b, sizeof b, rss));
   fputc('\n', out);
   text_peak_place(an, s, out);
+  text_start(s, out);
   if (use_events(s))
     fprintf(out, "  %s%.0f allocations, %s allocated\n", s->lost ? "at least " : "", s->allocs,
             prof__fmt_bytes(a, sizeof a, s->bytes));

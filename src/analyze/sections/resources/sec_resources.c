@@ -16,6 +16,7 @@
 
 #include "analyze/sections/resources/sec_resources.h"
 #include "analyze/util/termsafe.h"
+#include "trace/ev_sample.h"
 
 /* Finding thresholds (docs/resources.md). "Waiting" is the share of step
  * time in data- and io-category ranges on the step thread. */
@@ -34,6 +35,8 @@
 #define BUSY_OTHERS 0.5       /* ... of which other processes (load1 - process cores) >= 50% of them */
 #define BUSY_HIGH 2.0         /* ... high severity from load1 >= 2 x the online CPUs */
 #define MAX_IVS 65536         /* intervals kept before merging pairs */
+#define WORKERS_BUSY 0.8      /* forked workers are saturated at >= 0.8 cores each */
+#define WORKER_RANGE "[forked worker]" /* the range of the workers' samples (src/cpu/workers.c) */
 
 static int slot_of(int code) {
   switch (code) {
@@ -182,9 +185,34 @@ static void header_facts(prof__an *an, res_st *st) {
   st->min_peak_s = st->period_ms > 0 ? st->period_ms / 2000.0 : 0;
 }
 
+/* A CPU sample of a forked worker (range "[forked worker]"): its CPU
+ * periods and its pid. */
+static void on_sample(prof__an *an, res_st *st, const prof__rec *rec) {
+  const prof__event *ev = &rec->ev;
+  if (prof__ev_sample_mode(ev) != PROF_SAMPLE_CPU || !ev->a || ev->a > UINT32_MAX) return;
+  if (!st->worker_range) {
+    if (strcmp(prof__an_str(an, (uint32_t)ev->a), WORKER_RANGE) != 0) return;
+    st->worker_range = (uint32_t)ev->a;
+  }
+  if (ev->a != st->worker_range) return;
+  st->worker_periods += ev->b ? (double)ev->b : 1.0;
+  for (int i = 0; i < st->nworker_pids; i++)
+    if (st->worker_pids[i] == rec->tid) return;
+  if (st->nworker_pids < (int)(sizeof st->worker_pids / sizeof st->worker_pids[0]))
+    st->worker_pids[st->nworker_pids++] = rec->tid;
+}
+
 static void res_record(prof__an *an, void *vst, const prof__rec *rec) {
   res_st *st = vst;
   if (!st->hdr_done) header_facts(an, st);
+  if (rec->kind == PROF_REC_EVENT && rec->ev.type == PROF_EV_SAMPLE) {
+    on_sample(an, st, rec);
+    return;
+  }
+  if (rec->kind == PROF_REC_META && strcmp(rec->key, "cpu.workers") == 0) {
+    st->workers_meta = atoi(rec->value);
+    return;
+  }
   if (rec->kind == PROF_REC_EVENT && rec->tid == PROF_RES_TID && rec->ev.type == PROF_EV_COUNTER)
     on_event(st, &rec->ev);
   else if (rec->kind == PROF_REC_CHUNK && rec->chunk_type == PROF_CHUNK_RES)
@@ -336,10 +364,69 @@ static double busiest_thread(const res_st *st, const thr **who) {
   return best;
 }
 
+/* The forked workers' CPU over the trace, in cores (0: none sampled). */
+static double worker_cores(const prof__an *an, const res_st *st, int *n) {
+  const char *v = prof__an_header(an, "cpu.sample_hz");
+  double hz = v ? atof(v) : 0, span = (double)(an->last_ns - an->first_ns) / 1e9;
+  *n = st->workers_meta > st->nworker_pids ? st->workers_meta : st->nworker_pids;
+  if (!(hz > 0)) hz = 99;
+  return st->worker_periods > 0 && span > 0 && an->last_ns > an->first_ns ? st->worker_periods / hz / span : 0;
+}
+
+/* The saving of more parallel loading: the wait spread over k loaders. */
+static void underused_saving(prof__an *an, res_st *st, double k, const char *who) {
+  double w = wait_per_step_ns(an, st);
+  char a[32];
+  prof__an_finding_saving(an, w * (1 - 1 / k), prof__an_confidence(an->nsteps, 0),
+                          "the data/io wait of the step thread (%s per step over %zu steps) spread over %.0f %s: "
+                          "it shrinks to 1/%.0f",
+                          prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(w)), an->nsteps, k, who, k);
+}
+
+/* Steps wait for data with cores idle while forked DataLoader workers run:
+ * more workers when they are saturated, else the way they hand batches. */
+static void underused_with_workers(prof__an *an, res_st *st, double cores, double wait, int n, double wc) {
+  double idle = st->cpus - cores - wc, per = wc / n;
+  if (idle < UNDER_IDLE) return; /* the workers use the cores this process leaves */
+  char title[200], m[480];
+  int busy = per >= WORKERS_BUSY;
+  snprintf(title, sizeof title, "Steps wait for data while %.1f cores idle (%d DataLoader worker%s %s)", idle, n,
+           n == 1 ? "" : "s", busy ? "busy" : "not busy");
+  snprintf(m, sizeof m,
+           "mean process CPU during steps %.2f cores and its %d forked workers %.2f cores (%.2f each) over the run, "
+           "of %.2f usable; steps wait %.0f%% of their time in data/io ranges",
+           cores, n, wc, per, st->cpus, 100 * wait);
+  char rec[640];
+  if (busy)
+    snprintf(rec, sizeof rec,
+             "The %d workers are saturated (%.2f cores each) and %.1f cores idle: raise num_workers (to about %.0f), "
+             "or make __getitem__ cheaper (see the workers' hot lines in the functions section).",
+             n, per, idle, floor(n + idle));
+  else
+    snprintf(rec, sizeof rec,
+             "The %d workers are not saturated (%.2f cores each), so more workers would not help: keep them "
+             "alive across epochs (persistent_workers=True), let each prefetch more batches (prefetch_factor), "
+             "balance the cost of __getitem__ across samples, and look for waits inside the workers (I/O, locks) "
+             "or in the hand-over (large batches pickled through shared memory; pin_memory).",
+             n, per);
+  prof__an_finding(an, "cpu_underused", wait >= 0.5 ? "high" : "medium", cores + wc, title, m, rec);
+  prof__an_finding_kstr(an, "advice", busy ? "more_workers" : "workers_not_busy");
+  prof__an_finding_knum(an, "workers", n);
+  prof__an_finding_knum(an, "worker_cores", wc);
+  if (busy) underused_saving(an, st, floor(n + idle) / n, "times the workers");
+  else underused_saving(an, st, 1, "(workers not saturated: no saving from more of them)");
+}
+
 static void finding_underused(prof__an *an, res_st *st) {
   double cores = mean_cores(&st->in_steps), wait = wait_share(st);
   if (st->cpus < UNDER_MIN_CORES || st->in_steps.cover_s <= 0) return;
   if (cores < UNDER_BUSY_LO || cores > UNDER_BUSY_HI || st->cpus - cores < UNDER_IDLE || wait < UNDER_WAIT) return;
+  int n;
+  double wc = worker_cores(an, st, &n);
+  if (n > 0) {
+    underused_with_workers(an, st, cores, wait, n, wc);
+    return;
+  }
   const thr *who;
   double busy = busiest_thread(st, &who);
   char title[160], m[400];
@@ -357,12 +444,7 @@ static void finding_underused(prof__an *an, res_st *st) {
                    "DataLoader with num_workers > 0, tf.data with parallel map), and prefetch batches so "
                    "the idle cores prepare the next step while this one runs.");
   /* the loading spread over the idle cores too: the wait shrinks to 1/k */
-  double k = floor(st->cpus - cores) + 1, w = wait_per_step_ns(an, st);
-  char a[32];
-  prof__an_finding_saving(an, w * (1 - 1 / k), prof__an_confidence(an->nsteps, 0),
-                          "the data/io wait of the step thread (%s per step over %zu steps) spread over %.0f cores "
-                          "(the %.0f idle ones and the busy one): it shrinks to 1/%.0f",
-                          prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(w)), an->nsteps, k, k - 1, k);
+  underused_saving(an, st, floor(st->cpus - cores) + 1, "cores (the idle ones and the busy one)");
 }
 
 static void finding_io(prof__an *an, res_st *st) {
@@ -638,5 +720,5 @@ const prof__section prof__sec_resources = {
     .json = res_json,
     .html = prof__sec_resources_html,
     .destroy = res_destroy,
-    .event_mask = PROF_EVMASK(PROF_EV_COUNTER),
+    .event_mask = PROF_EVMASK(PROF_EV_COUNTER) | PROF_EVMASK(PROF_EV_SAMPLE),
 };

@@ -55,6 +55,15 @@ typedef struct res_st {
   size_t nsteps;
   step_res in_steps;
   double step_s, wait_s;
+  /* forked workers (DataLoader workers sampled by the parent, src/cpu/workers.c):
+   * the range id of their samples (0: not seen yet), CPU periods sampled,
+   * distinct worker pids seen, and META cpu.workers */
+  uint32_t worker_range;
+  int worker_range_checked;
+  double worker_periods;
+  uint32_t worker_pids[64];
+  int nworker_pids;
+  int workers_meta;
 } res_st;
 
 /* The HTML panel (sec_resources_html.c). */

@@ -446,6 +446,33 @@ fail:
   return 0;
 }
 
+/* Forked DataLoader workers of the run: META cpu.workers (src/cpu/workers.c),
+ * or the threads it names "forked worker"; 0 when none. */
+static int workers_of(const prof__an *an) {
+  int n = 0, threads = 0;
+  for (size_t i = 0; i < an->meta_count; i++)
+    if (strcmp(an->meta[i].key, "cpu.workers") == 0) n = atoi(an->meta[i].value);
+  for (size_t i = 0; i < an->nthreads; i++)
+    threads += an->threads[i].name && strcmp(an->threads[i].name, "forked worker") == 0;
+  return n > threads ? n : threads;
+}
+
+/* A period that divides the number of workers: the workers hand out the
+ * batches in turn (a DataLoader's round robin), so a slower worker makes
+ * every period-th step wait. Title and advice about the workers. */
+static void periodic_workers_text(prof__an *an, const rname *ph, uint64_t period, int workers, const char *extra,
+                                  char *title, size_t tn, char *rec, size_t rn) {
+  snprintf(title, tn, "Every %llu steps a step is slow: +%s, as the %d DataLoader workers take turns",
+           (unsigned long long)period, extra, workers);
+  snprintf(rec, rn,
+           "The %d forked workers hand out batches in turn, and the period (%llu steps) matches them: one worker "
+           "(or one share of the samples) is slower, or the workers restart. Keep them alive across epochs "
+           "(persistent_workers=True), let each prefetch more (prefetch_factor), balance the cost of __getitem__ "
+           "across samples (sort or shuffle expensive items, cache decoded data), and see the workers' hot lines "
+           "in the functions section%s%s.",
+           workers, (unsigned long long)period, ph ? "; the wait shows in " : "", ph ? prof__an_str(an, ph->name) : "");
+}
+
 static int find_periodic(prof__an *an, const sstep *s, size_t n, int *slow, size_t nslow, uint64_t median,
                          rname *v, size_t nv) {
   uint64_t phase = 0, period = period_of(s, n, slow, nslow, &phase);
@@ -476,6 +503,8 @@ static int find_periodic(prof__an *an, const sstep *s, size_t n, int *slow, size
            "between epochs).",
            ph ? prof__an_str(an, ph->name) : "not annotated: wrap it in a range to name it",
            (unsigned long long)period);
+  int workers = workers_of(an), round_robin = workers > 0 && (uint64_t)workers % period == 0;
+  if (round_robin) periodic_workers_text(an, ph, period, workers, a, title, sizeof title, rec, sizeof rec);
   prof__an_finding(an, "periodic_slow_steps", extra >= (double)median ? "medium" : "low", (double)period, title,
                    measured, rec);
   /* the slow steps' extra time over the median, spread over all steps */
@@ -487,6 +516,8 @@ static int find_periodic(prof__an *an, const sstep *s, size_t n, int *slow, size
   prof__an_finding_knum(an, "extra_ns", extra);
   prof__an_finding_knum(an, "first_step", first);
   if (ph) prof__an_finding_kstr(an, "phase", prof__an_str(an, ph->name));
+  if (round_robin) prof__an_finding_kstr(an, "cause", "worker_round_robin");
+  if (round_robin) prof__an_finding_knum(an, "workers", workers);
   return 1;
 }
 
