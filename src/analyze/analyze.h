@@ -175,7 +175,27 @@ struct prof__an {
   /* Who writes these report files (docs/report-schema.md, `written_by`):
    * "launcher", "cli" or "in-process"; NULL for a report printed on request. */
   const char *written_by;
+  /* Bounded traces (MLPROF_MAX_MB, docs/long-runs.md): the detail of the
+   * last window only, and a summary of every step. `steps` holds the steps
+   * kept in detail (what the sections' evidence covers); run_steps every
+   * step of the run (the window's, then those known from summaries only),
+   * sorted by begin_ns, or NULL when the trace holds no summaries (then
+   * `steps` is every step). step_stats and steady_stats cover run_steps.
+   * Use prof__an_all_steps(). */
+  prof__step *run_steps;
+  size_t nrun_steps;
+  size_t summary_only_steps;     /* steps whose detail was dropped */
+  uint64_t bound_max_bytes;      /* the bound (0: none recorded) */
+  uint64_t bound_dropped_bytes, bound_dropped_chunks, bound_compactions;
+  unsigned summary_level;        /* coarsest rounding of those steps' summaries (0: exact) */
+  uint64_t summary_bad_chunks;   /* STEPSUM chunks that did not decode (ignored) */
 };
+
+/* Every step of the run: run_steps when the trace was bounded, else steps. */
+static inline const prof__step *prof__an_all_steps(const prof__an *an, size_t *n) {
+  *n = an->run_steps ? an->nrun_steps : an->nsteps;
+  return an->run_steps ? an->run_steps : an->steps;
+}
 
 /* Section registry (generated from sections.def). */
 extern const prof__section *const prof__sections[];

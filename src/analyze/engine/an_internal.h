@@ -54,6 +54,8 @@ typedef struct an_priv {
   size_t footer_cap, meta_cap;
   size_t fcap;            /* capacity of pub.findings */
   prof__ctx ctx;          /* of the event being dispatched (prof__an_ctx) */
+  prof__step *sums;       /* steps read from STEPSUM chunks (bounded traces) */
+  size_t nsums, sumcap;
   int oom;
 } an_priv;
 
