@@ -197,6 +197,16 @@ static inline const prof__step *prof__an_all_steps(const prof__an *an, size_t *n
   return an->run_steps ? an->run_steps : an->steps;
 }
 
+/* Steps of the run (run_steps when bounded, else steps): their count. */
+static inline size_t prof__an_nall(const prof__an *an) { return an->run_steps ? an->nrun_steps : an->nsteps; }
+/* ... and the steps themselves. */
+static inline const prof__step *prof__an_run_steps(const prof__an *an) { return an->run_steps ? an->run_steps : an->steps; }
+
+/* For a trace written with MLPROF_MAX_MB: one sentence saying what the
+ * report covers (every step's statistics; the detail of the kept window
+ * only) and what was dropped, into buf; NULL for a trace without bound. */
+const char *prof__an_bound_note(const prof__an *an, char *buf, size_t n);
+
 /* Section registry (generated from sections.def). */
 extern const prof__section *const prof__sections[];
 extern const size_t prof__nsections;
@@ -395,6 +405,10 @@ long long prof__an_pid(const prof__an *an);
 
 /* Shares as fractions of the total step time (0 when there are no steps). */
 double prof__an_share(const prof__an *an, uint64_t ns);
+/* Share of time measured from the detail (ranges, samples) in the step time
+ * of the steps kept in detail: equal to prof__an_share() unless the trace
+ * was bounded and dropped the detail of older steps. */
+double prof__an_detail_share(const prof__an *an, uint64_t ns);
 /* Breakdown summed over all steps. */
 void prof__an_bd_total(const prof__an *an, uint64_t bd[PROF_BD_COUNT]);
 

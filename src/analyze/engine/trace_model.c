@@ -192,6 +192,7 @@ static inline void attribute(an_priv *p, an_thread *t, uint64_t ts) {
 }
 
 static void range_begin(an_priv *p, an_thread *t, const prof__event *ev, uint64_t ts) {
+  t->began = 1;
   if (t->step >= 0) attribute(p, t, ts);
   if (t->depth == t->cap) {
     size_t cap = t->cap;
@@ -240,7 +241,9 @@ static void range_end(an_priv *p, an_thread *t, uint32_t name, uint64_t ts) {
   uint32_t k = t->depth, stop = t->depth > 8 ? t->depth - 8 : 0;
   while (k > stop && t->frames[k - 1].name != name) k--;
   if (k == stop) {
-    p->pub.unmatched_range_ends++;
+    /* In a bounded trace that dropped detail, the ends of ranges begun
+     * before the kept window have no begin: not a misuse. */
+    if (!p->pub.bound_dropped_chunks || t->began) p->pub.unmatched_range_ends++;
     return;
   }
   p->pub.unclosed_ranges += t->depth - k;
@@ -279,6 +282,7 @@ static void step_close(an_priv *p, an_thread *t, uint64_t ts) {
 }
 
 static void step_begin(an_priv *p, an_thread *t, uint32_t tid, uint64_t number, uint64_t ts) {
+  p->step_begun = 1;
   prof__an *an = &p->pub;
   if (t->step >= 0) { /* END lost: the step stays unfinished */
     attribute(p, t, ts);
@@ -306,7 +310,7 @@ static void step_end(an_priv *p, an_thread *t, uint64_t number, uint64_t ts) {
     step_close(p, &p->ts[ti1 - 1], ts);
     return;
   }
-  p->pub.unmatched_step_ends++;
+  if (!p->pub.bound_dropped_chunks || p->step_begun) p->pub.unmatched_step_ends++; /* as for ranges */
 }
 
 /* ---- events ------------------------------------------------------------- */
