@@ -179,7 +179,37 @@ struct prof__an {
    * long it had been open when the trace ended (from its begin to the last
    * event of the trace). */
   uint64_t unfinished_last_number, unfinished_last_open_ns;
+  /* Bounded traces (MLPROF_MAX_MB, docs/long-runs.md): the detail of the
+   * last window only, and a summary of every step. `steps` holds the steps
+   * kept in detail (what the sections' evidence covers); run_steps every
+   * step of the run (the window's, then those known from summaries only),
+   * sorted by begin_ns, or NULL when the trace holds no summaries (then
+   * `steps` is every step). step_stats and steady_stats cover run_steps.
+   * Use prof__an_all_steps(). */
+  prof__step *run_steps;
+  size_t nrun_steps;
+  size_t summary_only_steps;     /* steps whose detail was dropped */
+  uint64_t bound_max_bytes;      /* the bound (0: none recorded) */
+  uint64_t bound_dropped_bytes, bound_dropped_chunks, bound_compactions;
+  unsigned summary_level;        /* coarsest rounding of those steps' summaries (0: exact) */
+  uint64_t summary_bad_chunks;   /* STEPSUM chunks that did not decode (ignored) */
 };
+
+/* Every step of the run: run_steps when the trace was bounded, else steps. */
+static inline const prof__step *prof__an_all_steps(const prof__an *an, size_t *n) {
+  *n = an->run_steps ? an->nrun_steps : an->nsteps;
+  return an->run_steps ? an->run_steps : an->steps;
+}
+
+/* Steps of the run (run_steps when bounded, else steps): their count. */
+static inline size_t prof__an_nall(const prof__an *an) { return an->run_steps ? an->nrun_steps : an->nsteps; }
+/* ... and the steps themselves. */
+static inline const prof__step *prof__an_run_steps(const prof__an *an) { return an->run_steps ? an->run_steps : an->steps; }
+
+/* For a trace written with MLPROF_MAX_MB: one sentence saying what the
+ * report covers (every step's statistics; the detail of the kept window
+ * only) and what was dropped, into buf; NULL for a trace without bound. */
+const char *prof__an_bound_note(const prof__an *an, char *buf, size_t n);
 
 /* Section registry (generated from sections.def). */
 extern const prof__section *const prof__sections[];
@@ -398,6 +428,10 @@ long long prof__an_pid(const prof__an *an);
 
 /* Shares as fractions of the total step time (0 when there are no steps). */
 double prof__an_share(const prof__an *an, uint64_t ns);
+/* Share of time measured from the detail (ranges, samples) in the step time
+ * of the steps kept in detail: equal to prof__an_share() unless the trace
+ * was bounded and dropped the detail of older steps. */
+double prof__an_detail_share(const prof__an *an, uint64_t ns);
 /* Breakdown summed over all steps. */
 void prof__an_bd_total(const prof__an *an, uint64_t bd[PROF_BD_COUNT]);
 

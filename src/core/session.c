@@ -96,6 +96,13 @@ static void own_trace_path(void) {
   memcpy(cfg.path, mine, sizeof mine);
 }
 
+/* MLPROF_MAX_MB: keep the trace within that many MiB (docs/long-runs.md). */
+static void bound_trace(prof__tw *tw) {
+  long mb = prof__env_long("MAX_MB", 0, 0, 1L << 20);
+  if (mb > 0 && prof__tw_bound(tw, cfg.path, (uint64_t)mb << 20) != 0)
+    fprintf(stderr, "mlprof: MLPROF_MAX_MB=%ld cannot be applied to '%s'; the trace is not bounded\n", mb, cfg.path);
+}
+
 static int init_locked(const prof_config *c, const prof__assembly *a) {
   if (state == ST_RUNNING) return 0;
   if (state == ST_DOWN) return PROF_ESHUTDOWN;
@@ -115,6 +122,7 @@ static int init_locked(const prof_config *c, const prof__assembly *a) {
     fprintf(stderr, "mlprof: %s; profiling is off, the program continues\n", err);
     return go_off(PROF_EIO);
   }
+  bound_trace(tw);
   __atomic_store_n(&prof__enabled, 1, __ATOMIC_RELEASE);
   rc = prof__writer_start(tw, cfg.flush_ms, cfg.path);
   if (rc) {

@@ -34,6 +34,7 @@ enum {
   PROF_CHUNK_HIST = 9,    /* tensor histogram summaries */
   PROF_CHUNK_RES = 10,    /* resource monitoring: busiest threads (docs/resources.md) */
   PROF_CHUNK_PYFRAMES = 11, /* Python frames in stacks: tagged address -> file, function, line */
+  PROF_CHUNK_STEPSUM = 12,  /* per-step summaries of a bounded trace (rec_stepsum.h) */
   PROF_CHUNK_TYPE_MAX = 255
 };
 
@@ -86,6 +87,22 @@ size_t prof__tw_pending(const prof__tw *w);
 
 /* Bytes written to the file so far. */
 uint64_t prof__tw_bytes(const prof__tw *w);
+
+/* Keep the file at `path` (the one w writes, made by prof__tw_create)
+ * within max_bytes (MLPROF_MAX_MB): call before anything but the header is
+ * written. From then on, the writer summarises every completed step
+ * (rec_stepsum.h) and, when the next chunk would take the file past the
+ * bound, rewrites it under a temporary name and renames it over `path`:
+ * the header, every chunk that defines names, threads, stacks and modules,
+ * all step summaries (older ones rounded when they would take more than a
+ * quarter of the bound) and the most recent detail chunks (events, GPU,
+ * histograms, resources) that fit in half the bound. The file at `path`
+ * is a complete trace at every moment. When names and summaries alone
+ * outgrow the bound it says so once on stderr and stops bounding.
+ * Returns 0 or a negative error (PROF_EINVAL, PROF_ENOMEM). */
+int prof__tw_bound(prof__tw *w, const char *path, uint64_t max_bytes);
+/* Totals of the bound so far (NULL pointers are skipped). */
+void prof__tw_bound_stats(const prof__tw *w, uint64_t *compactions, uint64_t *dropped_bytes, uint64_t *steps);
 
 /* Flush, write the FOOTER chunk from kv, close. Frees w (also on error).
  * Returns 0 or PROF_EIO. */

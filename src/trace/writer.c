@@ -26,6 +26,7 @@
 #include "format.h"
 #include "outfile.h"
 #include "trace.h"
+#include "writer_int.h"
 #include "zstd_stream.h"
 
 /* zstd levels by chunk size. A chunk of 64 KiB or more comes from a heavy
@@ -41,27 +42,6 @@
 /* Events of one prof__tw_events() call go in blocks of at most this many,
  * so that a block (at most MAX_EVENT bytes an event) fits a chunk. */
 #define BLOCK_EVENTS 65536
-
-/* A queue of entries (strings, thread records, event blocks) that one flush
- * writes as one chunk, or as several cut between entries so that none holds
- * more than PROF_CHUNK_RAW_MAX bytes: the bound a reader relies on. */
-typedef struct tw_queue {
-  prof__buf b;
-  size_t *cuts;    /* offsets in b where a chunk after the first begins */
-  size_t ncuts, cuts_cap;
-  int oom;         /* a cut could not be kept */
-} tw_queue;
-
-struct prof__tw {
-  int fd;
-  int failed;
-  int err; /* errno of the first failed write or close (0: none) */
-  uint64_t bytes;
-  tw_queue strings, threads, events;
-  prof__zc *zc;
-  uint8_t *zbuf;
-  size_t zcap;
-};
 
 static int write_all(prof__tw *w, const void *p, size_t n) {
   const uint8_t *q = p;
@@ -153,7 +133,7 @@ prof__tw *prof__tw_open(const char *path, const prof__kv *kv, size_t n, char *er
 
 prof__tw *prof__tw_create(const char *path, const prof__kv *kv, size_t n, int *taken, char *err) {
   *taken = 0;
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     *taken = errno == EEXIST;
     snprintf(err, PROF_ERR_MAX, "cannot create '%s': %s", path, strerror(errno));
@@ -175,8 +155,9 @@ prof__tw *prof__tw_create(const char *path, const prof__kv *kv, size_t n, int *t
   return NULL;
 }
 
-static int put_chunk(prof__tw *w, int type, const void *data, size_t len) {
-  if (w->failed) return PROF_EIO;
+/* The chunk (header and stored payload, compressed when that is smaller)
+ * appended to out. */
+int prof__tw_frame(prof__tw *w, int type, const void *data, size_t len, prof__buf *out) {
   if (len > PROF_CHUNK_RAW_MAX) return PROF_EINVAL;
   const void *stored = data;
   size_t stored_len = len;
@@ -200,12 +181,27 @@ static int put_chunk(prof__tw *w, int type, const void *data, size_t len) {
   uint32_t crc = prof__crc32c(0, h + 4, 12);
   crc = prof__crc32c(crc, stored, stored_len);
   prof__le32(h + 16, crc);
+  prof__buf_put(out, h, sizeof h);
+  prof__buf_put(out, stored, stored_len);
+  return out->oom ? PROF_ENOMEM : 0;
+}
+
+static int put_chunk(prof__tw *w, int type, const void *data, size_t len) {
+  if (w->failed) return PROF_EIO;
+  if (len > PROF_CHUNK_RAW_MAX) return PROF_EINVAL;
   /* One buffer, one write: a crash leaves either the whole chunk or a
    * detectable partial one. */
   prof__buf out = {0};
-  prof__buf_put(&out, h, sizeof h);
-  prof__buf_put(&out, stored, stored_len);
-  int rc = out.oom ? PROF_ENOMEM : write_all(w, out.p, out.len);
+  int rc = prof__tw_frame(w, type, data, len, &out);
+  /* A bounded trace may be rewritten first; its own summaries then hold
+   * what a STEPSUM chunk of the flush would have added. */
+  if (!rc && w->bound && prof__twb_before(w, out.len) && type == PROF_CHUNK_STEPSUM) {
+    prof__buf_free(&out);
+    return 0;
+  }
+  uint64_t at = w->bytes;
+  if (!rc) rc = write_all(w, out.p, out.len);
+  if (!rc && w->bound) prof__twb_written(w, at, out.len, type);
   prof__buf_free(&out);
   return rc;
 }
@@ -315,6 +311,7 @@ int prof__tw_events(prof__tw *w, uint32_t tid, const prof__event *ev, size_t n) 
     prof__buf_varint(b, k);
     put_events(b, ev, k);
     q_entry(&w->events, start);
+    if (w->bound) prof__twb_events(w, tid, ev, k);
     ev += k;
     n -= k;
   }
@@ -359,6 +356,7 @@ int prof__tw_flush(prof__tw *w) {
   int rc = q_flush(w, PROF_CHUNK_STRINGS, &w->strings);
   int rc2 = q_flush(w, PROF_CHUNK_THREADS, &w->threads);
   int rc3 = q_flush(w, PROF_CHUNK_EVENTS, &w->events);
+  if (!rc3 && w->bound) rc3 = prof__twb_flush(w);
   if (w->failed) return PROF_EIO;
   return rc ? rc : rc2 ? rc2 : rc3;
 }
@@ -371,6 +369,7 @@ static void tw_free(prof__tw *w) {
   q_free(&w->strings);
   q_free(&w->threads);
   q_free(&w->events);
+  prof__twb_free(w);
   prof__zc_free(w->zc);
   free(w->zbuf);
   free(w);

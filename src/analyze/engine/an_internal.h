@@ -32,6 +32,7 @@ typedef struct an_thread {
   long step;          /* index of the step open on this thread, or -1 */
   uint64_t attr_ts;   /* breakdown attributed up to here */
   uint64_t last_ts;
+  int began;          /* a RANGE_BEGIN was seen on this thread */
 } an_thread;
 
 typedef struct an_priv {
@@ -55,6 +56,9 @@ typedef struct an_priv {
   size_t footer_cap, meta_cap;
   size_t fcap;            /* capacity of pub.findings */
   prof__ctx ctx;          /* of the event being dispatched (prof__an_ctx) */
+  prof__step *sums;       /* steps read from STEPSUM chunks (bounded traces) */
+  size_t nsums, sumcap;
+  int step_begun;         /* a STEP_BEGIN was seen */
   int oom;
 } an_priv;
 

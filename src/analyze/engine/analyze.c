@@ -10,6 +10,7 @@
 
 #include "mlprof.h"
 #include "analyze/engine/an_internal.h"
+#include "trace/rec_stepsum.h"
 
 /* Progress is shown only for traces at least this large, on a terminal. */
 #define AN_PROGRESS_MIN_BYTES (64ull << 20)
@@ -391,8 +392,47 @@ double prof__an_share(const prof__an *an, uint64_t ns) {
   return total ? (double)ns / (double)total : 0.0;
 }
 
+double prof__an_detail_share(const prof__an *an, uint64_t ns) {
+  if (!an->summary_only_steps) return prof__an_share(an, ns);
+  uint64_t total = prof__an_step_total_ns(an);
+  return total ? (double)ns / (double)total : 0.0;
+}
+
 void prof__an_bd_total(const prof__an *an, uint64_t bd[PROF_BD_COUNT]) {
   memset(bd, 0, PROF_BD_COUNT * sizeof bd[0]);
-  for (size_t i = 0; i < an->nsteps; i++)
-    for (int b = 0; b < PROF_BD_COUNT; b++) bd[b] += an->steps[i].bd_ns[b];
+  size_t n;
+  const prof__step *steps = prof__an_all_steps(an, &n); /* the summaries hold the breakdown too */
+  for (size_t i = 0; i < n; i++)
+    for (int b = 0; b < PROF_BD_COUNT; b++) bd[b] += steps[i].bd_ns[b];
+}
+
+/* Relative precision of a summary level in percent (rec_stepsum.h). */
+static double level_pct(unsigned level) {
+  unsigned sig = prof__ss_level_sig(level);
+  return sig ? 100.0 / (double)(1u << sig) : 0.0;
+}
+
+const char *prof__an_bound_note(const prof__an *an, char *buf, size_t n) {
+  if (!an->bound_max_bytes) return NULL;
+  double mib = (double)an->bound_max_bytes / (1 << 20);
+  size_t all = prof__an_nall(an);
+  if (!an->summary_only_steps && !an->bound_dropped_chunks) {
+    snprintf(buf, n, "bounded trace (MLPROF_MAX_MB, %.3g MiB): nothing was dropped, all %zu steps are in detail", mib,
+             all);
+    return buf;
+  }
+  char win[160] = "no step";
+  if (an->nsteps)
+    snprintf(win, sizeof win, "the last %zu %s (%llu to %llu)", an->nsteps, an->nsteps == 1 ? "step" : "steps",
+             (unsigned long long)an->steps[0].number, (unsigned long long)an->steps[an->nsteps - 1].number);
+  char prec[96] = "";
+  if (an->summary_level)
+    snprintf(prec, sizeof prec, "; the older steps' times are rounded to within %.2g%%", level_pct(an->summary_level));
+  snprintf(buf, n,
+           "bounded trace (MLPROF_MAX_MB, %.3g MiB): the step statistics, step chart and breakdown cover all %zu "
+           "steps; ranges, functions, samples, memory, GPU and the findings drawn from them cover only the detail "
+           "kept, %s; the detail of %zu steps (%llu KiB in %llu chunks) was dropped%s",
+           mib, all, win, an->summary_only_steps, (unsigned long long)(an->bound_dropped_bytes >> 10),
+           (unsigned long long)an->bound_dropped_chunks, prec);
+  return buf;
 }

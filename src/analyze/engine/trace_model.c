@@ -15,6 +15,7 @@
 #include "mlprof.h"
 #include "analyze/engine/an_internal.h"
 #include "analyze/util/array.h"
+#include "trace/rec_stepsum.h"
 
 /* ---- id map ------------------------------------------------------------- */
 
@@ -191,6 +192,7 @@ static inline void attribute(an_priv *p, an_thread *t, uint64_t ts) {
 }
 
 static void range_begin(an_priv *p, an_thread *t, const prof__event *ev, uint64_t ts) {
+  t->began = 1;
   if (t->step >= 0) attribute(p, t, ts);
   if (t->depth == t->cap) {
     size_t cap = t->cap;
@@ -251,7 +253,9 @@ static void range_end(an_priv *p, an_thread *t, uint32_t name, uint64_t ts) {
   uint32_t k = t->depth, stop = t->depth > 8 ? t->depth - 8 : 0;
   while (k > stop && t->frames[k - 1].name != name) k--;
   if (k == stop) {
-    p->pub.unmatched_range_ends++;
+    /* In a bounded trace that dropped detail, the ends of ranges begun
+     * before the kept window have no begin: not a misuse. */
+    if (!p->pub.bound_dropped_chunks || t->began) p->pub.unmatched_range_ends++;
     return;
   }
   p->pub.unclosed_ranges += t->depth - k;
@@ -292,6 +296,7 @@ static void step_close(an_priv *p, an_thread *t, uint64_t ts) {
 }
 
 static void step_begin(an_priv *p, an_thread *t, uint32_t tid, uint64_t number, uint64_t ts) {
+  p->step_begun = 1;
   prof__an *an = &p->pub;
   if (t->step >= 0) { /* END lost: the step stays unfinished */
     attribute(p, t, ts);
@@ -319,7 +324,7 @@ static void step_end(an_priv *p, an_thread *t, uint64_t number, uint64_t ts) {
     step_close(p, &p->ts[ti1 - 1], ts);
     return;
   }
-  p->pub.unmatched_step_ends++;
+  if (!p->pub.bound_dropped_chunks || p->step_begun) p->pub.unmatched_step_ends++; /* as for ranges */
 }
 
 /* ---- events ------------------------------------------------------------- */
@@ -397,6 +402,74 @@ static void kv_add(an_priv *p, prof__kv **arr, size_t *n, size_t *cap, const pro
   (*n)++;
 }
 
+/* ---- step summaries (bounded traces) ------------------------------------ */
+
+/* A STEPSUM chunk: its steps join p->sums, its totals the bound's fields.
+ * A chunk that does not decode is ignored whole and counted. */
+static void model_stepsum(an_priv *p, const uint8_t *data, size_t len) {
+  prof__an *an = &p->pub;
+  prof__ss_iter it;
+  prof__ss_rec r;
+  size_t n0 = p->nsums;
+  int k = prof__ss_open(&it, data, len);
+  while (k >= 0 && (k = prof__ss_next(&it, &r)) == 1) {
+    if (grow(p, (void **)&p->sums, &p->sumcap, p->nsums + 1, sizeof *p->sums)) return;
+    prof__step *s = &p->sums[p->nsums++];
+    memset(s, 0, sizeof *s);
+    s->number = r.number;
+    s->tid = r.tid;
+    s->begin_ns = r.begin_us * 1000;
+    s->end_ns = s->begin_ns + r.dur_us * 1000;
+    for (int i = 0; i < PROF_BD_COUNT && i < PROF_SS_BUCKETS; i++) s->bd_ns[i] = r.bd_us[i] * 1000;
+    s->warmup_outlier = (int)it.h.level; /* kept here until the merge */
+  }
+  if (k < 0) {
+    p->nsums = n0;
+    an->summary_bad_chunks++;
+    return;
+  }
+  if (it.h.max_bytes) an->bound_max_bytes = it.h.max_bytes;
+  if (it.h.dropped_bytes > an->bound_dropped_bytes) an->bound_dropped_bytes = it.h.dropped_bytes;
+  if (it.h.dropped_chunks > an->bound_dropped_chunks) an->bound_dropped_chunks = it.h.dropped_chunks;
+  if (it.h.compactions > an->bound_compactions) an->bound_compactions = it.h.compactions;
+}
+
+static int cmp_u64(const void *a, const void *b);
+static int cmp_step(const void *a, const void *b);
+
+/* run_steps: the window's steps and the summarised steps whose number no
+ * step of the window has (a summary of a step kept in detail is a copy). */
+static void merge_summaries(an_priv *p) {
+  prof__an *an = &p->pub;
+  if (!p->nsums) return;
+  uint64_t *nums = malloc((an->nsteps + 1) * sizeof *nums);
+  an->run_steps = malloc((an->nsteps + p->nsums) * sizeof *an->run_steps);
+  if (!nums || !an->run_steps) {
+    free(nums);
+    free(an->run_steps);
+    an->run_steps = NULL;
+    p->oom = 1;
+    return;
+  }
+  for (size_t i = 0; i < an->nsteps; i++) nums[i] = an->steps[i].number;
+  qsort(nums, an->nsteps, sizeof *nums, cmp_u64);
+  size_t n = 0;
+  for (size_t i = 0; i < an->nsteps; i++) an->run_steps[n++] = an->steps[i];
+  qsort(p->sums, p->nsums, sizeof *p->sums, cmp_step);
+  for (size_t i = 0; i < p->nsums; i++) {
+    prof__step s = p->sums[i];
+    if (bsearch(&s.number, nums, an->nsteps, sizeof *nums, cmp_u64)) continue;
+    if (i && p->sums[i - 1].number == s.number && p->sums[i - 1].begin_ns == s.begin_ns) continue; /* a copy */
+    if ((unsigned)s.warmup_outlier > an->summary_level) an->summary_level = (unsigned)s.warmup_outlier;
+    s.warmup_outlier = 0;
+    an->run_steps[n++] = s;
+    an->summary_only_steps++;
+  }
+  free(nums);
+  an->nrun_steps = n;
+  qsort(an->run_steps, n, sizeof *an->run_steps, cmp_step);
+}
+
 void prof__an_model_record(an_priv *p, const prof__rec *r) {
   prof__an *an = &p->pub;
   if (r->kind != PROF_REC_EVENT) {
@@ -414,6 +487,9 @@ void prof__an_model_record(an_priv *p, const prof__rec *r) {
   case PROF_REC_FOOTER:
     kv_add(p, &p->footer, &an->footer_count, &p->footer_cap, r);
     an->footer = p->footer;
+    break;
+  case PROF_REC_CHUNK:
+    if (r->chunk_type == PROF_CHUNK_STEPSUM) model_stepsum(p, r->data, r->len);
     break;
   default: break;
   }
@@ -436,11 +512,13 @@ static int cmp_step(const void *a, const void *b) {
 static void step_stats(an_priv *p, prof__step_stats *st, size_t skip) {
   prof__an *an = &p->pub;
   memset(st, 0, sizeof *st);
-  uint64_t *d = malloc((an->nsteps + 1) * sizeof *d);
+  size_t ns;
+  const prof__step *steps = prof__an_all_steps(an, &ns);
+  uint64_t *d = malloc((ns + 1) * sizeof *d);
   if (!d) { p->oom = 1; return; }
   size_t n = 0;
-  for (size_t i = 0; i < an->nsteps; i++)
-    if (i != skip) d[n++] = an->steps[i].end_ns - an->steps[i].begin_ns;
+  for (size_t i = 0; i < ns; i++)
+    if (i != skip) d[n++] = steps[i].end_ns - steps[i].begin_ns;
   if (n) {
     qsort(d, n, sizeof *d, cmp_u64);
     st->count = n;
@@ -458,12 +536,14 @@ static void step_stats(an_priv *p, prof__step_stats *st, size_t skip) {
  * (needs at least two other steps). */
 static void flag_warmup(an_priv *p) {
   prof__an *an = &p->pub;
-  if (an->nsteps < 3) return;
+  size_t ns;
+  prof__step *steps = (prof__step *)prof__an_all_steps(an, &ns);
+  if (ns < 3) return;
   prof__step_stats rest;
   step_stats(p, &rest, 0);
-  uint64_t first = an->steps[0].end_ns - an->steps[0].begin_ns;
+  uint64_t first = steps[0].end_ns - steps[0].begin_ns;
   if (rest.count && first > rest.median_ns && first - rest.median_ns > rest.median_ns)
-    an->steps[0].warmup_outlier = 1;
+    steps[0].warmup_outlier = 1;
 }
 
 static void close_open_state(an_priv *p) {
@@ -513,9 +593,12 @@ void prof__an_model_finish(an_priv *p) {
   uint64_t flost = prof__an_footer_u64(an, "events_lost");
   an->lost_events = lost > flost ? lost : flost;
   an->misuse = prof__an_footer_u64(an, "misuse");
+  merge_summaries(p);
   flag_warmup(p);
+  size_t ns;
+  const prof__step *steps = prof__an_all_steps(an, &ns);
   step_stats(p, &an->step_stats, SIZE_MAX);
-  step_stats(p, &an->steady_stats, an->nsteps && an->steps[0].warmup_outlier ? 0 : SIZE_MAX);
+  step_stats(p, &an->steady_stats, ns && steps[0].warmup_outlier ? 0 : SIZE_MAX);
 }
 
 void prof__an_model_free(an_priv *p) {
@@ -531,6 +614,8 @@ void prof__an_model_free(an_priv *p) {
   free(an->threads);
   free(p->ts);
   free(an->steps);
+  free(an->run_steps);
+  free(p->sums);
   free(an->ranges);
   free(p->rnext);
   free(p->rhead);

@@ -36,6 +36,10 @@ static const char *hdr(const prof__an *an, const char *k) {
 }
 
 static uint64_t step_dur(const prof__an *an, size_t i) { return an->steps[i].end_ns - an->steps[i].begin_ns; }
+/* Of every step of the run (bounded traces: also those known from summaries). */
+static uint64_t run_dur(const prof__an *an, size_t i) {
+  return prof__an_run_steps(an)[i].end_ns - prof__an_run_steps(an)[i].begin_ns;
+}
 
 typedef struct dur_idx {
   uint64_t dur;
@@ -99,8 +103,8 @@ static void facts(prof__an *an, FILE *out) {
              (unsigned long long)recorded, (unsigned long long)own);
     prof__html_fact(out, "events", ev);
   }
-  if (an->nsteps) {
-    snprintf(b, sizeof b, "%zu; median %s, p95 %s", an->nsteps, NS(d, an->step_stats.median_ns),
+  if (prof__an_nall(an)) {
+    snprintf(b, sizeof b, "%zu; median %s, p95 %s", prof__an_nall(an), NS(d, an->step_stats.median_ns),
              NS(e, an->step_stats.p95_ns));
     prof__html_fact(out, "steps", b);
   }
@@ -111,6 +115,12 @@ static void facts(prof__an *an, FILE *out) {
     fputs("<p class=\"warn\">The trace is truncated (", out);
     prof__html_esc(out, an->trunc_msg);
     fputs("); this report covers what was read.</p>\n", out);
+  }
+  char bound[768];
+  if (prof__an_bound_note(an, bound, sizeof bound)) {
+    fputs("<p class=\"warn bounded\">", out);
+    prof__html_esc(out, bound);
+    fputs(".</p>\n", out);
   }
 }
 
@@ -208,7 +218,8 @@ static void stats_row(FILE *out, const char *label, const prof__step_stats *st) 
 }
 
 static int steps_section(prof__an *an, FILE *out) {
-  size_t n = an->nsteps;
+  size_t n = prof__an_nall(an);
+  const prof__step *steps = prof__an_run_steps(an);
   double *v = malloc(n * 5 * sizeof *v);
   uint64_t *ids = malloc(n * sizeof *ids);
   unsigned char *mark = calloc(n, 1);
@@ -217,9 +228,9 @@ static int steps_section(prof__an *an, FILE *out) {
     return PROF_ENOMEM;
   }
   for (size_t i = 0; i < n; i++) {
-    v[i] = (double)step_dur(an, i) / 1e6;
-    ids[i] = an->steps[i].number;
-    mark[i] = (unsigned char)an->steps[i].warmup_outlier;
+    v[i] = (double)run_dur(an, i) / 1e6;
+    ids[i] = steps[i].number;
+    mark[i] = (unsigned char)steps[i].warmup_outlier;
   }
   prof__html_section_begin(out, "steps", "Step time per step");
   prof__chart c = {.title = "step time per step", .unit = "ms", .n = n, .nseries = 1, .v = v, .ids = ids,
@@ -228,12 +239,12 @@ static int steps_section(prof__an *an, FILE *out) {
   static const char *const h[] = {"", "steps", "mean", "median", "p95", "min", "max"};
   prof__html_table_begin(out, h, 7);
   stats_row(out, "all", &an->step_stats);
-  if (an->steps[0].warmup_outlier) stats_row(out, "without warm-up", &an->steady_stats);
+  if (steps[0].warmup_outlier) stats_row(out, "without warm-up", &an->steady_stats);
   prof__html_table_end(out);
   prof__html_section_end(out);
   /* the breakdown per step, stacked */
   for (size_t i = 0; i < n; i++) {
-    const uint64_t *bd = an->steps[i].bd_ns;
+    const uint64_t *bd = steps[i].bd_ns;
     for (int b = 0; b < 4; b++) v[i * 5 + b] = (double)bd[b] / 1e6;
     v[i * 5 + 4] = (double)(bd[PROF_BD_OTHER_RANGE] + bd[PROF_BD_UNTRACKED]) / 1e6;
   }
@@ -288,7 +299,7 @@ static void ranges_section(prof__an *an, FILE *out) {
     prof__html_td_num(out, (double)r->total_ns, NS(b[1], r->total_ns));
     prof__html_td_num(out, (double)r->self_ns, NS(b[2], r->self_ns));
     prof__html_td_num(out, (double)avg, NS(b[3], avg));
-    double sh = prof__an_share(an, r->in_step_self_ns);
+    double sh = prof__an_detail_share(an, r->in_step_self_ns);
     snprintf(b[0], 32, "%.1f%%", 100 * sh);
     prof__html_td_num(out, sh, b[0]);
     fputs("</tr>\n", out);
@@ -326,7 +337,7 @@ int prof__report_html(prof__an *an, FILE *page) {
   if (!out) return PROF_ENOMEM;
   savings(an, out);
   summary(an, out);
-  if (an->nsteps) {
+  if (prof__an_nall(an)) {
     rc = steps_section(an, out);
     if (rc == 0) rc = prof__html_timeline(an, out, prof__an_median_step(an));
   }

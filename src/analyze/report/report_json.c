@@ -14,6 +14,33 @@ static void json_kv_object(prof__json *j, const char *key, const prof__kv *kv, s
   prof__json_obj_end(j);
 }
 
+
+/* "bound": what a trace written with MLPROF_MAX_MB kept and dropped; null
+ * for a trace without bound. */
+static void json_bound(prof__json *j, const prof__an *an) {
+  prof__json_key(j, "bound");
+  char note[768];
+  if (!prof__an_bound_note(an, note, sizeof note)) {
+    prof__json_null(j);
+    return;
+  }
+  prof__json_obj_begin(j);
+  prof__json_kuint(j, "max_bytes", an->bound_max_bytes);
+  prof__json_kuint(j, "steps", prof__an_nall(an));
+  prof__json_kuint(j, "steps_in_detail", an->nsteps);
+  prof__json_kuint(j, "steps_summary_only", an->summary_only_steps);
+  prof__json_key(j, "window_first_step");
+  if (an->nsteps) prof__json_uint(j, an->steps[0].number);
+  else prof__json_null(j);
+  prof__json_kuint(j, "dropped_bytes", an->bound_dropped_bytes);
+  prof__json_kuint(j, "dropped_chunks", an->bound_dropped_chunks);
+  prof__json_kuint(j, "rewrites", an->bound_compactions);
+  prof__json_kuint(j, "summary_level", an->summary_level);
+  prof__json_kuint(j, "bad_summary_chunks", an->summary_bad_chunks);
+  prof__json_kstr(j, "note", note);
+  prof__json_obj_end(j);
+}
+
 static void json_trace(prof__an *an, prof__json *j) {
   prof__json_key(j, "trace");
   prof__json_obj_begin(j);
@@ -46,6 +73,7 @@ static void json_trace(prof__an *an, prof__json *j) {
   if (an->truncated) prof__json_str(j, an->trunc_msg);
   else prof__json_null(j);
   prof__json_kuint(j, "misuse", an->misuse);
+  json_bound(j, an);
   prof__json_key(j, "crash_signal"); /* "SIGABRT" etc. when the program crashed */
   if (prof__an_footer(an, "crash.signal")) prof__json_str(j, prof__an_footer(an, "crash.signal"));
   else prof__json_null(j);
@@ -94,7 +122,7 @@ static void json_steps(prof__an *an, prof__json *j) {
   prof__json_key(j, "steps");
   prof__json_obj_begin(j);
   json_stats(j, &an->step_stats);
-  prof__json_kbool(j, "warmup_outlier", an->nsteps && an->steps[0].warmup_outlier);
+  prof__json_kbool(j, "warmup_outlier", prof__an_nall(an) && prof__an_run_steps(an)[0].warmup_outlier);
   prof__json_key(j, "steady");
   prof__json_obj_begin(j);
   json_stats(j, &an->steady_stats);
@@ -106,8 +134,8 @@ static void json_steps(prof__an *an, prof__json *j) {
   }
   prof__json_key(j, "per_step");
   prof__json_arr_begin(j);
-  for (size_t i = 0; i < an->nsteps; i++) {
-    const prof__step *s = &an->steps[i];
+  for (size_t i = 0; i < prof__an_nall(an); i++) {
+    const prof__step *s = &prof__an_run_steps(an)[i];
     prof__json_obj_begin(j);
     prof__json_kuint(j, "number", s->number);
     prof__json_kuint(j, "tid", s->tid);
@@ -158,7 +186,7 @@ static void json_range(prof__an *an, prof__json *j, const prof__range_stat *r) {
   prof__json_kuint(j, "min_ns", r->min_ns);
   prof__json_kuint(j, "max_ns", r->max_ns);
   prof__json_kuint(j, "step_self_ns", r->in_step_self_ns);
-  prof__json_knum(j, "step_share", prof__an_share(an, r->in_step_self_ns));
+  prof__json_knum(j, "step_share", prof__an_detail_share(an, r->in_step_self_ns));
   prof__json_obj_end(j);
 }
 

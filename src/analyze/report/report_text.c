@@ -49,6 +49,8 @@ static void text_header(prof__an *an, FILE *out) {
   fprintf(out, "lost %llu events\n", (unsigned long long)an->lost_events);
   if (an->truncated)
     fprintf(out, "WARNING: the trace is truncated (%s); this report covers what was read.\n", TN(a, an->trunc_msg));
+  char bound[768];
+  if (prof__an_bound_note(an, bound, sizeof bound)) fprintf(out, "NOTE: %s.\n", bound);
   const char *sig = prof__an_footer(an, "crash.signal");
   if (sig)
     fprintf(out, "CRASH: the program died of %s (thread %s, pc %s, address %s); the trace was flushed at the "
@@ -116,12 +118,12 @@ static void text_step_line(prof__an *an, FILE *out, const prof__step *s) {
   (void)an;
 }
 
-static uint64_t dur_of(const prof__an *an, size_t i) { return an->steps[i].end_ns - an->steps[i].begin_ns; }
+static uint64_t dur_of(const prof__an *an, size_t i) { return prof__an_run_steps(an)[i].end_ns - prof__an_run_steps(an)[i].begin_ns; }
 
 /* The k slowest steps, slowest first, by insertion into a short list. */
 static size_t slowest(const prof__an *an, size_t *top, size_t k) {
   size_t n = 0;
-  for (size_t i = 0; i < an->nsteps; i++) {
+  for (size_t i = 0; i < prof__an_nall(an); i++) {
     uint64_t d = dur_of(an, i);
     if (n == k && d <= dur_of(an, top[n - 1])) continue;
     size_t j = n < k ? n++ : k - 1;
@@ -135,27 +137,27 @@ static size_t slowest(const prof__an *an, size_t *top, size_t k) {
 }
 
 static void text_step_list(prof__an *an, FILE *out) {
-  if (an->nsteps <= TEXT_MAX_STEPS) {
+  if (prof__an_nall(an) <= TEXT_MAX_STEPS) {
     fputs("  per step:\n", out);
-    for (size_t i = 0; i < an->nsteps; i++) text_step_line(an, out, &an->steps[i]);
+    for (size_t i = 0; i < prof__an_nall(an); i++) text_step_line(an, out, &prof__an_run_steps(an)[i]);
     return;
   }
   size_t top[TEXT_MAX_STEPS / 2];
   size_t n = slowest(an, top, TEXT_MAX_STEPS / 2);
-  fprintf(out, "  slowest %zu of %zu steps (all are in the JSON report):\n", n, an->nsteps);
-  for (size_t i = 0; i < n; i++) text_step_line(an, out, &an->steps[top[i]]);
+  fprintf(out, "  slowest %zu of %zu steps (all are in the JSON report):\n", n, prof__an_nall(an));
+  for (size_t i = 0; i < n; i++) text_step_line(an, out, &prof__an_run_steps(an)[top[i]]);
 }
 
 static void text_steps(prof__an *an, FILE *out) {
   fputs("Steps\n", out);
-  if (!an->nsteps) {
+  if (!prof__an_nall(an)) {
     fprintf(out, "  no complete steps%s\n\n", an->unfinished_steps ? " (some never ended)" : "");
     return;
   }
   text_stats(out, "all", &an->step_stats);
-  if (an->steps[0].warmup_outlier) {
+  if (prof__an_run_steps(an)[0].warmup_outlier) {
     fprintf(out, "  step %llu is a warm-up outlier (> 2x the median of the others)\n",
-            (unsigned long long)an->steps[0].number);
+            (unsigned long long)prof__an_run_steps(an)[0].number);
     text_stats(out, "steady", &an->steady_stats);
   }
   if (an->unfinished_steps) {
@@ -174,9 +176,9 @@ static void text_breakdown(prof__an *an, FILE *out) {
   uint64_t bd[PROF_BD_COUNT];
   char d[32];
   prof__an_bd_total(an, bd);
-  if (!an->nsteps) return;
+  if (!prof__an_nall(an)) return;
   fprintf(out, "Step-time breakdown (thread running the steps, %s in %zu %s)\n", NS(d, an->step_stats.total_ns),
-          an->nsteps, steps_word(an->nsteps));
+          prof__an_nall(an), steps_word(prof__an_nall(an)));
   if (prof__an_step_lost(an)) {
     char note[512];
     fprintf(out, "  LOSSY: %s\n", prof__an_step_loss_note(an, note, sizeof note));
@@ -201,7 +203,7 @@ static void text_ranges(prof__an *an, FILE *out) {
     char nm[PROF_TERM_NAME];
     fprintf(out, "  %-32.32s %-8s %10llu %12s %12s %12s %6.1f%%\n", TN(nm, prof__an_str(an, r->name)),
             prof__an_cat_name(r->cat), (unsigned long long)r->count, NS(t, r->total_ns), NS(s, r->self_ns),
-            NS(a, r->count ? r->total_ns / r->count : 0), 100 * prof__an_share(an, r->in_step_self_ns));
+            NS(a, r->count ? r->total_ns / r->count : 0), 100 * prof__an_detail_share(an, r->in_step_self_ns));
   }
   if (an->nranges > TEXT_MAX_RANGES)
     fprintf(out, "  ... %zu more in the JSON report\n", an->nranges - TEXT_MAX_RANGES);

@@ -23,19 +23,19 @@ static int share_at_least(uint64_t num, uint64_t den, unsigned pct) {
  * the data time is a wait for another thread that already overlaps. */
 static void saving_input_bound(prof__an *an) {
   uint64_t sum = 0, data = 0;
-  for (size_t i = 0; i < an->nsteps; i++) {
-    const prof__step *s = &an->steps[i];
+  for (size_t i = 0; i < prof__an_nall(an); i++) {
+    const prof__step *s = &prof__an_run_steps(an)[i];
     uint64_t dur = s->end_ns - s->begin_ns, d = s->bd_ns[PROF_BD_DATA] < dur ? s->bd_ns[PROF_BD_DATA] : dur;
     sum += d < dur - d ? d : dur - d;
     data += d;
   }
-  if (!an->nsteps) return;
-  double n = (double)an->nsteps;
+  if (!prof__an_nall(an)) return;
+  double n = (double)prof__an_nall(an);
   char a[32], b[32];
-  prof__an_finding_saving(an, (double)sum / n, prof__an_confidence(an->nsteps, 0),
+  prof__an_finding_saving(an, (double)sum / n, prof__an_confidence(prof__an_nall(an), 0),
                           "loading overlapped with compute (prefetch on a thread): each step takes max(data, rest) "
                           "instead of their sum; mean over %zu steps of min(data, rest), data %s and rest %s per step",
-                          an->nsteps, prof__an_fmt_ns(a, sizeof a, prof__an_d2ns((double)data / n)),
+                          prof__an_nall(an), prof__an_fmt_ns(a, sizeof a, prof__an_d2ns((double)data / n)),
                           prof__an_fmt_ns(b, sizeof b, prof__an_d2ns((double)(an->step_stats.total_ns - data) / n)));
 }
 
@@ -52,7 +52,7 @@ static void finding_input_bound(prof__an *an) {
   snprintf(title, sizeof title, "Training is input-bound: %.1f%% of step time is spent loading data", share * 100);
   snprintf(measured, sizeof measured,
            "data-category ranges took %s of %s step time (%.1f%%) over %zu steps, on the thread running the steps",
-           prof__an_fmt_ns(d, sizeof d, data), prof__an_fmt_ns(t, sizeof t, total), share * 100, an->nsteps);
+           prof__an_fmt_ns(d, sizeof d, data), prof__an_fmt_ns(t, sizeof t, total), share * 100, prof__an_nall(an));
   prof__an_finding(an, "input_bound", sev, share, title, measured,
                    "Overlap input with compute: prefetch the next batch while the current step runs "
                    "(a prefetch queue or double buffering), use more data-loader threads or worker "
@@ -115,7 +115,7 @@ static void finding_truncated(prof__an *an) {
 }
 
 static void finding_steps(prof__an *an) {
-  if (an->nsteps == 0) {
+  if (prof__an_nall(an) == 0) {
     prof__an_finding(an, "no_steps", "info", 0, "No training steps were recorded",
                      "the trace holds no complete prof_start()/prof_stop() pair",
                      "Wrap each training step in prof_start()/prof_stop() to get step statistics and the "
@@ -123,11 +123,11 @@ static void finding_steps(prof__an *an) {
     return;
   }
   char a[32], b[32], m[320];
-  if (an->steps[0].warmup_outlier) {
-    uint64_t first = an->steps[0].end_ns - an->steps[0].begin_ns;
+  if (prof__an_run_steps(an)[0].warmup_outlier) {
+    uint64_t first = prof__an_run_steps(an)[0].end_ns - prof__an_run_steps(an)[0].begin_ns;
     double ratio = an->steady_stats.median_ns ? (double)first / (double)an->steady_stats.median_ns : 0;
     snprintf(m, sizeof m, "step %llu took %s, %.1fx the median of the other steps (%s)",
-             (unsigned long long)an->steps[0].number, prof__an_fmt_ns(a, sizeof a, first), ratio,
+             (unsigned long long)prof__an_run_steps(an)[0].number, prof__an_fmt_ns(a, sizeof a, first), ratio,
              prof__an_fmt_ns(b, sizeof b, an->steady_stats.median_ns));
     prof__an_finding(an, "warmup_step", "info", ratio, "The first step is a warm-up outlier", m,
                      "Expected for a first step (allocation, compilation, cold caches). Leave it out when "

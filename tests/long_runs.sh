@@ -1,0 +1,47 @@
+#!/bin/sh
+# long_runs.sh — bounded traces (MLPROF_MAX_MB, docs/long-runs.md): a
+# 60 000-step run with MLPROF_MAX_MB=1 leaves a trace of at most 1 MiB that
+# decodes clean and whose report counts all 60 000 steps (JSON and text);
+# a bounded run killed with SIGKILL leaves a readable trace.
+# Usage: long_runs.sh MLPROF_CLI PROGS_DIR WORK_DIR
+set -u
+cli=$1 progs=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+t=$work/bounded.mlpt
+MLPROF_REPORT=0 MLPROF_MAX_MB=1 MLPROF_OUTPUT=$t "$progs/long_steps" 60000 || fail "the program failed"
+size=$(wc -c < "$t")
+[ "$size" -le 1048576 ] || fail "trace is $size bytes, above 1 MiB"
+"$cli" info "$t" > "$work/info.txt" || fail "mlprof info: $(cat "$work/info.txt")"
+grep -q "complete (footer present)" "$work/info.txt" || fail "trace not complete"
+"$cli" report "$t" -f json -o "$work/r.json" > /dev/null 2>&1 || fail "report failed"
+grep -q '"count": *60000' "$work/r.json" || grep -q '"count":60000' "$work/r.json" || fail "JSON step count is not 60000"
+grep -q '"steps_summary_only": *[1-9]' "$work/r.json" || fail "no step known from summaries only: nothing was bounded"
+"$cli" report "$t" -f text > "$work/r.txt" 2>&1 || fail "text report failed"
+grep -q "all  *60000 steps" "$work/r.txt" || fail "text report does not count 60000 steps"
+grep -q "bounded trace" "$work/r.txt" || fail "text report does not say the trace was bounded"
+echo "bounded: $size bytes, 60000 steps"
+
+# SIGKILL in the middle of a bounded run: the trace stays readable.
+k=$work/killed.mlpt
+MLPROF_REPORT=0 MLPROF_MAX_MB=1 MLPROF_OUTPUT=$k "$progs/long_steps" 1000000 60000 > "$work/ready" &
+pid=$!
+i=0
+while ! grep -q ready "$work/ready" 2>/dev/null; do
+  i=$((i + 1)); [ $i -lt 600 ] || { kill -KILL $pid; fail "the program never got ready"; }
+  sleep 0.1
+done
+sleep 0.5
+kill -KILL $pid
+wait $pid 2>/dev/null
+size=$(wc -c < "$k")
+[ "$size" -le 1048576 ] || fail "killed trace is $size bytes, above 1 MiB"
+"$cli" info "$k" > "$work/kinfo.txt" 2>&1 || fail "killed trace unreadable: $(cat "$work/kinfo.txt")"
+grep -qi "truncated" "$work/kinfo.txt" || fail "killed trace not reported as truncated"
+"$cli" report "$k" -f json -o "$work/k.json" > /dev/null 2>&1 # a truncated trace has an exit status of its own
+[ -s "$work/k.json" ] || fail "no report of the killed trace"
+n=$(sed -n 's/.*"steps_summary_only": *\([0-9]*\).*/\1/p' "$work/k.json" | head -1)
+[ "${n:-0}" -gt 0 ] || fail "the killed trace holds no step summaries"
+echo "killed: $size bytes, readable"
+echo "PASS"
