@@ -413,7 +413,15 @@ static int scenario_fork(const char *path) {
     prof_range_push("child");
     prof_range_pop();
     if (prof_start() != PROF_ESTATE && prof_start() != PROF_ESTATE) _exit(7);
+#if defined(__SANITIZE_ADDRESS__)
+    /* gcc 12's AddressSanitizer does not hold its allocator's locks across
+     * fork(): a lock the writer thread held at that moment stays held in
+     * the child, whose exit-time leak check then waits for ever (seen once
+     * in ~20 runs). The child's exit path is checked by the other builds. */
+    _exit(0);
+#else
     exit(0);
+#endif
   }
   int st;
   waitpid(pid, &st, 0);
