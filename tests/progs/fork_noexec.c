@@ -35,11 +35,21 @@ int main(void) {
     if (pid == 0) {
       prof_start();
       prof_range_push("child");
+#if defined(__SANITIZE_ADDRESS__)
+      /* gcc 12's AddressSanitizer does not hold its allocator's locks across
+       * fork(): one another thread held then stays held in the child, whose
+       * malloc or exit-time leak check would wait for ever. The real
+       * allocator's fork handlers do; the other builds check this path. */
+      prof_range_pop();
+      prof_stop();
+      _exit(i % 7);
+#else
       free(malloc(1000));
       prof_range_pop();
       prof_stop();
       if (i % 2) exit(i % 7);
       _exit(i % 7);
+#endif
     }
     int st = 0;
     if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != i % 7) bad++;
