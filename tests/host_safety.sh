@@ -107,7 +107,7 @@ for how in $CRASHES; do
     fail "crash $how: the JSON report does not name $sig"
   # Under `mlprof run` the launcher reports; the status is still the program's.
   [ -n "$ASAN_RT" ] && continue # mlprof run puts libmlprof first in LD_PRELOAD
-  MLPROF_REPORT=1 "$MLPROF" run --library "$LIB" -o "$D/run.mlpt" --no-report -- "$PROGS/crash_steps" $how >"$D/run.txt" 2>&1
+  MLPROF_REPORT=1 "$MLPROF" run --library "$LIB" -o "$D/run.mlpt" -- "$PROGS/crash_steps" $how >"$D/run.txt" 2>&1
   rc=$?
   [ $rc -eq $bare ] || fail "crash $how under mlprof run: exit $rc, bare $bare"
   grep -q "died of $sig" "$D/run.mlpt.report.txt" 2>/dev/null || fail "crash $how under mlprof run: no $sig in the report"

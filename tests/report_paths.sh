@@ -13,6 +13,7 @@
 #     say so, and one message tells why;
 #   - under `mlprof run` the launcher writes them ("launcher"), also for the
 #     trace of an image the program exec'd in another folder;
+#   - `mlprof run --no-report` writes the trace only;
 #   - MLPROF_SCHEDULE=active=1,repeat=0 on tiny steps: one message, and no
 #     more captures than PROF_CAPTURES_IN_FLIGHT (4) while none can finish.
 #
@@ -185,6 +186,17 @@ mkdir -p "$D"
 MLPROF_SCHEDULE=active=1,repeat=0 MLPROF_REPORT=0 MLPROF_OUTPUT=$D/s.mlpt "$HOST" 3000 >/dev/null 2>"$D/err.txt" ||
   fail "flood without reports: exit $?"
 [ "$(grep -c 'capture\|cycle' "$D/err.txt")" -le 1 ] || fail "flood without reports: $(head -c 2000 "$D/err.txt")"
+
+# `mlprof run --no-report`: the trace only, no analysis and no report files
+# (it used to write all three), and -f beside it is refused.
+D=$WORK/noreport
+mkdir -p "$D"
+"$MLPROF" run -q --no-report --library "$LIB" -o "$D/n.mlpt" -- "$HOST" 3 >/dev/null 2>"$D/err.txt" ||
+  fail "--no-report: exit $?: $(cat "$D/err.txt")"
+[ -s "$D/n.mlpt" ] || fail "--no-report: no trace"
+ls "$D" | grep -q 'report' && fail "--no-report: report files written: $(ls "$D")"
+"$MLPROF" run --no-report -f text --library "$LIB" -o "$D/f.mlpt" -- "$HOST" 3 >/dev/null 2>&1 &&
+  fail "--no-report -f text: accepted"
 
 [ $FAILS -eq 0 ] && rm -rf "$WORK"
 echo "report_paths: $FAILS failure(s)"

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -402,6 +403,58 @@ static void events_come_back_in_order_with_names(void **state) {
   prof__reader_close(r);
 }
 
+/* A program that ends within the clock's 20 ms rate window: the window ends
+ * at the stop, and the step's time on the converted clock still matches a
+ * CLOCK_MONOTONIC referee around it (written to <path>.ref). */
+static int scenario_short(const char *path) {
+  prof_config c = prof_config_default();
+  c.output = path;
+  c.report = 0;
+  if (prof_init(&c) != 0) return 1;
+  struct timespec a, b, nap = {0, 3000000};
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  prof_start();
+  nanosleep(&nap, NULL);
+  prof_stop();
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  if (prof_shutdown() != 0) return 2;
+  char ref[4200];
+  snprintf(ref, sizeof ref, "%s.ref", path);
+  FILE *f = fopen(ref, "w");
+  if (!f) return 3;
+  fprintf(f, "%lld\n", (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
+  return fclose(f) == 0 ? 0 : 4;
+}
+
+static void short_program_step_time_matches_referee(void **state) {
+  (void)state;
+  const char *path = th_tmp_path("short", ".mlpt");
+  assert_int_equal(in_child(scenario_short, path), 0);
+  char ref[4200];
+  snprintf(ref, sizeof ref, "%s.ref", path);
+  char *txt = th_read_file(ref, NULL);
+  assert_non_null(txt);
+  double referee = strtod(txt, NULL);
+  free(txt);
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  prof__rec rec;
+  uint64_t t0 = 0, t1 = 0;
+  while (prof__reader_next(r, &rec) == 1) {
+    if (rec.kind != PROF_REC_EVENT) continue;
+    if (rec.ev.type == PROF_EV_STEP_BEGIN) t0 = rec.ev.ts;
+    if (rec.ev.type == PROF_EV_STEP_END) t1 = rec.ev.ts;
+  }
+  prof__reader_close(r);
+  assert_true(t0 && t1 > t0);
+  double step = (double)(t1 - t0);
+  /* inside the referee's bracket, and at most 1 % + 50 us shorter */
+  assert_true(step >= 3000000.0);
+  assert_true(step <= referee + 50000.0);
+  assert_true(step >= 0.99 * referee - 50000.0);
+}
+
 static int scenario_fork(const char *path) {
   prof_config c = prof_config_default();
   c.output = path;
@@ -512,6 +565,7 @@ int main(void) {
       cmocka_unit_test(full_ring_keeps_the_open_range_whole),
       cmocka_unit_test(events_come_back_in_order_with_names),
       cmocka_unit_test(fork_child_runs_unprofiled),
+      cmocka_unit_test(short_program_step_time_matches_referee),
       cmocka_unit_test(launcher_rank_names_the_trace_and_header),
       cmocka_unit_test(idle_writer_wakes_rarely),
   };

@@ -178,15 +178,16 @@ static int report(const run_opts *o, const char *trace, int wanted, int print) {
     cli_error("run", "the program wrote no trace '%s' (did it exit before the library loaded?)", trace);
     return CLI_BADTRACE;
   }
-  if (!wanted && !o->format) { /* MLPROF_REPORT=0: no analysis */
-    if (!o->quiet) fprintf(stderr, "mlprof: trace %s (no report: MLPROF_REPORT=0)\n", trace);
+  if (!wanted && !o->format) { /* MLPROF_REPORT=0 or --no-report: no analysis */
+    if (!o->quiet)
+      fprintf(stderr, "mlprof: trace %s (no report: %s)\n", trace, o->no_report ? "--no-report" : "MLPROF_REPORT=0");
     return CLI_OK;
   }
   char err[PROF_ERR_MAX] = "";
   int files = wanted ? prof__report_files_by(trace, "launcher", err) : -1;
   if (wanted && files != 0) cli_error("run", "could not write the report files: %s", err);
   int rc = CLI_OK;
-  if (print && o->format && !o->no_report) {
+  if (print && o->format) {
     prof__an *an;
     rc = cli_analyze("run", trace, o->quiet, &an);
     if (rc) return rc;
@@ -209,7 +210,7 @@ static int report(const run_opts *o, const char *trace, int wanted, int print) {
 static int report_all(const run_opts *o, const run_list *list, pid_t pid, const char *prog, int status) {
   char **traces, **caps, trace[PATH_MAX];
   size_t n = run_list_traces(list, pid, "trace", &traces), ncaps = run_list_traces(list, pid, "capture", &caps);
-  int rc = CLI_OK, wanted = reports_wanted();
+  int rc = CLI_OK, wanted = !o->no_report && reports_wanted();
   if (n == 0) {
     trace_path(o, prog, pid, trace, sizeof trace);
     rc = status == 127 && !readable(trace) ? CLI_OK : report(o, trace, wanted, 1);
@@ -262,7 +263,7 @@ static int run_mpi(const run_opts *o, const char *lib, char **prog) {
   char folder[PATH_MAX];
   snprintf(folder, sizeof folder, "%s/", dir);
   child_env(o, lib, folder);
-  if (reports_wanted()) setenv("MLPROF_REPORT", "1", 1); /* each rank writes its own report files */
+  if (!o->no_report && reports_wanted()) setenv("MLPROF_REPORT", "1", 1); /* each rank writes its own report files */
   fflush(NULL);
   execvp(prog[0], prog);
   fprintf(stderr, "mlprof run: cannot run '%s': %s\n", prog[0], strerror(errno));
@@ -276,6 +277,10 @@ static int run(int argc, char **argv) {
   if (p) return CLI_USAGE;
   if (o.mem && prof__ev_mem_mode_parse(o.mem) < 0) {
     cli_error("run", "unknown memory mode '%s' (off, counts, sampled, full)", o.mem);
+    return CLI_USAGE;
+  }
+  if (o.format && o.no_report) {
+    cli_error("run", "--no-report and -f contradict each other: -f prints a report");
     return CLI_USAGE;
   }
   if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json")) {
@@ -347,6 +352,6 @@ const mlprof_cmd mlprof_cmd_run = {
     "      --library P  the profiler library (default: next to this command or\n"
     "                   in its install prefix; also MLPROF_LIBRARY)\n"
     "  -f, --format F   also print the report on standard output: text or json\n"
-    "      --no-report  write the report files but print no report\n"
+    "      --no-report  no analysis and no report files: only the trace\n"
     "  -q, --quiet      no progress display\n",
     run};

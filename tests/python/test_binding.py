@@ -192,7 +192,7 @@ class TorchTraining(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             e = dict(os.environ)
             e.pop("PYTHONPATH", None)
-            r = subprocess.run([cli, "run", "-q", "--no-report", "-o", d + "/", "--",
+            r = subprocess.run([cli, "run", "-q", "-o", d + "/", "--",
                                 sys.executable, os.path.join(HERE, "train_torch.py"),
                                 "--steps", "40", "--width", "512"],
                                env=e, capture_output=True, text=True, timeout=600)
