@@ -198,6 +198,21 @@ ls "$D" | grep -q 'report' && fail "--no-report: report files written: $(ls "$D"
 "$MLPROF" run --no-report -f text --library "$LIB" -o "$D/f.mlpt" -- "$HOST" 3 >/dev/null 2>&1 &&
   fail "--no-report -f text: accepted"
 
+# Every report names its generator as `mlprof --version` prints it: the
+# text, JSON and HTML reports and the diff's three formats.
+ver=$("$MLPROF" --version)
+case $ver in "mlprof "[0-9]*) ;; *) fail "--version: '$ver'" ;; esac
+for f in text json html; do
+  "$MLPROF" report -q -f "$f" "$D/n.mlpt" >"$D/r.$f" 2>/dev/null || fail "report -f $f: exit $?"
+  "$MLPROF" diff -f "$f" "$D/n.mlpt" "$D/n.mlpt" >"$D/d.$f" 2>/dev/null || fail "diff -f $f: exit $?"
+done
+grep -q "^generator: $ver\$" "$D/r.text" || fail "text report: no 'generator: $ver'"
+grep -q "\"version\": *\"${ver#mlprof }\"" "$D/r.json" || fail "JSON report: no generator version ${ver#mlprof }"
+grep -q "name=\"generator\" content=\"$ver\"" "$D/r.html" || fail "HTML report: no generator $ver"
+grep -q "($ver)" "$D/d.text" || fail "diff text: no ($ver)"
+grep -q "\"version\": *\"${ver#mlprof }\"" "$D/d.json" || fail "diff JSON: no generator version"
+grep -q "name=\"generator\" content=\"$ver\"" "$D/d.html" || fail "diff HTML: no generator $ver"
+
 [ $FAILS -eq 0 ] && rm -rf "$WORK"
 echo "report_paths: $FAILS failure(s)"
 exit $((FAILS > 0))

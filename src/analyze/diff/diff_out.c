@@ -67,7 +67,7 @@ static void text_savings(const prof__diff *d, FILE *out) {
 
 static void text_out(const prof__diff *d, size_t top, FILE *out) {
   char a[32], b[32], c[32], e[32], n1[PROF_TERM_NAME], n2[PROF_TERM_NAME];
-  fprintf(out, "mlprof diff\n  base: %s (%zu steps)\n  new:  %s (%zu steps)\n\n",
+  fprintf(out, "mlprof diff (mlprof " MLPROF_VERSION_STRING ")\n  base: %s (%zu steps)\n  new:  %s (%zu steps)\n\n",
           prof__term_name(n1, sizeof n1, d->base_path), d->base_steps, prof__term_name(n2, sizeof n2, d->cur_path),
           d->cur_steps);
   fprintf(out, "Step time (steady steps)\n  median %s -> %s  %s  (noise ±%.1f%%: %s)\n", ms(a, 32, d->base_median),
@@ -130,6 +130,11 @@ static void json_out(const prof__diff *d, size_t top, FILE *out) {
   prof__json_init(&j, out, 1);
   prof__json_obj_begin(&j);
   prof__json_kstr(&j, "schema", "mlprof.diff/1");
+  prof__json_key(&j, "generator");
+  prof__json_obj_begin(&j);
+  prof__json_kstr(&j, "name", "mlprof");
+  prof__json_kstr(&j, "version", MLPROF_VERSION_STRING);
+  prof__json_obj_end(&j);
   prof__json_kstr(&j, "base", d->base_path);
   prof__json_kstr(&j, "new", d->cur_path);
   prof__json_key(&j, "steps");
@@ -234,7 +239,8 @@ static void html_savings(const prof__diff *d, FILE *out) {
 
 static void html_out(const prof__diff *d, size_t top, FILE *out) {
   char a[32], b[32], c[32], e[32];
-  fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>mlprof diff</title>"
+  fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+               "<meta name=\"generator\" content=\"mlprof " MLPROF_VERSION_STRING "\"><title>mlprof diff</title>"
                "<style>%s</style></head><body>\n<header><h1>mlprof diff</h1><p class=\"sub\">base: ",
           prof__html_css);
   prof__html_esc(out, d->base_path);

@@ -37,6 +37,7 @@ static void text_header(prof__an *an, FILE *out) {
   fprintf(out, "mlprof report — %s (pid %s on %s)\n", TN(a, hdr(an, "program")), TN(b, hdr(an, "pid")),
           TN(c, hdr(an, "hostname")));
   fprintf(out, "trace: %s\n", TN(a, an->path));
+  fprintf(out, "generator: mlprof %s\n", MLPROF_VERSION_STRING);
   if (an->written_by) fprintf(out, "report written by: %s\n", an->written_by);
   const char *prev = prof__an_header(an, "previous_trace");
   if (prev && *prev)
