@@ -13,16 +13,14 @@ import subprocess
 import sys
 import tempfile
 
+import testutil
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "dl_workers.py")
 
 
 def line_of(marker):
-    with open(SCRIPT) as f:
-        for n, text in enumerate(f, 1):
-            if marker in text:
-                return n
-    raise SystemExit("marker %r not in %s" % (marker, SCRIPT))
+    return testutil.line_of(SCRIPT, marker)
 
 
 def run(mlprof, lib, out, extra_env):

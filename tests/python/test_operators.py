@@ -12,16 +12,14 @@ import subprocess
 import sys
 import tempfile
 
+import testutil
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "mlp_train.py")
 
 
 def line_of(marker):
-    with open(SCRIPT) as f:
-        for n, text in enumerate(f, 1):
-            if marker in text:
-                return n
-    raise SystemExit("marker %r not in %s" % (marker, SCRIPT))
+    return testutil.line_of(SCRIPT, marker)
 
 
 def main():
