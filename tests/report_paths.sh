@@ -191,20 +191,23 @@ MLPROF_SCHEDULE=active=1,repeat=0 MLPROF_REPORT=0 MLPROF_OUTPUT=$D/s.mlpt "$HOST
 # (it used to write all three), and -f beside it is refused.
 D=$WORK/noreport
 mkdir -p "$D"
-"$MLPROF" run -q --no-report --library "$LIB" -o "$D/n.mlpt" -- "$HOST" 3 >/dev/null 2>"$D/err.txt" ||
-  fail "--no-report: exit $?: $(cat "$D/err.txt")"
-[ -s "$D/n.mlpt" ] || fail "--no-report: no trace"
-ls "$D" | grep -q 'report' && fail "--no-report: report files written: $(ls "$D")"
+if [ -z "$ASAN_RT" ] && [ -z "$TSAN_RT" ]; then # mlprof run puts libmlprof first in LD_PRELOAD
+  "$MLPROF" run -q --no-report --library "$LIB" -o "$D/n.mlpt" -- "$HOST" 3 >/dev/null 2>"$D/err.txt" ||
+    fail "--no-report: exit $?: $(cat "$D/err.txt")"
+  [ -s "$D/n.mlpt" ] || fail "--no-report: no trace"
+  ls "$D" | grep -q 'report' && fail "--no-report: report files written: $(ls "$D")"
+fi
 "$MLPROF" run --no-report -f text --library "$LIB" -o "$D/f.mlpt" -- "$HOST" 3 >/dev/null 2>&1 &&
   fail "--no-report -f text: accepted"
 
 # Every report names its generator as `mlprof --version` prints it: the
 # text, JSON and HTML reports and the diff's three formats.
+MLPROF_REPORT=0 MLPROF_OUTPUT=$D/g.mlpt "$HOST" 3 >/dev/null 2>"$D/err.txt" || fail "generator: exit $?: $(cat "$D/err.txt")"
 ver=$("$MLPROF" --version)
 case $ver in "mlprof "[0-9]*) ;; *) fail "--version: '$ver'" ;; esac
 for f in text json html; do
-  "$MLPROF" report -q -f "$f" "$D/n.mlpt" >"$D/r.$f" 2>/dev/null || fail "report -f $f: exit $?"
-  "$MLPROF" diff -f "$f" "$D/n.mlpt" "$D/n.mlpt" >"$D/d.$f" 2>/dev/null || fail "diff -f $f: exit $?"
+  "$MLPROF" report -q -f "$f" "$D/g.mlpt" >"$D/r.$f" 2>/dev/null || fail "report -f $f: exit $?"
+  "$MLPROF" diff -f "$f" "$D/g.mlpt" "$D/g.mlpt" >"$D/d.$f" 2>/dev/null || fail "diff -f $f: exit $?"
 done
 grep -q "^generator: $ver\$" "$D/r.text" || fail "text report: no 'generator: $ver'"
 grep -q "\"version\": *\"${ver#mlprof }\"" "$D/r.json" || fail "JSON report: no generator version ${ver#mlprof }"

@@ -81,7 +81,7 @@ void prof__fn_workers_finish(prof__an *an, prof__fn_st *s) {
         break;
       }
   }
-  qsort(k->l, k->nl, sizeof *k->l, by_w);
+  if (k->nl) qsort(k->l, k->nl, sizeof *k->l, by_w);
   for (size_t i = 0; i < an->nthreads; i++)
     if (an->threads[i].name && strcmp(an->threads[i].name, WORKER_THREAD) == 0) k->processes++;
   for (size_t i = 0; i < an->nranges; i++)
