@@ -827,7 +827,7 @@ static double cpu_now(void) {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
-volatile double pf_sink;
+__thread volatile double pf_sink; /* per thread: the worker and the main thread both spin */
 __attribute__((noinline)) void pf_hot_leaf(double secs) {
   double x = 1.0, t0 = cpu_now();
   while (cpu_now() - t0 < secs)
