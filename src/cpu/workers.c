@@ -229,7 +229,7 @@ void prof__workers_start(unsigned hz) {
   W.cmd_len = read_file("/proc/self/cmdline", W.cmd, sizeof W.cmd);
   if (!W.cmd_len || W.cmd_len == sizeof W.cmd) return; /* a command line too long to compare */
   W.period_ns = 1e9 / hz;
-  W.range = prof__intern("[forked worker]");
+  W.range = prof__intern(PROF_WORKER_RANGE);
   W.q = malloc(QUEUE * sizeof *W.q);
   if (!W.range || !W.q) {
     free(W.q);
@@ -259,11 +259,11 @@ static int announced(pid_t pid, int add) {
 
 static void emit(prof__tw *tw, const wsample *s) {
   if (!s->periods) { /* the worker ended */
-    if (announced(s->pid, -1)) prof__tw_thread(tw, (uint32_t)s->pid, "forked worker", 0, 1);
+    if (announced(s->pid, -1)) prof__tw_thread(tw, (uint32_t)s->pid, PROF_WORKER_THREAD, 0, 1);
     return;
   }
   prof__pyframes_remote_resolve(s->pid, s->tags, s->depth, tw); /* before the stack table's scan sees them */
-  if (!announced(s->pid, 0) && prof__tw_thread(tw, (uint32_t)s->pid, "forked worker", 0, 0) == 0)
+  if (!announced(s->pid, 0) && prof__tw_thread(tw, (uint32_t)s->pid, PROF_WORKER_THREAD, 0, 0) == 0)
     announced(s->pid, 1);
   prof__event ev;
   memset(&ev, 0, sizeof ev);
@@ -295,11 +295,13 @@ void prof__workers_cycle(prof__tw *tw, int final) {
   if (!final) return;
   char v[32];
   snprintf(v, sizeof v, "%llu", (unsigned long long)__atomic_load_n(&W.seen, __ATOMIC_RELAXED));
-  prof__meta_add("cpu.workers", v);
+  prof__meta_add(PROF_META_WORKERS, v);
   snprintf(v, sizeof v, "%llu", (unsigned long long)W.samples);
-  prof__meta_add("cpu.worker_samples", v);
+  prof__meta_add(PROF_META_WORKER_SAMPLES, v);
   snprintf(v, sizeof v, "%llu", (unsigned long long)__atomic_load_n(&W.dropped, __ATOMIC_RELAXED));
-  prof__meta_add("cpu.worker_samples_dropped", v);
+  prof__meta_add(PROF_META_WORKER_DROPPED, v);
+  snprintf(v, sizeof v, "%llu", (unsigned long long)__atomic_load_n(&W.unreadable, __ATOMIC_RELAXED));
+  prof__meta_add(PROF_META_WORKER_REFUSED, v);
   W.on = 0;
   free(W.q);
   W.q = NULL;

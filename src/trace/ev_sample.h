@@ -24,4 +24,16 @@ static inline uint32_t prof__ev_sample_range(const prof__event *ev) { return (ui
 /* The weight, at least 1. */
 static inline uint64_t prof__ev_sample_weight(const prof__event *ev) { return ev->b ? ev->b : 1; }
 
+/* Forked Python workers sampled by the parent (src/cpu/workers.c): their
+ * samples are CPU samples on a thread named PROF_WORKER_THREAD (the
+ * worker's pid) in the range PROF_WORKER_RANGE; META pairs at the end
+ * count the workers seen, their samples, samples dropped (full queue) and
+ * reads of a worker's memory the kernel refused (ptrace rules). */
+#define PROF_WORKER_THREAD "forked worker"
+#define PROF_WORKER_RANGE "[forked worker]"
+#define PROF_META_WORKERS "cpu.workers"
+#define PROF_META_WORKER_SAMPLES "cpu.worker_samples"
+#define PROF_META_WORKER_DROPPED "cpu.worker_samples_dropped"
+#define PROF_META_WORKER_REFUSED "cpu.worker_reads_refused"
+
 #endif /* PROF_EV_SAMPLE_H */

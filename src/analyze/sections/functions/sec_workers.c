@@ -15,9 +15,8 @@
 #include "analyze/sections/stacks/symbols.h"
 #include "analyze/util/json.h"
 #include "analyze/util/termsafe.h"
+#include "trace/ev_sample.h"
 
-#define WORKER_RANGE "[forked worker]"
-#define WORKER_THREAD "forked worker"
 #define LINES 10
 
 typedef struct wline {
@@ -30,6 +29,7 @@ struct prof__fn_workers {
   uint64_t w;          /* weight of the workers' samples */
   size_t processes;
   double data_wait_ns; /* self time of DATA ranges */
+  uint64_t seen, refused; /* META: workers seen, reads of their memory refused */
   wline *l;
   size_t nl, lcap;
 };
@@ -57,6 +57,13 @@ static int by_w(const void *a, const void *b) {
   return x->w < y->w ? 1 : x->w > y->w ? -1 : 0;
 }
 
+/* A META count (0 when absent or not a number). */
+static uint64_t meta_u64(const prof__an *an, const char *key) {
+  for (size_t i = 0; i < an->meta_count; i++)
+    if (strcmp(an->meta[i].key, key) == 0) return strtoull(an->meta[i].value, NULL, 10);
+  return 0;
+}
+
 void prof__fn_workers_finish(prof__an *an, prof__fn_st *s) {
   if (s->mode != 0) return; /* workers are sampled on CPU time */
   uint64_t range = 0;
@@ -64,13 +71,16 @@ void prof__fn_workers_finish(prof__an *an, prof__fn_st *s) {
   for (size_t i = 0; i < m->cap && !range; i++) {
     if (!m->k[i]) continue;
     uint32_t r = (uint32_t)((m->k[i] - 1) >> 32);
-    if (r && strcmp(prof__an_str(an, r), WORKER_RANGE) == 0) range = r;
+    if (r && strcmp(prof__an_str(an, r), PROF_WORKER_RANGE) == 0) range = r;
   }
-  if (!range) return;
+  uint64_t seen = meta_u64(an, PROF_META_WORKERS), refused = meta_u64(an, PROF_META_WORKER_REFUSED);
+  if (!range && !(seen && refused)) return;
   struct prof__fn_workers *k = calloc(1, sizeof *k);
   if (!k) return;
   s->workers = k;
-  for (size_t i = 0; i < m->cap; i++) {
+  k->seen = seen;
+  k->refused = refused;
+  for (size_t i = 0; range && i < m->cap; i++) {
     if (!m->k[i] || ((m->k[i] - 1) >> 32) != range) continue;
     const prof__frame *fr[64];
     int d = prof__an_stack_frames(an, (uint32_t)((m->k[i] - 1) & 0xffffffffu), fr, 64, 0);
@@ -83,7 +93,7 @@ void prof__fn_workers_finish(prof__an *an, prof__fn_st *s) {
   }
   if (k->nl) qsort(k->l, k->nl, sizeof *k->l, by_w);
   for (size_t i = 0; i < an->nthreads; i++)
-    if (an->threads[i].name && strcmp(an->threads[i].name, WORKER_THREAD) == 0) k->processes++;
+    if (an->threads[i].name && strcmp(an->threads[i].name, PROF_WORKER_THREAD) == 0) k->processes++;
   for (size_t i = 0; i < an->nranges; i++)
     if (an->ranges[i].cat == PROF_CAT_DATA) k->data_wait_ns += (double)an->ranges[i].self_ns;
 }
@@ -100,14 +110,28 @@ static const char *base_name(const char *file) {
   return b ? b + 1 : file ? file : "?";
 }
 
+/* Why workers seen gave few or no samples: one sentence into buf, or NULL. */
+static const char *refused_note(const struct prof__fn_workers *k, char *buf, size_t n) {
+  if (!k->refused) return NULL;
+  snprintf(buf, n,
+           "%llu forked worker%s seen; the kernel refused %llu read%s of their memory (ptrace rules: "
+           "kernel.yama.ptrace_scope 2 or 3, or a container without CAP_SYS_PTRACE), so their CPU and hot "
+           "lines are %s",
+           (unsigned long long)k->seen, k->seen == 1 ? "" : "s", (unsigned long long)k->refused,
+           k->refused == 1 ? "" : "s", k->w ? "undercounted" : "not known");
+  return buf;
+}
+
 void prof__fn_workers_json(prof__json *j, const prof__fn_st *s) {
   const struct prof__fn_workers *k = s->workers;
-  if (!k || !k->w) return;
+  if (!k || (!k->w && !k->refused)) return;
   prof__json_key(j, "workers");
   prof__json_obj_begin(j);
   prof__json_kuint(j, "processes", k->processes);
+  prof__json_kuint(j, "seen", k->seen);
+  prof__json_kuint(j, "reads_refused", k->refused);
   prof__json_kuint(j, "samples", k->w);
-  prof__json_knum(j, "pct", 100.0 * (double)k->w / (double)s->total_w);
+  prof__json_knum(j, "pct", s->total_w ? 100.0 * (double)k->w / (double)s->total_w : 0);
   prof__json_knum(j, "cpu_ms", (double)k->w * s->period_ns / 1e6);
   prof__json_knum(j, "data_wait_ms", k->data_wait_ns / 1e6);
   prof__json_key(j, "lines");
@@ -126,6 +150,8 @@ void prof__fn_workers_json(prof__json *j, const prof__fn_st *s) {
 
 void prof__fn_workers_text(const prof__fn_st *s, FILE *out) {
   const struct prof__fn_workers *k = s->workers;
+  char note[400];
+  if (k && refused_note(k, note, sizeof note)) fprintf(out, "  Forked workers: %s.\n", note);
   if (!k || !k->w) return;
   fprintf(out, "  Forked workers (DataLoader workers, sampled from this process): %zu processes, ~%.1f ms of CPU "
                "(%.0f%% of the samples); the program waited %.1f ms in data ranges\n",
@@ -140,8 +166,16 @@ void prof__fn_workers_text(const prof__fn_st *s, FILE *out) {
 
 void prof__fn_workers_html(const prof__fn_st *s, FILE *out) {
   const struct prof__fn_workers *k = s->workers;
-  if (!k || !k->w) return;
-  fprintf(out, "<h3>Forked workers</h3>\n<p class=\"note\">%zu forked worker processes (DataLoader workers) "
+  char note[400];
+  if (!k || (!k->w && !k->refused)) return;
+  fputs("<h3>Forked workers</h3>\n", out);
+  if (refused_note(k, note, sizeof note)) {
+    fputs("<p class=\"note\">", out);
+    prof__html_esc(out, note);
+    fputs(".</p>\n", out);
+  }
+  if (!k->w) return;
+  fprintf(out, "<p class=\"note\">%zu forked worker processes (DataLoader workers) "
                "sampled from this process: about %.1f ms of CPU, %.0f%% of the samples; the program waited "
                "%.1f ms in data ranges. Their hot Python lines:</p>\n",
           k->processes, (double)k->w * s->period_ns / 1e6, 100.0 * (double)k->w / (double)s->total_w,

@@ -36,7 +36,6 @@
 #define BUSY_HIGH 2.0         /* ... high severity from load1 >= 2 x the online CPUs */
 #define MAX_IVS 65536         /* intervals kept before merging pairs */
 #define WORKERS_BUSY 0.8      /* forked workers are saturated at >= 0.8 cores each */
-#define WORKER_RANGE "[forked worker]" /* the range of the workers' samples (src/cpu/workers.c) */
 
 static int slot_of(int code) {
   switch (code) {
@@ -191,7 +190,7 @@ static void on_sample(prof__an *an, res_st *st, const prof__rec *rec) {
   const prof__event *ev = &rec->ev;
   if (prof__ev_sample_mode(ev) != PROF_SAMPLE_CPU || !ev->a || ev->a > UINT32_MAX) return;
   if (!st->worker_range) {
-    if (strcmp(prof__an_str(an, (uint32_t)ev->a), WORKER_RANGE) != 0) return;
+    if (strcmp(prof__an_str(an, (uint32_t)ev->a), PROF_WORKER_RANGE) != 0) return;
     st->worker_range = (uint32_t)ev->a;
   }
   if (ev->a != st->worker_range) return;
@@ -209,7 +208,7 @@ static void res_record(prof__an *an, void *vst, const prof__rec *rec) {
     on_sample(an, st, rec);
     return;
   }
-  if (rec->kind == PROF_REC_META && strcmp(rec->key, "cpu.workers") == 0) {
+  if (rec->kind == PROF_REC_META && strcmp(rec->key, PROF_META_WORKERS) == 0) {
     st->workers_meta = atoi(rec->value);
     return;
   }

@@ -17,6 +17,7 @@
 #include "analyze/analyze.h"
 #include "analyze/util/array.h"
 #include "analyze/util/hashmap.h"
+#include "trace/ev_sample.h"
 #include "trace/event.h"
 
 #define THR_MIN_STEPS 20        /* patterns need >= 20 steady steps */
@@ -451,9 +452,9 @@ fail:
 static int workers_of(const prof__an *an) {
   int n = 0, threads = 0;
   for (size_t i = 0; i < an->meta_count; i++)
-    if (strcmp(an->meta[i].key, "cpu.workers") == 0) n = atoi(an->meta[i].value);
+    if (strcmp(an->meta[i].key, PROF_META_WORKERS) == 0) n = atoi(an->meta[i].value);
   for (size_t i = 0; i < an->nthreads; i++)
-    threads += an->threads[i].name && strcmp(an->threads[i].name, "forked worker") == 0;
+    threads += an->threads[i].name && strcmp(an->threads[i].name, PROF_WORKER_THREAD) == 0;
   return n > threads ? n : threads;
 }
 
