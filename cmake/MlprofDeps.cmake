@@ -202,9 +202,23 @@ if(MLPROF_HAVE_LIBUNWIND AND _uses_unwind)
   list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_UNWIND_LINK_LIBRARIES})
   _mlprof_pc_dep(libunwind MLPROF_UNWIND ${MLPROF_UNWIND_LDFLAGS})
 endif()
+# PAPI is opened at run time (src/cpu/papi_load.c), and only on a machine
+# whose kernel counts hardware events: linked, libpapi and libpfm would cost
+# every profiled program milliseconds of relocations at start. Its soname is
+# what the loader asks for.
+set(MLPROF_PAPI_SONAME "")
 if(MLPROF_HAVE_PAPI AND _uses_papi)
-  list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_PAPI_LIBRARY})
-  _mlprof_pc_dep(papi MLPROF_PAPI_PC -lpapi)
+  get_filename_component(_mlprof_papi_real ${MLPROF_PAPI_LIBRARY} REALPATH)
+  if(CMAKE_OBJDUMP)
+    execute_process(COMMAND ${CMAKE_OBJDUMP} -p ${_mlprof_papi_real}
+                    OUTPUT_VARIABLE _mlprof_papi_dyn ERROR_QUIET RESULT_VARIABLE _mlprof_papi_rc)
+    if(_mlprof_papi_rc EQUAL 0 AND _mlprof_papi_dyn MATCHES "SONAME[ \t]+([^ \t\r\n]+)")
+      set(MLPROF_PAPI_SONAME ${CMAKE_MATCH_1})
+    endif()
+  endif()
+  if(NOT MLPROF_PAPI_SONAME)
+    get_filename_component(MLPROF_PAPI_SONAME ${MLPROF_PAPI_LIBRARY} NAME)
+  endif()
 endif()
 # libdw is opened at run time by the analysis (symbols_dw.c), never linked:
 # a profiled program does not map it, and mlprof.pc does not require it.
@@ -233,6 +247,9 @@ function(mlprof_module_deps target module)
   endif()
   if(MLPROF_HAVE_PAPI)
     target_include_directories(${target} PRIVATE ${MLPROF_PAPI_INCLUDE_DIR})
+    if(MLPROF_PAPI_SONAME)
+      target_compile_definitions(${target} PRIVATE MLPROF_PAPI_SONAME="${MLPROF_PAPI_SONAME}")
+    endif()
   endif()
   if(MLPROF_HAVE_LIBDW)
     target_include_directories(${target} PRIVATE ${MLPROF_DW_INCLUDE_DIRS})

@@ -20,6 +20,9 @@
 #   tools/       includes only tools/, src/analyze and src/trace
 # No file under src/ or tools/ is longer than 800 lines. `ldd MLPROF_CLI`
 # shows no libpapi and no libunwind, and the command defines no malloc.
+# The recorder library (LIB) links no PAPI, libpfm, libdw or libelf: the
+# first two are opened at run time where the machine has hardware
+# counters, the others only by the reader.
 # No weak symbols join the project's own rooms (an interface is included
 # and called): only src/gpu/nvtx.c may declare one, as NVTX's injection
 # requires.
@@ -50,6 +53,7 @@ CLI=${2:-}
 READER=${3:-}
 CORE_OBJS=${4:-}
 TRACE_OBJS=${5:-}
+LIB=${6:-}
 MAXLINES=800
 fail=0
 TMPF=$(mktemp) || exit 1
@@ -187,6 +191,13 @@ if [ -n "$CLI" ]; then
   if nm "$CLI" 2>/dev/null | grep -Eq ' [TtWw] (malloc|calloc|realloc|free)$'; then
     err "$CLI defines its own malloc (the interposer is linked into the command)"
   fi
+fi
+
+if [ -n "$LIB" ]; then
+  needed=$(readelf -d "$LIB" 2>&1 | awk '/NEEDED/ { print $NF }') || err "readelf -d $LIB failed"
+  case $needed in
+  *libpapi* | *libpfm* | *libdw* | *libelf*) err "$LIB links what it opens at run time or never needs: $needed" ;;
+  esac
 fi
 
 if [ -n "$READER" ]; then

@@ -8,8 +8,9 @@
  * load, the shutdown order, CUPTI buffers as profiler memory, and CUDA left
  * for the program to initialise.
  */
-// wrap: dlopen dlsym dlclose aligned_alloc
+// wrap: dlopen dlsym dlclose aligned_alloc dl_iterate_phdr
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,6 +100,18 @@ void *__wrap_dlopen(const char *file, int mode) {
     return &fake_cupti;
   }
   return __real_dlopen(file, mode);
+}
+
+/* The loaded objects as the module sees them: the real ones, plus a
+ * libcuda when the mock says the program has loaded the driver. */
+int __real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
+int __wrap_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg) {
+  int rc = __real_dl_iterate_phdr(cb, arg);
+  if (rc || !M.on || M.no_driver || M.cuda_unloaded) return rc;
+  struct dl_phdr_info fake;
+  memset(&fake, 0, sizeof fake);
+  fake.dlpi_name = "/usr/lib/x86_64-linux-gnu/libcuda.so.1";
+  return cb(&fake, sizeof fake, arg);
 }
 
 int __wrap_dlclose(void *h) {
@@ -866,6 +879,7 @@ static void cupti_waits_for_the_programs_cuinit(void **state) {
   assert_string_equal(err, "");
   assert_string_equal(prof__gpu_status(), PROF_GPU_ST_WAITING);
   assert_int_equal(M.cuda_full_opens, 0);
+  assert_int_equal(M.cuda_opens, 0); /* not even RTLD_NOLOAD: it walks the library path */
   assert_int_equal(M.cupti_opens, 0);
   M.cuda_unloaded = 0; /* the program's cuInit loads the driver and calls the injection hook */
   M.init_rc = 3;       /* inside cuInit: CUDA_ERROR_NOT_INITIALIZED still */

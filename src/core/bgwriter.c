@@ -200,8 +200,11 @@ static void io_failed(int rc) { io_failed_err(rc, prof__tw_errno(W.tw)); }
 /* ---- capture segments ------------------------------------------------------ */
 
 static void seg_threads(struct seg *g) {
-  for (prof__thread *t = prof__threads_head(); t; t = t->next)
-    prof__tw_thread(g->tw, t->tid, t->name, 0, __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE));
+  for (prof__thread *t = prof__threads_head(); t; t = t->next) {
+    char name[sizeof t->name];
+    prof__thread_name(t, name, sizeof name);
+    prof__tw_thread(g->tw, t->tid, name, 0, __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE));
+  }
 }
 
 static int seg_any(void) {
@@ -356,10 +359,12 @@ static uint64_t drain_thread(prof__thread *t) {
  * it exited. */
 static void announce(prof__thread *t, int exited) {
   uint64_t lost = prof__thread_lost(t);
-  if (W.failed || (t->announced && lost == t->lost_reported && !exited)) return;
-  int rc = prof__tw_thread(W.tw, t->tid, t->name, lost, exited);
+  if (W.failed || (__atomic_load_n(&t->announced, __ATOMIC_ACQUIRE) && lost == t->lost_reported && !exited)) return;
+  __atomic_store_n(&t->announced, 1, __ATOMIC_RELAXED); /* before the copy: a rename after it clears it again */
+  char name[sizeof t->name];
+  prof__thread_name(t, name, sizeof name);
+  int rc = prof__tw_thread(W.tw, t->tid, name, lost, exited);
   if (rc) io_failed(rc);
-  t->announced = 1;
   t->lost_reported = lost;
 }
 
@@ -369,7 +374,7 @@ static void drain_all(void) {
   while (t) {
     prof__thread *next = t->next;
     int exited = __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
-    if (!t->announced) announce(t, 0); /* its record before its first events (a drain may flush) */
+    if (!__atomic_load_n(&t->announced, __ATOMIC_ACQUIRE)) announce(t, 0); /* its record before its first events (a drain may flush) */
     uint64_t n = drain_thread(t);
     W.cycle_events += n;
     if (!W.failed) __atomic_store_n(&W.events, W.events + n, __ATOMIC_RELAXED);
@@ -480,6 +485,26 @@ static uint32_t next_sleep_ms(uint32_t cur, uint64_t drained) {
   return next < lo ? lo : next > hi ? hi : next;
 }
 
+/* The clock's measuring window: up to `ms` from now, ended at once by a
+ * stop or a crash (both kick the futex, so an exit never waits for the
+ * rest of the window). */
+static void calibration_wait(uint32_t ms) {
+  uint64_t until = prof__mono_ns() + (uint64_t)ms * 1000000ull;
+  for (;;) {
+    __atomic_store_n(&writer_sleeping, 1, __ATOMIC_SEQ_CST);
+    uint32_t k = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST); /* before reading stop: no lost kick */
+    pthread_mutex_lock(&W.mu);
+    int stopping = W.stop;
+    pthread_mutex_unlock(&W.mu);
+    uint64_t now = prof__mono_ns();
+    if (stopping || __atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE) || now >= until) break;
+    uint64_t left = until - now;
+    struct timespec ts = {(time_t)(left / 1000000000ull), (long)(left % 1000000000ull)};
+    syscall(SYS_futex, &kick_seq, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
+  }
+  __atomic_store_n(&writer_sleeping, 0, __ATOMIC_RELAXED);
+}
+
 static void *writer_main(void *arg) {
   (void)arg;
   prof__guard_begin(); /* everything this thread allocates is ours */
@@ -490,13 +515,7 @@ static void *writer_main(void *arg) {
    * stop when the program ends sooner: every event then lies between the two
    * anchor pairs, so the shorter window converts them as exactly, and a
    * short program's exit does not wait for the 20 ms. */
-  for (int i = 0; i < 20; i++) {
-    pthread_mutex_lock(&W.mu);
-    int stopping = W.stop;
-    pthread_mutex_unlock(&W.mu);
-    if (stopping || __atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE)) break;
-    usleep(1000);
-  }
+  calibration_wait(20);
   prof__clock_calibrate(0);
   char v[64];
   prof__clock clk;

@@ -36,8 +36,9 @@ typedef struct prof__thread {
   uint64_t reentry_lost;           /* events of calls made by a signal handler during a call */
   /* writer-side bookkeeping */
   uint64_t lost_reported;
-  int announced;
-  char name[32];
+  int announced;                   /* atomic: cleared by a rename */
+  char name[32];                   /* under name_lock once the thread is listed */
+  uint8_t name_lock;               /* a spin lock: prof__thread_rename and the writer's copy */
   struct prof__thread *next;
 } prof__thread;
 
@@ -100,6 +101,10 @@ uint64_t prof__misuse_total(void);
 /* Slow path of every annotation: registers the calling thread when the
  * profiler runs. Returns NULL (after counting) when nothing may be recorded. */
 prof__thread *prof__thread_get_slow(void);
+/* A new name for a listed thread (NVTX's nvtxNameOsThread): the writer
+ * announces the thread again. prof__thread_name copies the current one. */
+void prof__thread_rename(prof__thread *t, const char *name);
+void prof__thread_name(prof__thread *t, char *out, size_t n);
 /* Registry walk for the writer thread. */
 prof__thread *prof__threads_head(void);
 /* Remove an exited thread (writer thread only; `prev` NULL for the head). */

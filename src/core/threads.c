@@ -17,6 +17,7 @@
  * when it has none; and the writer rarely unmaps a ring.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -155,3 +156,31 @@ void prof__threads_unlink(prof__thread *prev, prof__thread *t) {
 }
 
 uint64_t prof__threads_count(void) { return __atomic_load_n(&nthreads, __ATOMIC_RELAXED); }
+
+static void name_lock(prof__thread *t) {
+  while (__atomic_test_and_set(&t->name_lock, __ATOMIC_ACQUIRE)) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+static void name_unlock(prof__thread *t) { __atomic_clear(&t->name_lock, __ATOMIC_RELEASE); }
+
+void prof__thread_rename(prof__thread *t, const char *name) {
+  char buf[sizeof t->name];
+  snprintf(buf, sizeof buf, "%s", name ? name : "");
+  name_lock(t);
+  memcpy(t->name, buf, sizeof buf);
+  name_unlock(t);
+  __atomic_store_n(&t->announced, 0, __ATOMIC_RELEASE);
+}
+
+void prof__thread_name(prof__thread *t, char *out, size_t n) {
+  char buf[sizeof t->name];
+  name_lock(t);
+  memcpy(buf, t->name, sizeof buf);
+  name_unlock(t);
+  buf[sizeof buf - 1] = 0;
+  snprintf(out, n, "%s", buf);
+}

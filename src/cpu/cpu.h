@@ -75,4 +75,10 @@ int prof__papi_open(prof__papi_set *set, int tid, const char *events, char *why,
 int prof__papi_read(prof__papi_set *set, long long *vals);
 void prof__papi_close(prof__papi_set *set);
 
+/* papi_load.c: fills the table of libpapi's functions (papi_api.h), opening
+ * libpapi only where the kernel counts hardware events. Returns 1, or 0
+ * with the reason in `why` (always 0 in a build without PAPI). */
+struct prof__papi_api;
+int prof__papi_load(struct prof__papi_api *api, char *why, size_t n);
+
 #endif

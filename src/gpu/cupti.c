@@ -486,6 +486,16 @@ static int devices_hidden(void) {
   return v && (!*v || strcmp(v, "-1") == 0);
 }
 
+static int find_cuda(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size, (void)arg;
+  const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+  const char *base = slash ? slash + 1 : info->dlpi_name;
+  return base && strncmp(base, "libcuda.so", 10) == 0;
+}
+
+/* Whether libcuda is among the loaded objects. */
+static int cuda_loaded(void) { return dl_iterate_phdr(find_cuda, NULL) != 0; }
+
 /* The driver as the program left it: never cuInit here (a program that
  * forks CUDA workers must be the one to initialise CUDA, and cuInit costs
  * about a second on 8-GPU nodes). Returns 1 when libcuda is not loaded yet
@@ -496,8 +506,11 @@ static int check_driver(int asked) {
     prof__gpu_fail(PROF_GPU_ST_HIDDEN, "CUDA_VISIBLE_DEVICES hides every device", "nothing to do");
     return PROF_EUNSUPPORTED;
   }
+  /* Whether the program has loaded the driver is read from the loaded
+   * objects: a dlopen with RTLD_NOLOAD would walk the library path first,
+   * a cost every program without CUDA would pay at start. */
+  if (!cuda_loaded() && !asked && !prof__cupti_injected()) return 1;
   cuda_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-  if (!cuda_lib && !asked && !prof__cupti_injected()) return 1;
   if (!cuda_lib) cuda_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!cuda_lib) {
     const char *e = dlerror();

@@ -266,12 +266,7 @@ static void NVTX_API name_thread_a(uint32_t tid, const char *name) {
   prof__meta_add(key, name ? name : "");
   prof__thread *t = prof__self;
   if (!t && tid == (uint32_t)gettid()) t = prof__thread_get_slow(); /* first event of this thread */
-  if (t && t->tid == tid && name) { /* our own thread: its name in the trace; the writer announces it again */
-    char buf[sizeof t->name];
-    snprintf(buf, sizeof buf, "%s", name);
-    memcpy(t->name, buf, sizeof buf);
-    __atomic_store_n(&t->announced, 0, __ATOMIC_RELEASE);
-  }
+  if (t && t->tid == tid && name) prof__thread_rename(t, name); /* our own thread: the writer announces it again */
 }
 
 static void NVTX_API initialize(const void *reserved) { (void)reserved; }
