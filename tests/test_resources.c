@@ -161,6 +161,17 @@ static void thread_chunk_round_trips_and_rejects_cuts(void **state) {
   prof__buf_free(&b);
 }
 
+/* Without the driver's device NVML is not even looked for (no dlopen and
+ * its search of the library path at every start): the reason says so. */
+static void nvml_without_driver_device_is_not_loaded(void **state) {
+  (void)state;
+  if (access("/dev/nvidiactl", F_OK) == 0) skip(); /* a machine with the driver */
+  char msg[128] = "";
+  prof__res_nvml_close();
+  assert_int_equal(prof__res_nvml_open(NULL, msg, sizeof msg), -1);
+  assert_string_equal(msg, "no NVIDIA driver (no /dev/nvidiactl)");
+}
+
 static void nvml_absent_says_so(void **state) {
   (void)state;
   char msg[128] = "";
@@ -717,6 +728,7 @@ int main(void) {
       cmocka_unit_test(loadavg_and_task_stat_are_parsed),
       cmocka_unit_test(thread_chunk_round_trips_and_rejects_cuts),
       cmocka_unit_test(nvml_absent_says_so),
+      cmocka_unit_test(nvml_without_driver_device_is_not_loaded),
       cmocka_unit_test(machine_loaded_by_other_processes_is_flagged),
       cmocka_unit_test(sampler_rates_are_deltas_over_time),
       cmocka_unit_test(written_bytes_are_reported),

@@ -44,7 +44,7 @@ static int hw_counters_present(char *why, size_t n) {
     errno = saved;
     return 1;
   }
-  snprintf(why, n, "the kernel counts no hardware event here (perf_event_open: %s)", strerror(errno));
+  snprintf(why, n, "the kernel counts no hardware event here: perf_event_open failed with %s", strerror(errno));
   errno = saved;
   return 0;
 }

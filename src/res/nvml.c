@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "res.h"
 
@@ -117,6 +118,12 @@ static void visible(const char *cvd, unsigned count) {
 int prof__res_nvml_open(const char *lib, char *msg, size_t n) {
   if (N.lib) return N.count;
   const char *path = lib && *lib ? lib : "libnvidia-ml.so.1";
+  /* Without the driver's control device NVML cannot work: skip the dlopen,
+   * whose search of the library path every program would pay at start. */
+  if (!(lib && *lib) && access("/dev/nvidiactl", F_OK) != 0) {
+    snprintf(msg, n, "no NVIDIA driver (no /dev/nvidiactl)");
+    return -1;
+  }
   N.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!N.lib) {
     snprintf(msg, n, "%s not found (no NVIDIA driver)", path);
