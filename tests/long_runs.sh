@@ -44,4 +44,25 @@ grep -qi "truncated" "$work/kinfo.txt" || fail "killed trace not reported as tru
 n=$(sed -n 's/.*"steps_summary_only": *\([0-9]*\).*/\1/p' "$work/k.json" | head -1)
 [ "${n:-0}" -gt 0 ] || fail "the killed trace holds no step summaries"
 echo "killed: $size bytes, readable"
+
+# `mlprof run --max-mb N` bounds the program's trace as MLPROF_MAX_MB does;
+# a bad value is refused before the program runs. (Left out in sanitizer
+# builds: their runtime would have to come before the preloaded library.)
+lib=$(dirname "$cli")/libmlprof.so
+if ldd "$lib" 2>/dev/null | grep -q 'libasan\|libtsan'; then
+  echo "run --max-mb: skipped (sanitizer build)"
+else
+  r=$work/run.mlpt
+  "$cli" run -q --no-report --max-mb 1 -o "$r" -- "$progs/long_steps" 60000 > /dev/null 2>&1 ||
+    fail "mlprof run --max-mb 1 failed"
+  size=$(wc -c < "$r")
+  [ "$size" -le 1048576 ] || fail "mlprof run --max-mb 1: trace is $size bytes, above 1 MiB"
+  "$cli" report "$r" -f json -o "$work/run.json" > /dev/null 2>&1 || fail "report of the run's trace failed"
+  grep -q '"steps_summary_only": *[1-9]' "$work/run.json" || fail "mlprof run --max-mb 1: nothing was bounded"
+  if "$cli" run -q --no-report --max-mb 0 -- "$progs/long_steps" 1 > /dev/null 2> "$work/bad.txt"; then
+    fail "--max-mb 0 was accepted"
+  fi
+  grep -q -- "--max-mb wants a whole number" "$work/bad.txt" || fail "--max-mb 0: $(cat "$work/bad.txt")"
+  echo "run --max-mb: $size bytes"
+fi
 echo "PASS"

@@ -34,11 +34,19 @@
 #include "trace/tracename.h"
 
 typedef struct run_opts {
-  const char *output, *mem, *library, *format;
+  const char *output, *mem, *library, *format, *max_mb;
   int no_children, no_report, quiet, mpi;
 } run_opts;
 
 static int readable(const char *p) { return p && access(p, R_OK) == 0; }
+
+/* --max-mb: what the library takes as MLPROF_MAX_MB (1 MiB .. 1 TiB). */
+static int max_mb_valid(const char *v) {
+  char *end = NULL;
+  errno = 0;
+  long mb = strtol(v, &end, 10);
+  return errno == 0 && end != v && *end == 0 && mb >= 1 && mb <= (1L << 20);
+}
 
 /* The library next to the executable (build tree) or in the install
  * prefix's lib folders. */
@@ -103,6 +111,7 @@ static int parse(int argc, char **argv, run_opts *o, int *prog) {
     }
     if (!strcmp(a, "-o") || !strcmp(a, "--output")) val = &o->output;
     else if (!strcmp(a, "--mem")) val = &o->mem;
+    else if (!strcmp(a, "--max-mb")) val = &o->max_mb;
     else if (!strcmp(a, "--library")) val = &o->library;
     else if (!strcmp(a, "-f") || !strcmp(a, "--format")) val = &o->format;
     else if (!strcmp(a, "--no-children")) o->no_children = 1;
@@ -153,6 +162,7 @@ static void child_env(const run_opts *o, const char *lib, const char *trace) {
   setenv("MLPROF_OUTPUT", trace, 1);
   setenv("MLPROF_REPORT", "0", 1); /* the launcher writes the reports */
   if (o->mem) setenv("MLPROF_MEM", o->mem, 1);
+  if (o->max_mb) setenv("MLPROF_MAX_MB", o->max_mb, 1);
   if (o->no_children) setenv("MLPROF_RUN_CHILDREN", "0", 1);
   run_python_env(lib);
 }
@@ -279,6 +289,10 @@ static int run(int argc, char **argv) {
     cli_error("run", "unknown memory mode '%s' (off, counts, sampled, full)", o.mem);
     return CLI_USAGE;
   }
+  if (o.max_mb && !max_mb_valid(o.max_mb)) {
+    cli_error("run", "--max-mb wants a whole number of MiB from 1 to 1048576, not '%s'", o.max_mb);
+    return CLI_USAGE;
+  }
   if (o.format && o.no_report) {
     cli_error("run", "--no-report and -f contradict each other: -f prints a report");
     return CLI_USAGE;
@@ -345,6 +359,8 @@ const mlprof_cmd mlprof_cmd_run = {
     "  -o, --output F   trace path or folder (default: MLPROF_OUTPUT, else\n"
     "                   <program>.<pid>.mlpt here)\n"
     "      --mem MODE   memory profiling: off, counts, sampled (default), full\n"
+    "      --max-mb N   keep each trace within N MiB for a long run: the latest\n"
+    "                   detail and a summary of every step (MLPROF_MAX_MB)\n"
     "      --no-children  do not profile child processes\n"
     "      --mpi        one rank of an MPI job: `mpirun -np N mlprof run --mpi -o DIR\n"
     "                   -- PROGRAM` preloads the PMPI wrappers too and writes each\n"

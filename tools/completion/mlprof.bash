@@ -55,7 +55,7 @@ _mlprof() {
     top) opts="--once -1 --interval -n --help" ;;
     trigger) opts="--steps -n --timeout -t --no-wait --help" ;;
     resume) opts="--help" ;;
-    run) opts="--output -o --mem --no-children --mpi --library --format -f --no-report --quiet -q --help --" ;;
+    run) opts="--output -o --mem --max-mb --no-children --mpi --library --format -f --no-report --quiet -q --help --" ;;
     write-reports) opts="--by --status-fd --help" ;;
     *) return ;;
   esac
@@ -66,7 +66,7 @@ _mlprof() {
     --mem) _mlprof_reply -W "off counts sampled full" -- "$cur"; return ;;
     --tensorboard) compopt -o filenames 2>/dev/null; _mlprof_reply -d -- "$cur"; return ;;
     --output | -o | --flamegraph | --library) compopt -o filenames 2>/dev/null; _mlprof_reply -f -- "$cur"; return ;;
-    --max-events | --window | --fail-if-slower | --top | --interval | --steps | --timeout | -n | -t) return ;;
+    --max-events | --max-mb | --window | --fail-if-slower | --top | --interval | --steps | --timeout | -n | -t) return ;;
   esac
   if [ "${cur#-}" != "$cur" ]; then
     _mlprof_reply -W "$opts" -- "$cur"
