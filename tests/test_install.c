@@ -262,7 +262,7 @@ static void pkgconfig_static_links_without_the_shared_library(void **state) {
 
 /* `pkg-config --static --libs mlprof` is a complete static link: libmlprof.a
  * and every library it names through Requires.private (zstd, and libunwind,
- * libdw with its libelf, bz2 and lzma, zlib, PAPI where built in) taken from
+ * libdw with its libelf, bz2 and lzma, zlib where built in) taken from
  * its static archive when one is installed; what mlprof.pc lists in
  * Libs.private (system libraries, a dependency whose own .pc is incomplete)
  * stays as given. -no-pie: some distributions' archives (libunwind.a) are
