@@ -625,6 +625,5 @@ const prof__section prof__sec_steptime = {
     .record = steptime_record,
     .finish = steptime_finish,
     .destroy = steptime_destroy,
-    .event_mask = PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END) |
-                  PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END),
+    .event_mask = PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END) | PROF_EVMASK(PROF_EV_RANGE_END),
 };
