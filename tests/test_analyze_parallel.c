@@ -116,7 +116,8 @@ static const char *write_trace(const char *stem, int steps, int tweak) {
       if (s == 47) { /* a name redefined and a new one between events */
         assert_int_equal(prof__tw_string(w, N_QD, "loader.queue", 12), 0);
         assert_int_equal(prof__tw_string(w, 40, "late_name", 9), 0);
-        uint8_t blob[64] = {1, 2, 3};
+        static uint8_t blob[100000]; /* longer than any string before it */
+        for (size_t i = 0; i < sizeof blob; i++) blob[i] = (uint8_t)(i * 7);
         assert_int_equal(prof__tw_chunk(w, 200, blob, sizeof blob), 0); /* unknown: reaches the hooks */
       }
     }

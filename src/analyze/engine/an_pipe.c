@@ -15,6 +15,7 @@
  * thread has been joined.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,16 +94,28 @@ static size_t arena_put(batch *b, const void *src, size_t n) {
   return at;
 }
 
-/* Copy the reader's record and the bytes it points to into the batch. */
+/* Copy the reader's record and the bytes its kind points to (the reader
+ * leaves the other pointers as they were) into the batch. */
 static int batch_add_rec(batch *b, const prof__rec *r) {
   prof__rec *d = &b->recs[b->nrecs];
   rec_off *o = &b->offs[b->nrecs];
   *d = *r;
   o->str = o->key = o->value = o->data = SIZE_MAX;
-  if (r->str && (o->str = arena_put(b, r->str, r->len)) == SIZE_MAX) return -1;
-  if (r->key && (o->key = arena_put(b, r->key, strlen(r->key))) == SIZE_MAX) return -1;
-  if (r->value && (o->value = arena_put(b, r->value, strlen(r->value))) == SIZE_MAX) return -1;
-  if (r->kind == PROF_REC_CHUNK && r->data && (o->data = arena_put(b, r->data, r->len)) == SIZE_MAX) return -1;
+  switch (r->kind) {
+  case PROF_REC_STRING:
+  case PROF_REC_THREAD:
+    if (r->str && (o->str = arena_put(b, r->str, r->len)) == SIZE_MAX) return -1;
+    break;
+  case PROF_REC_META:
+  case PROF_REC_FOOTER:
+    if (r->key && (o->key = arena_put(b, r->key, strlen(r->key))) == SIZE_MAX) return -1;
+    if (r->value && (o->value = arena_put(b, r->value, strlen(r->value))) == SIZE_MAX) return -1;
+    break;
+  case PROF_REC_CHUNK:
+    if (r->data && (o->data = arena_put(b, r->data, r->len)) == SIZE_MAX) return -1;
+    break;
+  default: break;
+  }
   b->nrecs++;
   return 0;
 }
@@ -227,8 +240,14 @@ int prof__an_pass_piped(an_priv *p, int pass) {
   for (int i = 0; i < AN_PIPE_SLOTS; i++) ok &= batch_alloc(&pp->slot[i]) == 0;
   int mu = ok && pthread_mutex_init(&pp->mu, NULL) == 0;
   int cv = mu && pthread_cond_init(&pp->cv, NULL) == 0;
+  /* The decode thread takes no signals (a profiled program's handlers, or
+   * its sampler's timer, stay with its own threads). */
   pthread_t th;
+  sigset_t all, old;
+  sigfillset(&all);
+  int masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
   int started = cv && pthread_create(&th, NULL, decode_main, pp) == 0;
+  if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
   int rc = 1; /* not started: the caller reads serially */
   if (started) {
     prof__an_progress pr;
