@@ -52,7 +52,6 @@ typedef struct batch {
 
 typedef struct pipe {
   an_priv *p;
-  int pass;
   prof__an_dispatch detached; /* run on the decode thread */
   pthread_mutex_t mu;
   pthread_cond_t cv;   /* a slot was filled or emptied */
@@ -232,7 +231,6 @@ int prof__an_pass_piped(an_priv *p, int pass) {
   pipe_t *pp = calloc(1, sizeof *pp);
   if (!pp) return 1;
   pp->p = p;
-  pp->pass = pass;
   prof__an_dispatch d;
   prof__an_dispatch_build(an, pass, AN_HOOKS_MAIN, &d);
   prof__an_dispatch_build(an, pass, AN_HOOKS_DETACHED, &pp->detached);
