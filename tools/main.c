@@ -52,7 +52,10 @@ static const char read_env_help[] =
     "                        whichever is larger; 0 = no cap. A trace past the cap,\n"
     "                        or with a chunk past the 8 MiB mlprof writes, is\n"
     "                        refused with exit status 2 (a crafted trace can\n"
-    "                        otherwise take gigabytes of memory); 0 reads both.\n";
+    "                        otherwise take gigabytes of memory); 0 reads both.\n"
+    "  MLPROF_ANALYZE_THREADS=1  analyse on one thread (default: a second thread\n"
+    "                        decodes the trace while the first analyses it, when\n"
+    "                        two CPUs are there; the reports are the same).\n";
 
 static int reads_traces(const char *name) {
   static const char *const r[] = {"report", "info", "export", "diff", "run", "write-reports"};

@@ -121,6 +121,11 @@ typedef struct prof__section {
    * Records that are not events (strings, threads, META, chunks) always
    * reach the hooks. Lets the analyzer skip a section per event cheaply. */
   uint64_t event_mask;
+  /* 1: `record` reads nothing but the record and the section's own state
+   * (never `an`, the model's context or another section), so the engine may
+   * run it on its decode thread, concurrently with the core model and the
+   * other sections; it still sees every record in file order. */
+  int detached;
 } prof__section;
 
 #define PROF_EVMASK(type) (1ull << (type))
@@ -271,6 +276,10 @@ uint32_t prof__an_ctx_range_at(const prof__an *an, uint32_t level);
 int prof__an_ctx_frame(const prof__an *an, uint32_t level, prof__ctx_frame *f);
 /* Name id of the innermost range open now on thread index ti (0: none). */
 uint32_t prof__an_thread_range(const prof__an *an, size_t ti);
+/* Thread id of the latest RANGE_BEGIN or RANGE_END read so far (0: none
+ * yet), for record hooks of the first pass: sections need not ask for
+ * every range event to know it. */
+uint32_t prof__an_range_tid(const prof__an *an);
 /* Index of the step containing ts (by time), or -1. */
 long prof__an_step_at(const prof__an *an, uint64_t ts_ns);
 /* Sum of step wall times. */

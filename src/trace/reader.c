@@ -353,7 +353,9 @@ static inline uint64_t fast_varint(const uint8_t **pp, int *bad) {
  * until one ends it, so it must have all of them in the chunk. */
 #define MAX_ENCODED_EVENT (3 + 5 * 10)
 
-static int next_event(prof__reader *r, prof__rec *rec) {
+/* Decode the next event of the current EVENTS chunk into *e and its thread
+ * into *tid: 1, or an error (the reader's error is set). */
+static inline int decode_event(prof__reader *r, prof__event *e, uint32_t *tid) {
   prof__cur *c = &r->cur;
   if (!r->ev_left) {
     r->ev_tid = (uint32_t)prof__cur_varint(c);
@@ -363,7 +365,6 @@ static int next_event(prof__reader *r, prof__rec *rec) {
     if (c->bad || !r->ev_left || r->ev_left > (uint64_t)(c->end - c->p))
       return bad_payload(r, "event block");
   }
-  prof__event *e = &rec->ev;
   uint8_t flags;
   uint64_t name, aux;
   int64_t dts;
@@ -403,9 +404,14 @@ static int next_event(prof__reader *r, prof__rec *rec) {
   e->ts = r->ev_prev + (uint64_t)dts;
   r->ev_prev = e->ts;
   r->ev_left--;
-  rec->kind = PROF_REC_EVENT;
-  rec->tid = r->ev_tid;
+  *tid = r->ev_tid;
   return 1;
+}
+
+static int next_event(prof__reader *r, prof__rec *rec) {
+  int rc = decode_event(r, &rec->ev, &rec->tid);
+  if (rc == 1) rec->kind = PROF_REC_EVENT;
+  return rc;
 }
 
 static int next_kv(prof__reader *r, prof__rec *rec) {
@@ -487,6 +493,29 @@ int prof__reader_next(prof__reader *r, prof__rec *rec) {
     r->chunk_done = 1;
     return 1;
   }
+}
+
+int prof__reader_ready(prof__reader *r) {
+  if (r->err) return r->err;
+  while (r->chunk_done || !chunk_has_more(r)) {
+    int rc = load_chunk(r);
+    if (rc <= 0) return rc;
+  }
+  return r->type == PROF_CHUNK_EVENTS ? 2 : 1;
+}
+
+int prof__reader_events(prof__reader *r, prof__tev *out, size_t max, size_t *n) {
+  *n = 0;
+  int rc = prof__reader_ready(r);
+  if (rc != 2) return rc == 1 ? 2 : rc;
+  size_t k = 0;
+  while (k < max && (r->ev_left > 0 || r->cur.p < r->cur.end)) {
+    rc = decode_event(r, &out[k].ev, &out[k].tid);
+    if (rc != 1) break;
+    k++;
+  }
+  *n = k;
+  return k ? 1 : rc; /* an error after k events comes with the next call */
 }
 
 const char *prof__reader_error(const prof__reader *r) { return r->err ? r->msg : ""; }

@@ -185,6 +185,23 @@ uint64_t prof__reader_size(const prof__reader *r);     /* file size */
 uint64_t prof__reader_chunks(const prof__reader *r);   /* chunks read */
 int prof__reader_has_footer(const prof__reader *r);
 
+/* Batched reading (the analyzer's decode thread). prof__reader_ready()
+ * loads chunks until a record is ready: 2 when it is an event, 1 for any
+ * other record (read it with prof__reader_next()), 0 at a clean end or the
+ * error prof__reader_next() would return. prof__reader_events() decodes up
+ * to `max` events of the current EVENTS chunk into out (never past the
+ * chunk's end): 1 with *n > 0; 2 with *n = 0 when the next record is not an
+ * event; 0 or an error as prof__reader_next(). An event that does not
+ * decode ends the batch before it; the error comes with the next call, so
+ * the records delivered, their order and the message are those of
+ * prof__reader_next(). */
+typedef struct prof__tev {
+  uint32_t tid;
+  prof__event ev;
+} prof__tev;
+int prof__reader_ready(prof__reader *r);
+int prof__reader_events(prof__reader *r, prof__tev *out, size_t max, size_t *n);
+
 /* Rewind to the first chunk (a second pass over the same trace). */
 int prof__reader_rewind(prof__reader *r);
 

@@ -60,9 +60,62 @@ typedef struct an_priv {
   size_t nsums, sumcap;
   int step_begun;         /* a STEP_BEGIN was seen */
   int oom;
+  int threads;            /* prof__an_threads(): 1 serial, 2 with a decode thread */
+  uint32_t range_tid;     /* thread of the latest range event (prof__an_range_tid) */
 } an_priv;
 
 static inline an_priv *an_priv_of(prof__an *an) { return (an_priv *)an; }
+
+/* ---- passes (analyze.c, an_pipe.c) ---- */
+
+typedef void (*prof__an_hook)(prof__an *, void *, const prof__rec *);
+
+/* The sections one kind of record goes to, in section order. */
+typedef struct prof__an_hooks {
+  uint8_t n;
+  uint8_t idx[31];
+} prof__an_hooks;
+
+/* Per event type (0..63) and one list for non-event records. */
+typedef struct prof__an_dispatch {
+  prof__an_hook fn[32];
+  void *st[32];
+  prof__an_hooks by_type[64], other;
+} prof__an_dispatch;
+
+/* Which sections a dispatch table holds. */
+enum { AN_HOOKS_ALL = 0, AN_HOOKS_MAIN = 1, AN_HOOKS_DETACHED = 2 };
+void prof__an_dispatch_build(const prof__an *an, int pass, int which, prof__an_dispatch *d);
+
+/* Hand one record to the sections of d. */
+static inline void prof__an_dispatch_rec(prof__an *an, const prof__an_dispatch *d, const prof__rec *rec) {
+  const prof__an_hooks *l = rec->kind == PROF_REC_EVENT ? &d->by_type[rec->ev.type & 63] : &d->other;
+  for (unsigned i = 0; i < l->n; i++) d->fn[l->idx[i]](an, d->st[l->idx[i]], rec);
+}
+
+/* Progress display of a pass (stderr, large traces on a terminal only). */
+typedef struct prof__an_progress {
+  int on;
+  int last_pct;
+  int pass;
+} prof__an_progress;
+void prof__an_progress_start(prof__an *an, int pass, prof__an_progress *pr);
+void prof__an_progress_show(prof__an *an, prof__an_progress *pr, uint64_t offset);
+void prof__an_progress_done(prof__an_progress *pr);
+
+/* Threads the analyzer reads a trace with: 1 (serial: one thread decodes
+ * and analyses) or 2 (a decode thread feeds the analysing one). From
+ * MLPROF_ANALYZE_THREADS (1 forces serial; unset or 0: 2 when the process
+ * may run on at least two CPUs). */
+int prof__an_threads(void);
+
+/* One pass with a decode thread (an_pipe.c): the reader, decompression,
+ * event decoding and the detached sections' hooks (pass 1) run there; the
+ * core model and the other sections here, on batches of records handed
+ * over in file order through a bounded ring. Returns the reader's final
+ * status as the serial pass does, or 1 when the thread could not be started
+ * (nothing was read: the caller runs the serial pass). */
+int prof__an_pass_piped(an_priv *p, int pass);
 
 /* Model (model.c). */
 void prof__an_model_record(an_priv *p, const prof__rec *rec);

@@ -3,6 +3,7 @@
  * sections, then derives findings. Also the small accessors of analyze.h.
  */
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +12,19 @@
 #include "mlprof.h"
 #include "analyze/engine/an_internal.h"
 #include "trace/rec_stepsum.h"
+#include "trace/settings.h"
 
 /* Progress is shown only for traces at least this large, on a terminal. */
 #define AN_PROGRESS_MIN_BYTES (64ull << 20)
 
-typedef struct an_progress {
-  int on;
-  int last_pct;
-  int pass;
-} an_progress;
+void prof__an_progress_start(prof__an *an, int pass, prof__an_progress *pr) {
+  pr->on = !an->quiet && isatty(2) && prof__reader_size(an->reader) >= AN_PROGRESS_MIN_BYTES;
+  pr->last_pct = -1;
+  pr->pass = pass;
+}
 
-static void progress_show(prof__an *an, an_progress *pr) {
-  uint64_t size = prof__reader_size(an->reader), off = prof__reader_offset(an->reader);
+void prof__an_progress_show(prof__an *an, prof__an_progress *pr, uint64_t off) {
+  uint64_t size = prof__reader_size(an->reader);
   int pct = size ? (int)(off * 100 / size) : 100;
   if (pct == pr->last_pct) return;
   pr->last_pct = pct;
@@ -31,34 +33,19 @@ static void progress_show(prof__an *an, an_progress *pr) {
   fflush(stderr);
 }
 
-static void progress_done(an_progress *pr) {
+void prof__an_progress_done(prof__an_progress *pr) {
   if (pr->on && pr->last_pct >= 0) fputs("\r\033[K", stderr);
 }
 
-/* One pass over the records. Returns the reader's final status (0 at a
- * clean end, negative error). */
-typedef void (*hook_fn)(prof__an *, void *, const prof__rec *);
-
-/* The sections one kind of record goes to, in section order. */
-typedef struct hook_list {
-  uint8_t n;
-  uint8_t idx[31];
-} hook_list;
-
-/* Per event type (0..63) and one list for non-event records. */
-typedef struct dispatch {
-  hook_fn fn[32];
-  void *st[32];
-  hook_list by_type[64], other;
-} dispatch;
-
-static void dispatch_build(const prof__an *an, int pass, dispatch *d) {
+void prof__an_dispatch_build(const prof__an *an, int pass, int which, prof__an_dispatch *d) {
   memset(d, 0, sizeof *d);
   size_t nh = 0;
   for (size_t i = 0; i < prof__nsections && nh < 31; i++) {
     const prof__section *s = prof__sections[i];
-    hook_fn f = pass == 1 ? s->record : s->record2;
+    prof__an_hook f = pass == 1 ? s->record : s->record2;
     if (f == NULL) continue;
+    int detached = pass == 1 && s->detached;
+    if ((which == AN_HOOKS_MAIN && detached) || (which == AN_HOOKS_DETACHED && !detached)) continue;
     uint64_t mask = s->event_mask ? s->event_mask : ~0ull;
     d->fn[nh] = f;
     d->st[nh] = an->section_state[i];
@@ -69,25 +56,46 @@ static void dispatch_build(const prof__an *an, int pass, dispatch *d) {
   }
 }
 
-/* One pass over the records. Returns the reader's final status (0 at a
- * clean end, negative error). */
-static int an_pass(an_priv *p, int pass) {
+/* One pass over the records on this thread. Returns the reader's final
+ * status (0 at a clean end, negative error). */
+static int an_pass_serial(an_priv *p, int pass) {
   prof__an *an = &p->pub;
-  dispatch d;
-  dispatch_build(an, pass, &d);
-  an_progress pr = {!an->quiet && isatty(2) && prof__reader_size(an->reader) >= AN_PROGRESS_MIN_BYTES, -1, pass};
+  prof__an_dispatch d;
+  prof__an_dispatch_build(an, pass, AN_HOOKS_ALL, &d);
+  prof__an_progress pr;
+  prof__an_progress_start(an, pass, &pr);
   prof__rec rec;
+  memset(&rec, 0, sizeof rec);
   uint64_t n = 0;
   int rc;
   while ((rc = prof__reader_next(an->reader, &rec)) == 1) {
     if (pass == 1) prof__an_model_record(p, &rec);
     /* Events go only to the sections that asked for their type. */
-    const hook_list *l = rec.kind == PROF_REC_EVENT ? &d.by_type[rec.ev.type & 63] : &d.other;
-    for (unsigned i = 0; i < l->n; i++) d.fn[l->idx[i]](an, d.st[l->idx[i]], &rec);
-    if (pr.on && (++n & 0xffff) == 0) progress_show(an, &pr);
+    prof__an_dispatch_rec(an, &d, &rec);
+    if (pr.on && (++n & 0xffff) == 0) prof__an_progress_show(an, &pr, prof__reader_offset(an->reader));
   }
-  progress_done(&pr);
+  prof__an_progress_done(&pr);
   return rc;
+}
+
+int prof__an_threads(void) {
+  const char *v = prof__env("ANALYZE_THREADS");
+  if (v && strcmp(v, "1") == 0) return 1;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2) return 1;
+  return 2;
+}
+
+/* One pass: with a decode thread when two CPUs are there for it, else (or
+ * when the thread cannot be started) serially; the same records reach the
+ * same hooks in the same order either way. */
+static int an_pass(an_priv *p, int pass) {
+  if (p->threads > 1) {
+    int rc = prof__an_pass_piped(p, pass);
+    if (rc != 1) return rc;
+    p->threads = 1; /* no thread: serial from now on */
+  }
+  return an_pass_serial(p, pass);
 }
 
 static int sections_init(prof__an *an) {
@@ -161,6 +169,7 @@ int prof__an_run_opts(prof__an **out, const char *path, int quiet, char *err) {
   an->quiet = quiet;
   an->first_ns = UINT64_MAX;
   p->last_ti = SIZE_MAX;
+  p->threads = prof__an_threads();
   int rc = prof__reader_open(&an->reader, path, err);
   if (rc == 0) {
     an->header = prof__reader_header(an->reader);

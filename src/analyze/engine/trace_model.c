@@ -359,6 +359,8 @@ int prof__an_ctx_frame(const prof__an *an, uint32_t level, prof__ctx_frame *f) {
   return 0;
 }
 
+uint32_t prof__an_range_tid(const prof__an *an) { return ((const an_priv *)an)->range_tid; }
+
 uint32_t prof__an_thread_range(const prof__an *an, size_t ti) {
   const an_priv *p = (const an_priv *)an;
   if (ti >= an->nthreads || !p->ts[ti].depth) return 0;
@@ -477,7 +479,10 @@ void prof__an_model_record(an_priv *p, const prof__rec *r) {
     p->ctx.has_closed = 0;
   }
   switch (r->kind) {
-  case PROF_REC_EVENT: model_event(p, r->tid, &r->ev); break;
+  case PROF_REC_EVENT:
+    if (r->ev.type == PROF_EV_RANGE_BEGIN || r->ev.type == PROF_EV_RANGE_END) p->range_tid = r->tid;
+    model_event(p, r->tid, &r->ev);
+    break;
   case PROF_REC_STRING: model_string(p, r->id, r->str, r->len); break;
   case PROF_REC_THREAD: model_thread(p, r); break;
   case PROF_REC_META:

@@ -58,6 +58,15 @@ void prof__map32_free(prof__map32 *m) {
   memset(m, 0, sizeof *m);
 }
 
+void prof__map32_clear(prof__map32 *m, size_t keep) {
+  if (m->cap > keep) {
+    prof__map32_free(m);
+  } else if (m->count) {
+    memset(m->slots, 0, m->cap * sizeof *m->slots);
+    m->count = 0;
+  }
+}
+
 /* ---- uint64 -> uint64 sums ------------------------------------------------- */
 
 static size_t mslot(uint64_t k, size_t cap) { return fib_slot(k, cap); }

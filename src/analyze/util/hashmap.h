@@ -22,6 +22,9 @@ uint32_t prof__map32_get(const prof__map32 *m, uint32_t key);
 /* Set the value of `key`. 0, or -1 (no memory; the map is unchanged). */
 int prof__map32_put(prof__map32 *m, uint32_t key, uint32_t value);
 void prof__map32_free(prof__map32 *m);
+/* Empty the map; its table (up to `keep` slots) stays for reuse, a larger
+ * one is freed. */
+void prof__map32_clear(prof__map32 *m, size_t keep);
 
 typedef struct prof__u64map {
   uint64_t *k, *v; /* key stored + 1; 0 = empty */

@@ -33,10 +33,20 @@ typedef struct ann_entry {
   double min, max;
 } ann_entry;
 
+/* Whether a counter name is the profiler's own, cached by name id (the
+ * string of an id can change with a later STRING record: those clear it). */
+#define OWN_CACHE 64
+typedef struct own_slot {
+  uint32_t name;
+  int8_t own;          /* -1: empty, else profilers_own() of the name */
+} own_slot;
+
 typedef struct ann_st {
   ann_entry e[MAX_NAMES];
   size_t ne;
   uint64_t skipped;    /* events of names past MAX_NAMES */
+  own_slot own[OWN_CACHE];
+  int own_ready;       /* own[] initialised */
 } ann_st;
 
 static int profilers_own(const char *name) {
@@ -44,6 +54,15 @@ static int profilers_own(const char *name) {
   for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
     if (strncmp(name, pre[i], strlen(pre[i])) == 0) return 1;
   return 0;
+}
+
+static int counter_is_own(prof__an *an, ann_st *s, uint32_t name) {
+  own_slot *o = &s->own[name % OWN_CACHE];
+  if (o->own < 0 || o->name != name) {
+    o->name = name;
+    o->own = (int8_t)profilers_own(prof__an_str(an, name));
+  }
+  return o->own;
 }
 
 static ann_entry *entry_of(ann_st *s, uint32_t name, int counter) {
@@ -56,11 +75,16 @@ static ann_entry *entry_of(ann_st *s, uint32_t name, int counter) {
 }
 
 static void ann_record(prof__an *an, void *st, const prof__rec *rec) {
+  ann_st *s = st;
+  if (!s->own_ready) {
+    for (int i = 0; i < OWN_CACHE; i++) s->own[i].own = -1;
+    s->own_ready = 1;
+  }
+  if (rec->kind == PROF_REC_STRING && s->own[rec->id % OWN_CACHE].name == rec->id) s->own[rec->id % OWN_CACHE].own = -1;
   if (rec->kind != PROF_REC_EVENT) return;
   int counter = rec->ev.type == PROF_EV_COUNTER;
   if (!counter && rec->ev.type != PROF_EV_MARK) return;
-  if (counter && profilers_own(prof__an_str(an, rec->ev.name))) return;
-  ann_st *s = st;
+  if (counter && counter_is_own(an, s, rec->ev.name)) return;
   double v = counter ? prof__bits_f64(rec->ev.a) : 1;
   if (counter && !isfinite(v)) return;
   ann_entry *e = entry_of(s, rec->ev.name, counter);

@@ -372,7 +372,8 @@ static void on_counter(prof__an *an, mem_state *s, const prof__event *ev) {
   ser->v[ser->n++] = prof__bits_f64(ev->a);
   if (k == MS_LIVE && (ser->n == 1 || prof__bits_f64(ev->a) > s->live_peak_seen)) {
     s->live_peak_seen = prof__bits_f64(ev->a);
-    uint32_t r = s->range_tid ? prof__an_thread_range(an, prof__an_thread_index(an, s->range_tid)) : 0;
+    uint32_t rtid = prof__an_range_tid(an); /* the thread whose ranges a live-memory reading is put in */
+    uint32_t r = rtid ? prof__an_thread_range(an, prof__an_thread_index(an, rtid)) : 0;
     s->live_peak_range = r ? r + 1 : 0;
   }
   s->any = 1;
@@ -415,10 +416,6 @@ static void mem_record(prof__an *an, void *stp, const prof__rec *rec) {
   case PROF_EV_COUNTER: on_counter(an, s, ev); break;
   case PROF_EV_STEP_BEGIN:
   case PROF_EV_STEP_END: on_step(s, ev); break;
-  case PROF_EV_RANGE_BEGIN:
-  case PROF_EV_RANGE_END:
-    s->range_tid = rec->tid; /* the thread whose ranges a live-memory reading is put in */
-    break;
   default: break;
   }
 }
@@ -455,6 +452,5 @@ const prof__section prof__sec_memory = {
     .html = prof__sec_mem_html,
     .destroy = mem_destroy,
     .event_mask = PROF_EVMASK(PROF_EV_ALLOC) | PROF_EVMASK(PROF_EV_FREE) | PROF_EVMASK(PROF_EV_COUNTER) |
-                  PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END) |
-                  PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END),
+                  PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END),
 };

@@ -111,7 +111,6 @@ typedef struct mem_state {
   uint32_t heap_peak_range, live_peak_range;
   double live_peak_seen;
   uint32_t cur_range;          /* innermost range of the event being read (the engine's context) */
-  uint32_t range_tid;          /* thread of the latest range event */
   int peak_pending, snapped;
   double allocs, bytes, frees;
   uint32_t counter_id[MS_COUNT];

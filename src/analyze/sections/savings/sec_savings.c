@@ -644,4 +644,5 @@ const prof__section prof__sec_savings = {
     .destroy = sav_destroy,
     .event_mask = PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END) |
                   PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END) | PROF_EVMASK(PROF_EV_SAMPLE),
+    .detached = 1, /* sav_record keeps its own per-thread stacks */
 };

@@ -99,9 +99,11 @@ static void add_cell(sthread *t, srec *r, uint32_t name, uint8_t cat, uint64_t n
   r->c[r->n++] = (cell){name, cat, ns};
 }
 
-/* The thread's open step changes: its cell map starts again. */
+/* The thread's open step changes: its cell map starts again (its table
+ * kept when small: freeing and allocating it at every step costs more than
+ * the rest of the section). */
 static void set_open(sthread *t, long open) {
-  prof__map32_free(&t->cells);
+  prof__map32_clear(&t->cells, 1024);
   t->open = open;
 }
 
@@ -183,20 +185,37 @@ static int cmp_rname(const void *a, const void *b) {
   return x->name < y->name ? -1 : x->name > y->name;
 }
 
-/* Every distinct range name of the steps, sorted by name id. */
+/* Every distinct range name of the steps, sorted by name id, each with the
+ * category of its first cell in step order. Only the distinct names are
+ * sorted (a set finds them), not every cell of every step. */
 static size_t names_of(const sstep *s, size_t n, rname **out) {
   size_t all = 0;
   for (size_t i = 0; i < n; i++) all += s[i].r ? s[i].r->n : 0;
   rname *v = malloc((all + 1) * sizeof *v);
   *out = v;
   if (!v) return 0;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    for (uint32_t c = 0; s[i].r && c < s[i].r->n; c++) v[k++] = (rname){s[i].r->c[c].name, s[i].r->c[c].cat, 0, 0};
-  qsort(v, k, sizeof *v, cmp_rname);
+  prof__u64map seen = {0};
   size_t u = 0;
-  for (size_t i = 0; i < k; i++)
-    if (!u || v[u - 1].name != v[i].name) v[u++] = v[i];
+  int oom = 0;
+  for (size_t i = 0; i < n && !oom; i++)
+    for (uint32_t c = 0; s[i].r && c < s[i].r->n && !oom; c++) {
+      uint32_t name = s[i].r->c[c].name;
+      if (prof__u64map_get(&seen, name)) continue;
+      if (prof__u64map_add(&seen, name, 1)) oom = 1; /* no memory: sort every cell instead */
+      else v[u++] = (rname){name, s[i].r->c[c].cat, 0, 0};
+    }
+  if (oom) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+      for (uint32_t c = 0; s[i].r && c < s[i].r->n; c++) v[k++] = (rname){s[i].r->c[c].name, s[i].r->c[c].cat, 0, 0};
+    qsort(v, k, sizeof *v, cmp_rname);
+    u = 0;
+    for (size_t i = 0; i < k; i++)
+      if (!u || v[u - 1].name != v[i].name) v[u++] = v[i];
+  } else {
+    qsort(v, u, sizeof *v, cmp_rname); /* the names are distinct: one order */
+  }
+  prof__u64map_free(&seen);
   return u;
 }
 
@@ -625,6 +644,5 @@ const prof__section prof__sec_steptime = {
     .record = steptime_record,
     .finish = steptime_finish,
     .destroy = steptime_destroy,
-    .event_mask = PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END) |
-                  PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END),
+    .event_mask = PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END) | PROF_EVMASK(PROF_EV_RANGE_END),
 };
