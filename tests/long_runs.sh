@@ -62,6 +62,8 @@ m = st["memory"]
 assert m["rss_steps"] == len(ps) and m["peak_rss_bytes"] == max(rs + rd), m
 c = st["cpu"]
 assert c["steps"] == len(ps) and 0 < c["share"] <= 1.01, c
+mr = r["memory"]["run"]  # the memory section's whole-run peaks of a bounded trace
+assert mr["rss_steps"] == len(ps) and mr["rss_peak_bytes"] == m["peak_rss_bytes"], mr
 print("per-step CPU and memory: %d steps (%d summarised), median CPU %d / %d ns, peak RSS %d"
       % (len(ps), n_sum, cs, cd, m["peak_rss_bytes"]))
 PY

@@ -250,6 +250,29 @@ static void step_res(prof__an *an, FILE *out) {
   }
 }
 
+/* Per step: the step thread's CPU time (bounded traces: every step of the
+ * run; else the functions section draws it) and the peak RSS (0 where
+ * unknown), drawn into v (room for 5 values a step). */
+static void step_res_charts(prof__an *an, FILE *out, double *v, const uint64_t *ids) {
+  prof__step_res r;
+  prof__an_step_res(an, &r);
+  size_t n = prof__an_nall(an);
+  const prof__step *steps = prof__an_run_steps(an);
+  if (r.cpu_steps && an->summary_only_steps) {
+    for (size_t i = 0; i < n; i++) v[i] = (steps[i].have & PROF_STEP_HAS_CPU) ? (double)steps[i].cpu_ns / 1e6 : 0;
+    prof__chart c = {.title = "step thread CPU time, every step of the run", .unit = "ms", .n = n, .nseries = 1, .v = v,
+                     .ids = ids, .id_fmt = "step %llu", .peak = -1};
+    prof__svg_bars(out, &c);
+  }
+  if (r.rss_steps) {
+    for (size_t i = 0; i < n; i++)
+      v[i] = (steps[i].have & PROF_STEP_HAS_RSS) ? (double)steps[i].rss_peak_bytes / (1024.0 * 1024.0) : 0;
+    prof__chart c = {.title = "peak RSS per step", .unit = "MiB", .n = n, .nseries = 1, .v = v, .ids = ids,
+                     .id_fmt = "step %llu", .peak = -1};
+    prof__svg_bars(out, &c);
+  }
+}
+
 static int steps_section(prof__an *an, FILE *out) {
   size_t n = prof__an_nall(an);
   const prof__step *steps = prof__an_run_steps(an);
@@ -275,6 +298,7 @@ static int steps_section(prof__an *an, FILE *out) {
   if (steps[0].warmup_outlier) stats_row(out, "without warm-up", &an->steady_stats);
   prof__html_table_end(out);
   step_res(an, out);
+  step_res_charts(an, out, v, ids);
   prof__html_section_end(out);
   /* the breakdown per step, stacked */
   for (size_t i = 0; i < n; i++) {
