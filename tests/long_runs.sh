@@ -44,7 +44,9 @@ assert n_sum and 0 < n_sum < len(ps), n_sum
 # the live heap needs the allocator interposer (not under sanitizers): all or none
 keys = ("cpu_ns", "rss_peak_bytes") + (("live_peak_bytes",) if any("live_peak_bytes" in p for p in ps) else ())
 bad = [p["number"] for p in ps if not all(k in p for k in keys)]
-assert not bad, "%d steps without CPU time or memory, first %s" % (len(bad), bad[:5])
+lost = find(r, "lost_events")
+assert not bad, "%d steps without CPU time or memory (%d events lost), first %s: %s" % (
+    len(bad), lost or 0, bad[:5], [sorted(p.keys()) for p in ps if p["number"] == bad[0]])
 # one thread: the summarised steps come first (by begin), the window's after
 ps.sort(key=lambda p: p["begin_ns"])
 summ, det = ps[:n_sum], ps[n_sum:]

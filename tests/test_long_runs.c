@@ -61,7 +61,7 @@ static void bounded_trace_keeps_every_step(void **state) {
   assert_true(rewrites > 0);
   assert_true(dropped > 0);
   /* No memory readings: a step is held half a second (trace time) for them
-   * (PROF_SS_WAIT_NS / 4), the last ones until the close. */
+   * (PROF_SS_NOMEM_NS), the last ones until the close. */
   assert_true(steps <= STEPS && steps >= STEPS - 5001);
   assert_int_equal(prof__tw_close(w, NULL, 0), 0);
   assert_true(file_size(path) <= BOUND);

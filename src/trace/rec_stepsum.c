@@ -266,7 +266,7 @@ static int covered(const prof__ss_series *q, uint64_t end) { return q->n && q->t
  * hook runs in the writer's first cycle) and the step waits a little only. */
 static int mem_in(const prof__ss_state *s, uint64_t end) {
   if (covered(&s->rss, end) || covered(&s->live, end)) return 1;
-  return !s->rss.n && !s->live.n && s->now > end && s->now - end > PROF_SS_WAIT_NS / 4;
+  return !s->rss.n && !s->live.n && s->now > end && s->now - end > PROF_SS_NOMEM_NS;
 }
 
 void prof__ss_settle(prof__ss_state *s, int force, prof__ss_emit emit, void *arg) {

@@ -102,7 +102,8 @@ int prof__ss_next(prof__ss_iter *it, prof__ss_rec *r);
 #define PROF_SS_DEPTH 32   /* range nesting it follows per thread */
 
 #define PROF_SS_PEND_MAX 65536 /* completed steps held for their CPU and memory readings */
-#define PROF_SS_WAIT_NS 2000000000ull /* nor longer than this (trace time: the newest event seen) */
+#define PROF_SS_WAIT_NS 10000000000ull /* nor longer than this (trace time: the newest event seen) */
+#define PROF_SS_NOMEM_NS 500000000ull  /* when no memory reading was ever written (memory not recorded) */
 
 typedef struct prof__ss_thread {
   uint32_t tid;
@@ -160,7 +161,8 @@ void prof__ss_observe(prof__ss_state *s, uint32_t tid, const prof__event *ev, si
                       void *arg);
 /* Emit the held steps whose readings are in (all of them with `force`),
  * oldest first. Steps held past PROF_SS_PEND_MAX, or PROF_SS_WAIT_NS after
- * their end, go out with what is known. */
+ * their end (PROF_SS_NOMEM_NS while no memory reading came at all), go out
+ * with what is known. */
 void prof__ss_settle(prof__ss_state *s, int force, prof__ss_emit emit, void *arg);
 void prof__ss_free(prof__ss_state *s);
 
