@@ -213,10 +213,12 @@ static void series_add(prof__ss_state *s, prof__ss_series *q, uint64_t ts, doubl
   q->v[q->n++] = v;
 }
 
-/* Drop readings before `from`, but the one in effect at it. */
+/* Drop readings before `from`, but the one in effect at it and the last
+ * few (a step whose STEP_BEGIN is still in its thread's ring may have
+ * begun before the newest reading). */
 static void series_trim(prof__ss_series *q, uint64_t from) {
   size_t k = 0;
-  while (k + 1 < q->n && q->ts[k + 1] <= from) k++;
+  while (k + 1 < q->n && q->ts[k + 1] <= from && k + 4 < q->n) k++;
   if (!k) return;
   memmove(q->ts, q->ts + k, (q->n - k) * sizeof *q->ts);
   memmove(q->v, q->v + k, (q->n - k) * sizeof *q->v);
