@@ -264,19 +264,22 @@ static int covered(const prof__ss_series *q, uint64_t end) { return q->n && q->t
 
 /* The memory readings of a step are in once the writer's memory hook ran
  * after its end (it writes every series it records at once: one covering
- * it is enough); when none was ever written, memory is not recorded (the
- * hook runs in the writer's first cycle) and the step waits a little only. */
-static int mem_in(const prof__ss_state *s, uint64_t end) {
-  if (covered(&s->rss, end) || covered(&s->live, end)) return 1;
-  return !s->rss.n && !s->live.n && s->now > end && s->now - end > PROF_SS_NOMEM_NS;
+ * it is enough); when none was ever written two writer cycles after it,
+ * memory is not recorded (the hook writes in every cycle). */
+static int mem_in(const prof__ss_state *s, const prof__ss_held *h) {
+  if (covered(&s->rss, h->end_ns) || covered(&s->live, h->end_ns)) return 1;
+  return !s->rss.n && !s->live.n && s->cycles >= h->cycle + PROF_SS_NOMEM_CYCLES;
 }
+
+void prof__ss_cycle(prof__ss_state *s) { s->cycles++; }
 
 void prof__ss_settle(prof__ss_state *s, int force, prof__ss_emit emit, void *arg) {
   while (s->nheld) {
     prof__ss_held *h = held_at(s, 0);
     /* a series not recorded (or no longer) holds a step PROF_SS_WAIT_NS at most */
-    int late = s->now > h->end_ns && s->now - h->end_ns > PROF_SS_WAIT_NS;
-    int ready = late || (!h->cpu_wait && mem_in(s, h->end_ns));
+    int late = s->cycles ? s->cycles >= h->cycle + PROF_SS_WAIT_CYCLES
+                         : s->now > h->end_ns && s->now - h->end_ns > PROF_SS_WAIT_NS;
+    int ready = late || (!h->cpu_wait && mem_in(s, h));
     if (!ready && !force && s->nheld <= PROF_SS_PEND_MAX) break;
     mem_fields(s, h);
     for (int i = 0; h->cpu_wait && i < s->nt; i++)
@@ -333,6 +336,7 @@ static void step_end(prof__ss_state *s, prof__ss_thread *t, uint64_t number, uin
   for (int i = 0; i < PROF_SS_BUCKETS; i++) h->r.bd_us[i] = (o->bd[i] + 500) / 1000;
   h->begin_ns = o->begin;
   h->end_ns = ts;
+  h->cycle = s->cycles;
   /* the CPU clock's end value follows STEP_END on the same thread */
   if (o == t && o->cpu_begun) {
     h->cpu_wait = 1;

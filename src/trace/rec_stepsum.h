@@ -102,8 +102,9 @@ int prof__ss_next(prof__ss_iter *it, prof__ss_rec *r);
 #define PROF_SS_DEPTH 32   /* range nesting it follows per thread */
 
 #define PROF_SS_PEND_MAX 65536 /* completed steps held for their CPU and memory readings */
-#define PROF_SS_WAIT_NS 10000000000ull /* nor longer than this (trace time: the newest event seen) */
-#define PROF_SS_NOMEM_NS 500000000ull  /* when no memory reading was ever written (memory not recorded) */
+#define PROF_SS_WAIT_CYCLES 40 /* nor longer than this many writer cycles (prof__ss_cycle) */
+#define PROF_SS_NOMEM_CYCLES 2 /* when no memory reading was ever written (memory not recorded) */
+#define PROF_SS_WAIT_NS 10000000000ull /* without cycles: trace time (the newest event seen) */
 
 typedef struct prof__ss_thread {
   uint32_t tid;
@@ -125,6 +126,7 @@ typedef struct prof__ss_held {
   uint64_t begin_ns, end_ns;
   double cpu_begin;
   int cpu_wait;
+  uint64_t cycle; /* writer cycles seen when it was completed */
 } prof__ss_held;
 
 /* Readings of a process-wide counter (ts ascending), kept back to the
@@ -146,6 +148,7 @@ typedef struct prof__ss_state {
   size_t held_head, nheld, held_cap;
   uint64_t held_seq;   /* sequence number of the oldest held step */
   uint64_t now;        /* the newest event time seen */
+  uint64_t cycles;     /* writer cycles (prof__ss_cycle) */
   int oom;
 } prof__ss_state;
 
@@ -159,10 +162,13 @@ void prof__ss_name(prof__ss_state *s, uint32_t id, const char *str, size_t len);
 typedef void (*prof__ss_emit)(void *arg, const prof__ss_rec *r);
 void prof__ss_observe(prof__ss_state *s, uint32_t tid, const prof__event *ev, size_t n, prof__ss_emit emit,
                       void *arg);
+/* The writer's hooks ran (one writer cycle). */
+void prof__ss_cycle(prof__ss_state *s);
 /* Emit the held steps whose readings are in (all of them with `force`),
- * oldest first. Steps held past PROF_SS_PEND_MAX, or PROF_SS_WAIT_NS after
- * their end (PROF_SS_NOMEM_NS while no memory reading came at all), go out
- * with what is known. */
+ * oldest first. Steps held past PROF_SS_PEND_MAX, or PROF_SS_WAIT_CYCLES
+ * writer cycles after their end (PROF_SS_NOMEM_CYCLES while no memory
+ * reading came at all; PROF_SS_WAIT_NS of trace time when the writer does
+ * not count cycles), go out with what is known. */
 void prof__ss_settle(prof__ss_state *s, int force, prof__ss_emit emit, void *arg);
 void prof__ss_free(prof__ss_state *s);
 

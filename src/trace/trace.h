@@ -107,6 +107,11 @@ void prof__tw_bound_stats(const prof__tw *w, uint64_t *compactions, uint64_t *dr
  * string reaches the trace (the writer queues events before the strings
  * they name): its CPU and memory counters. No effect when not bounded. */
 void prof__tw_bound_name(prof__tw *w, uint32_t id, const char *name);
+/* The writer's hooks (memory, counters) ran: once per writer cycle. A held
+ * step summary is written without memory readings once two cycles passed
+ * after it without any (memory is not recorded), and without the readings
+ * still missing after 40. No effect when not bounded. */
+void prof__tw_bound_cycle(prof__tw *w);
 
 /* Flush, write the FOOTER chunk from kv, close. Frees w (also on error).
  * Returns 0 or PROF_EIO. */

@@ -162,6 +162,10 @@ void prof__twb_string(prof__tw *w, uint32_t id, const char *s, size_t len) { pro
 
 void prof__twb_finishing(prof__tw *w) { w->bound->finishing = 1; }
 
+void prof__tw_bound_cycle(prof__tw *w) {
+  if (w && w->bound) prof__ss_cycle(&w->bound->ss);
+}
+
 void prof__tw_bound_name(prof__tw *w, uint32_t id, const char *name) {
   if (w && w->bound && id && name) prof__ss_name(&w->bound->ss, id, name, strlen(name));
 }
