@@ -37,7 +37,19 @@ typedef struct prof__step {
   uint64_t begin_ns, end_ns;
   uint64_t bd_ns[PROF_BD_COUNT]; /* breakdown on the step's thread */
   int warmup_outlier;  /* 1 for a first step far slower than the median */
+  /* ---- added after the first contract (append only) ---- */
+  unsigned have;       /* PROF_STEP_HAS_* bits: which of the fields below are known */
+  uint64_t cpu_ns;     /* CPU time of the step's thread during the step (its CPU clock read right before
+                        * the begin and right after the end; at most the step's length) */
+  uint64_t rss_peak_bytes;  /* highest process RSS while the step was open (the reading in effect at its
+                             * begin and those taken until its end) */
+  uint64_t live_peak_bytes; /* the same for the live heap (mem.live_bytes) */
 } prof__step;
+
+/* prof__step.have (the same bits as a STEPSUM record's optional fields). */
+#define PROF_STEP_HAS_CPU 1u
+#define PROF_STEP_HAS_RSS 2u
+#define PROF_STEP_HAS_LIVE 4u
 
 typedef struct prof__range_stat {
   uint32_t name;       /* string id */
@@ -199,6 +211,17 @@ struct prof__an {
   unsigned summary_level;        /* coarsest rounding of those steps' summaries (0: exact) */
   uint64_t summary_bad_chunks;   /* STEPSUM chunks that did not decode (ignored) */
 };
+
+/* Per-step CPU time and memory over every step of the run (prof__step.have):
+ * how many steps know each, the CPU and wall time of those with a CPU time,
+ * and the highest RSS and live heap of a step, with the step's number. */
+typedef struct prof__step_res {
+  size_t cpu_steps, rss_steps, live_steps;
+  uint64_t cpu_ns, cpu_wall_ns;
+  uint64_t rss_peak_bytes, rss_peak_step;
+  uint64_t live_peak_bytes, live_peak_step;
+} prof__step_res;
+void prof__an_step_res(const prof__an *an, prof__step_res *r);
 
 /* Every step of the run: run_steps when the trace was bounded, else steps. */
 static inline const prof__step *prof__an_all_steps(const prof__an *an, size_t *n) {

@@ -422,6 +422,7 @@ static void cycle(int final) {
   drain_all();
   for (int i = 0; i < __atomic_load_n(&nhooks, __ATOMIC_ACQUIRE); i++)
     hooks[i].fn(W.failed ? NULL : W.tw, final, hooks[i].arg);
+  if (!W.failed) prof__tw_bound_cycle(W.tw); /* a bounded trace's step summaries: the hooks' readings are in */
   for (int i = 0; i < PROF_SEG_SLOTS && !W.failed; i++) seg_finish_cycle(&W.seg[i], final);
   if (!W.failed) {
     int rc = meta_emit(W.tw);

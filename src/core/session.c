@@ -33,6 +33,8 @@
 #include "reports.h"
 #include "session.h"
 #include "session_core.h"
+#include "trace/ev_cpuctr.h"
+#include "trace/ev_mem.h"
 #include "trace/outfile.h"
 #include "trace/tracename.h"
 
@@ -99,8 +101,17 @@ static void own_trace_path(void) {
 /* MLPROF_MAX_MB: keep the trace within that many MiB (docs/long-runs.md). */
 static void bound_trace(prof__tw *tw) {
   long mb = prof__env_long("MAX_MB", 0, 0, 1L << 20);
-  if (mb > 0 && prof__tw_bound(tw, cfg.path, (uint64_t)mb << 20) != 0)
+  if (mb <= 0) return;
+  if (prof__tw_bound(tw, cfg.path, (uint64_t)mb << 20) != 0) {
     fprintf(stderr, "mlprof: MLPROF_MAX_MB=%ld cannot be applied to '%s'; the trace is not bounded\n", mb, cfg.path);
+    return;
+  }
+  /* The step summaries' counters: names are interned by content, so these
+   * are the ids the CPU and memory modules' events will carry, known before
+   * their strings reach the trace (after the first events that use them). */
+  static const char *const names[] = {PROF_CPUCTR_CPU_NS, PROF_MEM_COUNTER_RSS, PROF_MEM_COUNTER_LIVE};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    prof__tw_bound_name(tw, prof__intern(names[i]), names[i]);
 }
 
 static int init_locked(const prof_config *c, const prof__assembly *a) {

@@ -103,6 +103,15 @@ uint64_t prof__tw_bytes(const prof__tw *w);
 int prof__tw_bound(prof__tw *w, const char *path, uint64_t max_bytes);
 /* Totals of the bound so far (NULL pointers are skipped). */
 void prof__tw_bound_stats(const prof__tw *w, uint64_t *compactions, uint64_t *dropped_bytes, uint64_t *steps);
+/* Tell a bounded trace's step summariser the id a name will have before its
+ * string reaches the trace (the writer queues events before the strings
+ * they name): its CPU and memory counters. No effect when not bounded. */
+void prof__tw_bound_name(prof__tw *w, uint32_t id, const char *name);
+/* The writer's hooks (memory, counters) ran: once per writer cycle. A held
+ * step summary is written without memory readings once two cycles passed
+ * after it without any (memory is not recorded), and without the readings
+ * still missing after 40. No effect when not bounded. */
+void prof__tw_bound_cycle(prof__tw *w);
 
 /* Flush, write the FOOTER chunk from kv, close. Frees w (also on error).
  * Returns 0 or PROF_EIO. */

@@ -258,6 +258,7 @@ int prof__tw_string(prof__tw *w, uint32_t id, const char *s, size_t len) {
   prof__buf_varint(&w->strings.b, id);
   prof__buf_str(&w->strings.b, s ? s : "", len < MAX_STRING ? len : MAX_STRING);
   q_entry(&w->strings, start);
+  if (w->bound) prof__twb_string(w, id, s, len);
   return w->strings.b.oom ? PROF_ENOMEM : 0;
 }
 
@@ -379,6 +380,7 @@ int prof__tw_errno(const prof__tw *w) { return w ? w->err : 0; }
 
 int prof__tw_finish(prof__tw *w, const prof__kv *kv, size_t n, int *sys_err) {
   if (!w) return PROF_EINVAL;
+  if (w->bound) prof__twb_finishing(w);
   int rc = prof__tw_flush(w);
   int rc2 = kv_chunk(w, PROF_CHUNK_FOOTER, kv, n);
   if (close(w->fd) != 0 && !rc && !rc2) {

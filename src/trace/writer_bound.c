@@ -12,8 +12,10 @@
  * at most half the bound and happens at most once per half bound written.
  *
  * Step summaries (rec_stepsum.h) are made from the events as they are
- * queued: each flush appends a STEPSUM chunk of the steps completed since
- * the last one, and a rewrite replaces all of them by the summaries of the
+ * queued: a completed step is held until its thread's CPU clock reading
+ * after STEP_END and the process's memory readings up to its end are in
+ * (the next flush, normally); each flush appends a STEPSUM chunk of the
+ * steps settled since the last one, and a rewrite replaces all of them by the summaries of the
  * whole run, kept in memory. When those would take more than a quarter of
  * the bound, the older ones are rounded (precision levels 1..3), which
  * compresses them to a byte or two a step.
@@ -53,6 +55,7 @@ struct tw_bound {
   prof__ss_enc pend; /* summaries not yet in a STEPSUM chunk of the file */
   uint64_t dropped_bytes, dropped_chunks, compactions;
   int off;           /* bounding stopped (said once) */
+  int finishing;     /* the last flush: held summaries go out */
   int oom;
 };
 
@@ -108,6 +111,7 @@ void prof__tw_bound_stats(const prof__tw *w, uint64_t *compactions, uint64_t *dr
 void prof__twb_free(prof__tw *w) {
   tw_bound *B = w->bound;
   if (!B) return;
+  prof__ss_free(&B->ss);
   for (size_t i = 0; i < B->nseg; i++) prof__ss_enc_free(&B->seg[i]);
   free(B->seg);
   prof__ss_enc_free(&B->pend);
@@ -154,6 +158,18 @@ void prof__twb_events(prof__tw *w, uint32_t tid, const prof__event *ev, size_t n
   prof__ss_observe(&w->bound->ss, tid, ev, n, on_step, w->bound);
 }
 
+void prof__twb_string(prof__tw *w, uint32_t id, const char *s, size_t len) { prof__ss_name(&w->bound->ss, id, s, len); }
+
+void prof__twb_finishing(prof__tw *w) { w->bound->finishing = 1; }
+
+void prof__tw_bound_cycle(prof__tw *w) {
+  if (w && w->bound) prof__ss_cycle(&w->bound->ss);
+}
+
+void prof__tw_bound_name(prof__tw *w, uint32_t id, const char *name) {
+  if (w && w->bound && id && name) prof__ss_name(&w->bound->ss, id, name, strlen(name));
+}
+
 static prof__ss_hdr totals(const tw_bound *B) {
   prof__ss_hdr h = {0};
   h.max_bytes = B->max;
@@ -175,6 +191,13 @@ static int frame_summaries(prof__tw *w, const prof__ss_enc *e, prof__buf *out) {
 
 int prof__twb_flush(prof__tw *w) {
   tw_bound *B = w->bound;
+  /* Steps whose CPU and memory readings are in (the writer's hooks ran
+   * before this flush); on the last flush, every held step. */
+  prof__ss_settle(&B->ss, B->finishing, on_step, B);
+  if (B->ss.oom) {
+    B->oom = 1;
+    B->ss.oom = 0;
+  }
   if (B->oom) {
     give_up(B, "out of memory for the step summaries");
     B->oom = 0;

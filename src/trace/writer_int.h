@@ -44,5 +44,7 @@ void prof__twb_written(prof__tw *w, uint64_t off, size_t len, int type);
 void prof__twb_events(prof__tw *w, uint32_t tid, const prof__event *ev, size_t n);
 int prof__twb_flush(prof__tw *w); /* the STEPSUM chunk of steps completed since the last */
 void prof__twb_free(prof__tw *w);
+void prof__twb_string(prof__tw *w, uint32_t id, const char *s, size_t len); /* the summariser's counter ids */
+void prof__twb_finishing(prof__tw *w); /* the next flush is the last: held steps go out */
 
 #endif /* PROF_WRITER_INT_H */

@@ -33,7 +33,18 @@ typedef struct an_thread {
   uint64_t attr_ts;   /* breakdown attributed up to here */
   uint64_t last_ts;
   int began;          /* a RANGE_BEGIN was seen on this thread */
+  /* the step thread's CPU clock (boundary readings, rec_stepsum.c's rule) */
+  int cpu_have;       /* cpu_v is a reading not yet taken by a STEP_BEGIN */
+  double cpu_v;
+  size_t cpu_wait;    /* index + 1 of the step waiting for its end reading */
 } an_thread;
+
+/* Readings of a process-wide memory counter, in file order. */
+typedef struct an_series {
+  uint64_t *ts;
+  double *v;
+  size_t n, cap, vcap;
+} an_series;
 
 typedef struct an_priv {
   prof__an pub;
@@ -59,6 +70,12 @@ typedef struct an_priv {
   prof__step *sums;       /* steps read from STEPSUM chunks (bounded traces) */
   size_t nsums, sumcap;
   int step_begun;         /* a STEP_BEGIN was seen */
+  /* per-step CPU and memory: the counters' string ids (0: not defined),
+   * the CPU clock at each step's begin, and the memory series */
+  uint32_t id_cpu, id_rss, id_live;
+  double *step_cpu0;      /* parallel to pub.steps: CPU clock at the begin (NAN: none) */
+  size_t cpu0cap;
+  an_series rss, live;
   int oom;
   int threads;            /* prof__an_threads(): 1 serial, 2 with a decode thread */
   uint32_t range_tid;     /* thread of the latest range event (prof__an_range_tid) */

@@ -9,12 +9,15 @@
  * Lookups are by integer id (arrays, hash map for very large ids); nothing
  * allocates per event.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mlprof.h"
 #include "analyze/engine/an_internal.h"
 #include "analyze/util/array.h"
+#include "trace/ev_cpuctr.h"
+#include "trace/ev_mem.h"
 #include "trace/rec_stepsum.h"
 
 /* ---- id map ------------------------------------------------------------- */
@@ -34,6 +37,10 @@ static void model_string(an_priv *p, uint32_t id, const char *s, size_t len) {
   prof__an *an = &p->pub;
   char *copy = strndup(s ? s : "", s ? len : 0);
   if (!copy) { p->oom = 1; return; }
+  /* the counters of the per-step CPU time and memory */
+  if (strcmp(copy, PROF_CPUCTR_CPU_NS) == 0) p->id_cpu = id;
+  else if (strcmp(copy, PROF_MEM_COUNTER_RSS) == 0) p->id_rss = id;
+  else if (strcmp(copy, PROF_MEM_COUNTER_LIVE) == 0) p->id_live = id;
   if (id < AN_DENSE_IDS) {
     if (id >= an->nstrings) {
       size_t cap = an->nstrings;
@@ -312,10 +319,18 @@ static void step_begin(an_priv *p, an_thread *t, uint32_t tid, uint64_t number, 
   t->step = (long)an->nsteps++;
   t->attr_ts = ts;
   open_step_set(p, number, (uint64_t)(t - p->ts) + 1);
+  /* the thread's CPU clock read right before this STEP_BEGIN, if it was */
+  if (grow(p, (void **)&p->step_cpu0, &p->cpu0cap, an->nsteps, sizeof *p->step_cpu0)) return;
+  p->step_cpu0[t->step] = t->cpu_have ? t->cpu_v : NAN;
+  t->cpu_have = 0;
+  t->cpu_wait = 0;
 }
 
 static void step_end(an_priv *p, an_thread *t, uint64_t number, uint64_t ts) {
   if (t->step >= 0 && p->pub.steps[t->step].number == number) {
+    /* its CPU clock's end value is the thread's next boundary reading */
+    size_t i = (size_t)t->step;
+    t->cpu_wait = i < p->cpu0cap && isfinite(p->step_cpu0[i]) ? i + 1 : 0;
     step_close(p, t, ts);
     return;
   }
@@ -325,6 +340,104 @@ static void step_end(an_priv *p, an_thread *t, uint64_t number, uint64_t ts) {
     return;
   }
   if (!p->pub.bound_dropped_chunks || p->step_begun) p->pub.unmatched_step_ends++; /* as for ranges */
+}
+
+/* ---- per-step CPU time and memory --------------------------------------- */
+
+static void series_add(an_priv *p, an_series *q, uint64_t ts, double v) {
+  if (grow(p, (void **)&q->ts, &q->cap, q->n + 1, sizeof *q->ts)) return;
+  if (grow(p, (void **)&q->v, &q->vcap, q->n + 1, sizeof *q->v)) return;
+  q->ts[q->n] = ts;
+  q->v[q->n++] = v;
+}
+
+/* COUNTER events the step model reads: boundary readings of a thread's CPU
+ * clock (the end of the step waiting for one, else the begin of its next
+ * step) and the process's RSS and live heap (rec_stepsum.c's rules). */
+static void model_counter(an_priv *p, an_thread *t, const prof__event *ev, uint64_t ts) {
+  if (!ev->name) return;
+  double v = prof__bits_f64(ev->a);
+  if (ev->name == p->id_rss) {
+    series_add(p, &p->rss, ts, v);
+  } else if (ev->name == p->id_live) {
+    series_add(p, &p->live, ts, v);
+  } else if (ev->name == p->id_cpu && (ev->cat & PROF_CPUCTR_CAT_BOUNDARY)) {
+    if (t->cpu_wait) {
+      size_t i = t->cpu_wait - 1;
+      t->cpu_wait = 0;
+      if (i < p->pub.nsteps && v >= p->step_cpu0[i]) {
+        /* at most the step's length (rec_stepsum.c) */
+        double c = v - p->step_cpu0[i], len = (double)(p->pub.steps[i].end_ns - p->pub.steps[i].begin_ns);
+        p->pub.steps[i].cpu_ns = (uint64_t)((c < len ? c : len) + 0.5);
+        p->pub.steps[i].have |= PROF_STEP_HAS_CPU;
+      }
+      return;
+    }
+    t->cpu_have = 1;
+    t->cpu_v = v;
+  }
+}
+
+static int cmp_reading(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The series by time (one writer thread writes it in order: rarely sorted). */
+static void series_sort(an_priv *p, an_series *q) {
+  size_t i = 1;
+  while (i < q->n && q->ts[i - 1] <= q->ts[i]) i++;
+  if (i >= q->n) return;
+  struct rd { uint64_t ts; double v; } *r = malloc(q->n * sizeof *r);
+  if (!r) {
+    p->oom = 1;
+    return;
+  }
+  for (size_t k = 0; k < q->n; k++) r[k] = (struct rd){q->ts[k], q->v[k]};
+  qsort(r, q->n, sizeof *r, cmp_reading);
+  for (size_t k = 0; k < q->n; k++) q->ts[k] = r[k].ts, q->v[k] = r[k].v;
+  free(r);
+}
+
+/* Each detail step's peak RSS and live heap. */
+static void step_memory(an_priv *p) {
+  prof__an *an = &p->pub;
+  series_sort(p, &p->rss);
+  series_sort(p, &p->live);
+  for (size_t i = 0; i < an->nsteps; i++) {
+    prof__step *s = &an->steps[i];
+    double v;
+    if (prof__ss_peak(p->rss.ts, p->rss.v, p->rss.n, s->begin_ns, s->end_ns, &v) && v >= 0) {
+      s->rss_peak_bytes = (uint64_t)(v + 0.5);
+      s->have |= PROF_STEP_HAS_RSS;
+    }
+    if (prof__ss_peak(p->live.ts, p->live.v, p->live.n, s->begin_ns, s->end_ns, &v) && v >= 0) {
+      s->live_peak_bytes = (uint64_t)(v + 0.5);
+      s->have |= PROF_STEP_HAS_LIVE;
+    }
+  }
+}
+
+void prof__an_step_res(const prof__an *an, prof__step_res *r) {
+  memset(r, 0, sizeof *r);
+  size_t n;
+  const prof__step *steps = prof__an_all_steps(an, &n);
+  for (size_t i = 0; i < n; i++) {
+    const prof__step *s = &steps[i];
+    if (s->have & PROF_STEP_HAS_CPU) {
+      r->cpu_steps++;
+      r->cpu_ns += s->cpu_ns;
+      r->cpu_wall_ns += s->end_ns - s->begin_ns;
+    }
+    if ((s->have & PROF_STEP_HAS_RSS) && (!r->rss_steps++ || s->rss_peak_bytes > r->rss_peak_bytes)) {
+      r->rss_peak_bytes = s->rss_peak_bytes;
+      r->rss_peak_step = s->number;
+    }
+    if ((s->have & PROF_STEP_HAS_LIVE) && (!r->live_steps++ || s->live_peak_bytes > r->live_peak_bytes)) {
+      r->live_peak_bytes = s->live_peak_bytes;
+      r->live_peak_step = s->number;
+    }
+  }
 }
 
 /* ---- events ------------------------------------------------------------- */
@@ -383,6 +496,7 @@ static void model_event(an_priv *p, uint32_t tid, const prof__event *ev) {
   case PROF_EV_RANGE_END: range_end(p, t, ev->name, ts); break;
   case PROF_EV_STEP_BEGIN: step_begin(p, t, tid, ev->a, ts); break;
   case PROF_EV_STEP_END: step_end(p, t, ev->a, ts); break;
+  case PROF_EV_COUNTER: model_counter(p, t, ev, ts); break;
   default: break;
   }
   ctx_set(p, ti);
@@ -423,6 +537,10 @@ static void model_stepsum(an_priv *p, const uint8_t *data, size_t len) {
     s->begin_ns = r.begin_us * 1000;
     s->end_ns = s->begin_ns + r.dur_us * 1000;
     for (int i = 0; i < PROF_BD_COUNT && i < PROF_SS_BUCKETS; i++) s->bd_ns[i] = r.bd_us[i] * 1000;
+    s->have = r.have & (PROF_STEP_HAS_CPU | PROF_STEP_HAS_RSS | PROF_STEP_HAS_LIVE);
+    s->cpu_ns = r.cpu_us * 1000;
+    s->rss_peak_bytes = r.rss_bytes;
+    s->live_peak_bytes = r.live_bytes;
     s->warmup_outlier = (int)it.h.level; /* kept here until the merge */
   }
   if (k < 0) {
@@ -438,6 +556,21 @@ static void model_stepsum(an_priv *p, const uint8_t *data, size_t len) {
 
 static int cmp_u64(const void *a, const void *b);
 static int cmp_step(const void *a, const void *b);
+
+/* A step kept in detail whose readings fell in dropped chunks (the RSS in
+ * effect at its begin, say) takes the missing fields from its summary. */
+static void fill_from_summary(prof__step *d, const prof__step *s) {
+  unsigned miss = s->have & ~d->have;
+  if (miss & PROF_STEP_HAS_CPU) d->cpu_ns = s->cpu_ns;
+  if (miss & PROF_STEP_HAS_RSS) d->rss_peak_bytes = s->rss_peak_bytes;
+  if (miss & PROF_STEP_HAS_LIVE) d->live_peak_bytes = s->live_peak_bytes;
+  d->have |= miss;
+}
+
+static int cmp_step_number(const void *a, const void *b) {
+  const prof__step *x = a, *y = b;
+  return x->number < y->number ? -1 : x->number > y->number;
+}
 
 /* run_steps: the window's steps and the summarised steps whose number no
  * step of the window has (a summary of a step kept in detail is a copy). */
@@ -458,9 +591,15 @@ static void merge_summaries(an_priv *p) {
   size_t n = 0;
   for (size_t i = 0; i < an->nsteps; i++) an->run_steps[n++] = an->steps[i];
   qsort(p->sums, p->nsums, sizeof *p->sums, cmp_step);
+  /* the detail steps by number, to complete them from their copies */
+  qsort(an->run_steps, n, sizeof *an->run_steps, cmp_step_number);
   for (size_t i = 0; i < p->nsums; i++) {
     prof__step s = p->sums[i];
-    if (bsearch(&s.number, nums, an->nsteps, sizeof *nums, cmp_u64)) continue;
+    if (bsearch(&s.number, nums, an->nsteps, sizeof *nums, cmp_u64)) {
+      prof__step *d = bsearch(&s, an->run_steps, an->nsteps, sizeof *an->run_steps, cmp_step_number);
+      if (d && d->tid == s.tid) fill_from_summary(d, &s);
+      continue;
+    }
     if (i && p->sums[i - 1].number == s.number && p->sums[i - 1].begin_ns == s.begin_ns) continue; /* a copy */
     if ((unsigned)s.warmup_outlier > an->summary_level) an->summary_level = (unsigned)s.warmup_outlier;
     s.warmup_outlier = 0;
@@ -598,6 +737,7 @@ void prof__an_model_finish(an_priv *p) {
   uint64_t flost = prof__an_footer_u64(an, "events_lost");
   an->lost_events = lost > flost ? lost : flost;
   an->misuse = prof__an_footer_u64(an, "misuse");
+  step_memory(p);
   merge_summaries(p);
   flag_warmup(p);
   size_t ns;
@@ -621,6 +761,11 @@ void prof__an_model_free(an_priv *p) {
   free(an->steps);
   free(an->run_steps);
   free(p->sums);
+  free(p->step_cpu0);
+  free(p->rss.ts);
+  free(p->rss.v);
+  free(p->live.ts);
+  free(p->live.v);
   free(an->ranges);
   free(p->rnext);
   free(p->rhead);

@@ -16,6 +16,7 @@
 #include "mlprof.h"
 #include "analyze/analyze.h"
 #include "analyze/report/html.h"
+#include "analyze/util/fmt.h"
 #include "analyze/sections/graph/sec_graph.h"
 #include "trace/rec_gpu.h"
 
@@ -217,6 +218,61 @@ static void stats_row(FILE *out, const char *label, const prof__step_stats *st) 
   fputs("</tr>\n", out);
 }
 
+/* The step thread's CPU time and the memory peaks over the steps. */
+static void step_res(prof__an *an, FILE *out) {
+  prof__step_res r;
+  prof__an_step_res(an, &r);
+  size_t n = prof__an_nall(an);
+  char a[32], b[32], line[256];
+  if (r.cpu_steps) {
+    snprintf(line, sizeof line, "Step thread CPU: %s of %s step time (%.1f%%), known for %zu of %zu steps.",
+             NS(a, r.cpu_ns), NS(b, r.cpu_wall_ns),
+             r.cpu_wall_ns ? 100.0 * (double)r.cpu_ns / (double)r.cpu_wall_ns : 0.0, r.cpu_steps, n);
+    fputs("<p class=\"step-cpu\">", out);
+    prof__html_esc(out, line);
+    fputs("</p>\n", out);
+  }
+  if (r.rss_steps || r.live_steps) {
+    fputs("<p class=\"step-mem\">", out);
+    if (r.rss_steps) {
+      snprintf(line, sizeof line, "Peak RSS during a step: %s (step %llu), known for %zu of %zu steps. ",
+               prof__fmt_bytes(a, sizeof a, (double)r.rss_peak_bytes), (unsigned long long)r.rss_peak_step,
+               r.rss_steps, n);
+      prof__html_esc(out, line);
+    }
+    if (r.live_steps) {
+      snprintf(line, sizeof line, "Peak live heap during a step: %s (step %llu), known for %zu of %zu steps.",
+               prof__fmt_bytes(a, sizeof a, (double)r.live_peak_bytes), (unsigned long long)r.live_peak_step,
+               r.live_steps, n);
+      prof__html_esc(out, line);
+    }
+    fputs("</p>\n", out);
+  }
+}
+
+/* Per step: the step thread's CPU time (bounded traces: every step of the
+ * run; else the functions section draws it) and the peak RSS (0 where
+ * unknown), drawn into v (room for 5 values a step). */
+static void step_res_charts(prof__an *an, FILE *out, double *v, const uint64_t *ids) {
+  prof__step_res r;
+  prof__an_step_res(an, &r);
+  size_t n = prof__an_nall(an);
+  const prof__step *steps = prof__an_run_steps(an);
+  if (r.cpu_steps && an->summary_only_steps) {
+    for (size_t i = 0; i < n; i++) v[i] = (steps[i].have & PROF_STEP_HAS_CPU) ? (double)steps[i].cpu_ns / 1e6 : 0;
+    prof__chart c = {.title = "step thread CPU time, every step of the run", .unit = "ms", .n = n, .nseries = 1, .v = v,
+                     .ids = ids, .id_fmt = "step %llu", .peak = -1};
+    prof__svg_bars(out, &c);
+  }
+  if (r.rss_steps) {
+    for (size_t i = 0; i < n; i++)
+      v[i] = (steps[i].have & PROF_STEP_HAS_RSS) ? (double)steps[i].rss_peak_bytes / (1024.0 * 1024.0) : 0;
+    prof__chart c = {.title = "peak RSS per step", .unit = "MiB", .n = n, .nseries = 1, .v = v, .ids = ids,
+                     .id_fmt = "step %llu", .peak = -1};
+    prof__svg_bars(out, &c);
+  }
+}
+
 static int steps_section(prof__an *an, FILE *out) {
   size_t n = prof__an_nall(an);
   const prof__step *steps = prof__an_run_steps(an);
@@ -241,6 +297,8 @@ static int steps_section(prof__an *an, FILE *out) {
   stats_row(out, "all", &an->step_stats);
   if (steps[0].warmup_outlier) stats_row(out, "without warm-up", &an->steady_stats);
   prof__html_table_end(out);
+  step_res(an, out);
+  step_res_charts(an, out, v, ids);
   prof__html_section_end(out);
   /* the breakdown per step, stacked */
   for (size_t i = 0; i < n; i++) {

@@ -118,6 +118,36 @@ static void json_stats(prof__json *j, const prof__step_stats *st) {
   prof__json_kuint(j, "max_ns", st->max_ns);
 }
 
+/* "cpu" and "memory" of the steps object, when any step knows them. */
+static void json_step_res(prof__an *an, prof__json *j) {
+  prof__step_res r;
+  prof__an_step_res(an, &r);
+  if (r.cpu_steps) {
+    prof__json_key(j, "cpu");
+    prof__json_obj_begin(j);
+    prof__json_kuint(j, "steps", r.cpu_steps);
+    prof__json_kuint(j, "cpu_ns", r.cpu_ns);
+    prof__json_kuint(j, "wall_ns", r.cpu_wall_ns);
+    prof__json_knum(j, "share", r.cpu_wall_ns ? (double)r.cpu_ns / (double)r.cpu_wall_ns : 0.0);
+    prof__json_obj_end(j);
+  }
+  if (r.rss_steps || r.live_steps) {
+    prof__json_key(j, "memory");
+    prof__json_obj_begin(j);
+    prof__json_kuint(j, "rss_steps", r.rss_steps);
+    if (r.rss_steps) {
+      prof__json_kuint(j, "peak_rss_bytes", r.rss_peak_bytes);
+      prof__json_kuint(j, "peak_rss_step", r.rss_peak_step);
+    }
+    prof__json_kuint(j, "live_steps", r.live_steps);
+    if (r.live_steps) {
+      prof__json_kuint(j, "peak_live_bytes", r.live_peak_bytes);
+      prof__json_kuint(j, "peak_live_step", r.live_peak_step);
+    }
+    prof__json_obj_end(j);
+  }
+}
+
 static void json_steps(prof__an *an, prof__json *j) {
   prof__json_key(j, "steps");
   prof__json_obj_begin(j);
@@ -145,9 +175,13 @@ static void json_steps(prof__an *an, prof__json *j) {
     prof__json_kbool(j, "warmup_outlier", s->warmup_outlier);
     prof__json_key(j, "breakdown");
     json_buckets(j, s->bd_ns);
+    if (s->have & PROF_STEP_HAS_CPU) prof__json_kuint(j, "cpu_ns", s->cpu_ns);
+    if (s->have & PROF_STEP_HAS_RSS) prof__json_kuint(j, "rss_peak_bytes", s->rss_peak_bytes);
+    if (s->have & PROF_STEP_HAS_LIVE) prof__json_kuint(j, "live_peak_bytes", s->live_peak_bytes);
     prof__json_obj_end(j);
   }
   prof__json_arr_end(j);
+  json_step_res(an, j);
   prof__json_obj_end(j);
 }
 

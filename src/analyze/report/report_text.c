@@ -8,6 +8,7 @@
 
 #include "mlprof.h"
 #include "analyze/analyze.h"
+#include "analyze/util/fmt.h"
 #include "analyze/util/termsafe.h"
 
 /* Ranges listed in the text report (the JSON has all of them). */
@@ -114,9 +115,31 @@ static void text_step_line(prof__an *an, FILE *out, const prof__step *s) {
   uint64_t other = s->bd_ns[PROF_BD_OTHER_RANGE] + s->bd_ns[PROF_BD_UNTRACKED];
   for (int b = 0; b < PROF_BD_OTHER_RANGE; b++)
     fprintf(out, " %s %5.1f%%", prof__an_bucket_name(b), dur ? 100.0 * (double)s->bd_ns[b] / (double)dur : 0.0);
-  fprintf(out, " other %5.1f%%%s\n", dur ? 100.0 * (double)other / (double)dur : 0.0,
-          s->warmup_outlier ? "  (warm-up)" : "");
+  fprintf(out, " other %5.1f%%", dur ? 100.0 * (double)other / (double)dur : 0.0);
+  if (s->have & PROF_STEP_HAS_CPU) fprintf(out, "  cpu %5.1f%%", dur ? 100.0 * (double)s->cpu_ns / (double)dur : 0.0);
+  if (s->have & PROF_STEP_HAS_RSS) fprintf(out, "  rss %s", prof__fmt_bytes(d, sizeof d, (double)s->rss_peak_bytes));
+  fprintf(out, "%s\n", s->warmup_outlier ? "  (warm-up)" : "");
   (void)an;
+}
+
+/* The step thread's CPU time and the memory peaks over the steps. */
+static void text_step_res(prof__an *an, FILE *out) {
+  prof__step_res r;
+  prof__an_step_res(an, &r);
+  size_t n = prof__an_nall(an);
+  char a[32], b[32];
+  if (r.cpu_steps)
+    fprintf(out, "  step thread CPU: %s of %s step time (%.1f%%), known for %zu of %zu %s\n", NS(a, r.cpu_ns),
+            NS(b, r.cpu_wall_ns), r.cpu_wall_ns ? 100.0 * (double)r.cpu_ns / (double)r.cpu_wall_ns : 0.0,
+            r.cpu_steps, n, steps_word(n));
+  if (r.rss_steps)
+    fprintf(out, "  peak RSS during a step: %s (step %llu), known for %zu of %zu %s\n",
+            prof__fmt_bytes(a, sizeof a, (double)r.rss_peak_bytes), (unsigned long long)r.rss_peak_step, r.rss_steps,
+            n, steps_word(n));
+  if (r.live_steps)
+    fprintf(out, "  peak live heap during a step: %s (step %llu), known for %zu of %zu %s\n",
+            prof__fmt_bytes(a, sizeof a, (double)r.live_peak_bytes), (unsigned long long)r.live_peak_step,
+            r.live_steps, n, steps_word(n));
 }
 
 static uint64_t dur_of(const prof__an *an, size_t i) { return prof__an_run_steps(an)[i].end_ns - prof__an_run_steps(an)[i].begin_ns; }
@@ -169,6 +192,7 @@ static void text_steps(prof__an *an, FILE *out) {
             (unsigned long long)an->unfinished_last_number,
             prof__an_fmt_ns(d, sizeof d, an->unfinished_last_open_ns));
   }
+  text_step_res(an, out);
   text_step_list(an, out);
   fputc('\n', out);
 }

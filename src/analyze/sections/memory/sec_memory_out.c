@@ -530,6 +530,28 @@ static void json_pools_ranges(prof__an *an, const mem_state *s, prof__json *j) {
   prof__json_arr_end(j);
 }
 
+/* JSON "run" of a bounded trace (text_run_peaks). */
+static void json_run_peaks(prof__an *an, prof__json *j) {
+  prof__step_res r;
+  if (!an->summary_only_steps) return;
+  prof__an_step_res(an, &r);
+  if (!r.rss_steps && !r.live_steps) return;
+  prof__json_key(j, "run");
+  prof__json_obj_begin(j);
+  prof__json_kuint(j, "steps", prof__an_nall(an));
+  prof__json_kuint(j, "rss_steps", r.rss_steps);
+  if (r.rss_steps) {
+    prof__json_kuint(j, "rss_peak_bytes", r.rss_peak_bytes);
+    prof__json_kuint(j, "rss_peak_step", r.rss_peak_step);
+  }
+  prof__json_kuint(j, "live_steps", r.live_steps);
+  if (r.live_steps) {
+    prof__json_kuint(j, "live_peak_bytes", r.live_peak_bytes);
+    prof__json_kuint(j, "live_peak_step", r.live_peak_step);
+  }
+  prof__json_obj_end(j);
+}
+
 static void json_peak(prof__an *an, const mem_state *s, prof__json *j) {
   double peak = s->heap_peak;
   uint64_t ts = s->heap_peak_ts;
@@ -554,6 +576,25 @@ static void json_peak(prof__an *an, const mem_state *s, prof__json *j) {
   prof__json_key(j, "rss_peak_bytes");
   if (rss >= 0) prof__json_num(j, rss);
   else prof__json_null(j);
+  json_run_peaks(an, j);
+}
+
+/* A bounded trace: the figures above cover the detail window; the steps'
+ * summaries give the peaks of every step of the run ("run", steps.memory). */
+static void text_run_peaks(prof__an *an, FILE *out) {
+  prof__step_res r;
+  if (!an->summary_only_steps) return;
+  prof__an_step_res(an, &r);
+  if (!r.rss_steps && !r.live_steps) return;
+  char a[32], b[32];
+  fputs("  whole run (bounded trace; the figures above cover the detail window):", out);
+  if (r.live_steps)
+    fprintf(out, " heap peak of a step %s (step %llu)", prof__fmt_bytes(a, sizeof a, (double)r.live_peak_bytes),
+            (unsigned long long)r.live_peak_step);
+  if (r.rss_steps)
+    fprintf(out, "%s RSS peak of a step %s (step %llu)", r.live_steps ? "," : "",
+            prof__fmt_bytes(b, sizeof b, (double)r.rss_peak_bytes), (unsigned long long)r.rss_peak_step);
+  fputc('\n', out);
 }
 
 /* Where the heap peak happened: time, step and innermost open range. */
@@ -694,6 +735,7 @@ void prof__sec_mem_text(prof__an *an, void *stp, FILE *out) {
   if (rss >= 0) fprintf(out, "%sRSS peak %s", peak >= 0 ? ", " : "  ", prof__fmt_bytes(b, sizeof b, rss));
   fputc('\n', out);
   text_peak_place(an, s, out);
+  text_run_peaks(an, out);
   text_start(s, out);
   if (use_events(s))
     fprintf(out, "  %s%.0f allocations, %s allocated\n", s->lost ? "at least " : "", s->allocs,
