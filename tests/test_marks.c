@@ -1,6 +1,8 @@
 /* test_marks.c — the "annotations" section: prof_mark and prof_counter
  * values in the text, JSON and HTML reports (counts, first and last, per
- * step), with the profiler's own counters left out. */
+ * step), with the profiler's own counters left out. Readings past the
+ * section's memory budget spill to a temporary file (tmpfile is counted). */
+// wrap: tmpfile
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,13 @@
  * 0 and 2 (twice in step 2); counter "lr" = 0.1, 0.05, 0.025 in steps 0..2
  * (set twice in step 1, first to 0.07); the profiler's own "mem.rss_bytes"
  * and "cpuctr/cpu_ns" counters beside them. */
+static int tmpfiles; /* temporary files the analysis created */
+FILE *__real_tmpfile(void);
+FILE *__wrap_tmpfile(void) {
+  tmpfiles++;
+  return __real_tmpfile();
+}
+
 static const char *marks_trace(void) {
   tb t = tb_open("marks");
   tb_str(&t, 1, "epoch-end");
@@ -118,11 +127,60 @@ static void html_has_the_section(void **state) {
   free(h);
 }
 
+/* More readings than the section keeps in memory (4 MB of 16-byte
+ * readings): they spill to a temporary file and come back exact. 3000 steps
+ * with 100 readings of "loss" each, value step + k / 100; a mark per step. */
+static void many_readings_spill_and_stay_exact(void **state) {
+  (void)state;
+  enum { STEPS = 3000, PER = 100 };
+  tb t = tb_open("marks_many");
+  tb_str(&t, 1, "loss");
+  tb_str(&t, 2, "tick");
+  for (uint64_t k = 0; k < STEPS; k++) {
+    uint64_t b = 1000000000 + k * 1000000;
+    tb_sb(&t, 1, b, k);
+    for (uint64_t i = 0; i < PER; i++) tb_counter(&t, 1, b + 1000 + i * 1000, 1, (double)k + (double)i / 100);
+    tb_mark(&t, 1, b + 500000, 2);
+    tb_se(&t, 1, b + 900000, k);
+  }
+  tb_thread_named(&t, 1, "main", 0);
+  prof__an *an = NULL;
+  char err[256], *text = NULL;
+  size_t n = 0;
+  tmpfiles = 0;
+  assert_int_equal(prof__an_run_opts(&an, tb_close(&t, "0"), 1, err), 0);
+  assert_int_equal(tmpfiles, 1); /* the readings went to the file */
+  FILE *f = open_memstream(&text, &n);
+  assert_int_equal(prof__report_write(an, "json", f), 0);
+  fclose(f);
+  prof__an_free(an);
+  prof__jv *root = prof__jv_parse(text, n, err);
+  assert_non_null(root);
+  const prof__jv *ann = prof__jv_get(root, "annotations");
+  const prof__jv *c = named(prof__jv_get(ann, "counters"), "loss");
+  assert_non_null(c);
+  assert_true(num(c, "count") == STEPS * PER);
+  assert_true(num(c, "first") == 0);
+  assert_true(num(c, "last") == (STEPS - 1) + (double)(PER - 1) / 100);
+  const prof__jv *ps = prof__jv_get(c, "per_step");
+  assert_int_equal(ps->len, STEPS);
+  for (size_t k = 0; k < STEPS; k++) {
+    assert_true(num(&ps->items[k], "step") == (double)k);
+    assert_true(num(&ps->items[k], "last") == (double)k + (double)(PER - 1) / 100);
+  }
+  const prof__jv *m = named(prof__jv_get(ann, "marks"), "tick");
+  assert_int_equal(prof__jv_get(m, "per_step")->len, STEPS);
+  assert_null(prof__jv_get(ann, "per_step_incomplete"));
+  prof__jv_free(root);
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(json_has_marks_and_counters_per_step),
       cmocka_unit_test(text_names_counts_first_and_last),
       cmocka_unit_test(html_has_the_section),
+      cmocka_unit_test(many_readings_spill_and_stay_exact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

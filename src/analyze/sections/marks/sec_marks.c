@@ -7,7 +7,9 @@
  * ("cpuctr/..." from the CPU module, "mem.*" from the memory module, and the
  * "gpu/" and "res." families) belong to their sections and are left out.
  * Values are kept in file order per name and placed into steps once the
- * step table is complete (the per-step pass).
+ * step table is complete (the per-step pass). A long trace's readings go
+ * to a temporary file past a memory budget (util/spill.h), so the section
+ * stays flat in memory whatever the number of readings.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,9 +18,11 @@
 #include "analyze/analyze.h"
 #include "analyze/util/termsafe.h"
 #include "analyze/report/html.h"
+#include "analyze/util/spill.h"
 
 #define MAX_NAMES 256    /* distinct marks + counters tracked */
 #define TEXT_ROWS 12     /* names listed in the text report */
+#define MEM_BUDGET (4u << 20) /* bytes of readings kept in memory before they spill */
 
 typedef struct ann_pt {
   uint64_t ts;
@@ -28,8 +32,8 @@ typedef struct ann_pt {
 typedef struct ann_entry {
   uint32_t name;
   int counter;         /* 1: prof_counter, 0: prof_mark */
-  ann_pt *p;
-  size_t n, cap;
+  prof__spill pts;     /* every reading (ann_pt), in file order */
+  ann_pt first, last;
   double min, max;
 } ann_entry;
 
@@ -47,6 +51,8 @@ typedef struct ann_st {
   uint64_t skipped;    /* events of names past MAX_NAMES */
   own_slot own[OWN_CACHE];
   int own_ready;       /* own[] initialised */
+  prof__spill_pool pool;
+  int per_step_lost;   /* readings could not be read back: per_step left out */
 } ann_st;
 
 static int profilers_own(const char *name) {
@@ -70,7 +76,7 @@ static ann_entry *entry_of(ann_st *s, uint32_t name, int counter) {
     if (s->e[i].name == name && s->e[i].counter == counter) return &s->e[i];
   if (s->ne == MAX_NAMES) return NULL;
   ann_entry *e = &s->e[s->ne++];
-  *e = (ann_entry){.name = name, .counter = counter, .min = INFINITY, .max = -INFINITY};
+  *e = (ann_entry){.name = name, .counter = counter, .pts = PROF_SPILL_INIT(sizeof(ann_pt)), .min = INFINITY, .max = -INFINITY};
   return e;
 }
 
@@ -78,6 +84,7 @@ static void ann_record(prof__an *an, void *st, const prof__rec *rec) {
   ann_st *s = st;
   if (!s->own_ready) {
     for (int i = 0; i < OWN_CACHE; i++) s->own[i].own = -1;
+    prof__spill_pool_init(&s->pool, MEM_BUDGET);
     s->own_ready = 1;
   }
   if (rec->kind == PROF_REC_STRING && s->own[rec->id % OWN_CACHE].name == rec->id) s->own[rec->id % OWN_CACHE].own = -1;
@@ -92,14 +99,10 @@ static void ann_record(prof__an *an, void *st, const prof__rec *rec) {
     s->skipped++;
     return;
   }
-  if (e->n == e->cap) {
-    size_t cap = e->cap ? e->cap * 2 : 32;
-    ann_pt *p = realloc(e->p, cap * sizeof *p);
-    if (!p) return;
-    e->p = p;
-    e->cap = cap;
-  }
-  e->p[e->n++] = (ann_pt){rec->ev.ts, v};
+  ann_pt pt = {rec->ev.ts, v};
+  if (prof__spill_push(&s->pool, &e->pts, &pt)) return;
+  if (e->pts.n == 1) e->first = pt;
+  e->last = pt;
   if (v < e->min) e->min = v;
   if (v > e->max) e->max = v;
 }
@@ -122,24 +125,28 @@ static void json_when(prof__an *an, prof__json *j, const char *k_s, const char *
 
 /* Per step: marks count, counters the last value in the step. Points are in
  * file order, which is time order per thread. */
-static void json_per_step(prof__an *an, prof__json *j, const ann_entry *e) {
+static void json_per_step(prof__an *an, ann_st *s, prof__json *j, const ann_entry *e) {
   prof__json_key(j, "per_step");
   prof__json_arr_begin(j);
   long long cur = -1;
   double acc = 0;
-  for (size_t i = 0; i <= e->n; i++) {
-    long long st = i < e->n ? step_no(an, e->p[i].ts) : -2;
+  prof__spill_iter it;
+  prof__spill_iter_begin(&it, &s->pool, &e->pts);
+  for (;;) {
+    const ann_pt *pt = prof__spill_next(&it);
+    long long st = pt ? step_no(an, pt->ts) : -2;
     if (st != cur && cur >= 0) {
       prof__json_obj_begin(j);
       prof__json_kuint(j, "step", (uint64_t)cur);
       prof__json_knum(j, e->counter ? "last" : "count", acc);
       prof__json_obj_end(j);
     }
-    if (i == e->n) break;
+    if (!pt) break;
     if (st != cur) acc = 0;
     cur = st;
-    acc = e->counter ? e->p[i].v : acc + 1;
+    acc = e->counter ? pt->v : acc + 1;
   }
+  if (prof__spill_iter_end(&it)) s->per_step_lost = 1;
   prof__json_arr_end(j);
 }
 
@@ -153,24 +160,26 @@ static void ann_json(prof__an *an, void *st, prof__json *j) {
     prof__json_arr_begin(j);
     for (size_t i = 0; i < s->ne; i++) {
       const ann_entry *e = &s->e[i];
-      if (e->counter != counter || !e->n) continue;
+      if (e->counter != counter || !e->pts.n) continue;
       prof__json_obj_begin(j);
       prof__json_kstr(j, "name", prof__an_str(an, e->name));
-      prof__json_kuint(j, "count", e->n);
-      json_when(an, j, "first_s", "first_step", e->p[0].ts);
-      json_when(an, j, "last_s", "last_step", e->p[e->n - 1].ts);
+      prof__json_kuint(j, "count", e->pts.n);
+      json_when(an, j, "first_s", "first_step", e->first.ts);
+      json_when(an, j, "last_s", "last_step", e->last.ts);
       if (counter) {
-        prof__json_knum(j, "first", e->p[0].v);
-        prof__json_knum(j, "last", e->p[e->n - 1].v);
+        prof__json_knum(j, "first", e->first.v);
+        prof__json_knum(j, "last", e->last.v);
         prof__json_knum(j, "min", e->min);
         prof__json_knum(j, "max", e->max);
       }
-      json_per_step(an, j, e);
+      json_per_step(an, s, j, e);
       prof__json_obj_end(j);
     }
     prof__json_arr_end(j);
   }
   if (s->skipped) prof__json_kuint(j, "events_of_names_not_tracked", s->skipped);
+  /* a reading that could not be read back from the temporary file */
+  if (s->per_step_lost) prof__json_kbool(j, "per_step_incomplete", 1);
   prof__json_obj_end(j);
 }
 
@@ -190,18 +199,18 @@ static void ann_text(prof__an *an, void *st, FILE *out) {
   for (int counter = 0; counter < 2; counter++)
     for (size_t i = 0; i < s->ne && shown < TEXT_ROWS; i++) {
       const ann_entry *e = &s->e[i];
-      if (e->counter != counter || !e->n) continue;
+      if (e->counter != counter || !e->pts.n) continue;
       shown++;
       char nm[PROF_TERM_NAME];
       fprintf(out, "  %-7s %-28.28s %6zu %s; first ", counter ? "counter" : "mark",
-              prof__term_name(nm, sizeof nm, prof__an_str(an, e->name)), e->n,
-              counter ? (e->n == 1 ? "value " : "values") : (e->n == 1 ? "time  " : "times "));
-      text_when(an, out, e->p[0].ts);
-      if (counter) fprintf(out, " = %.6g", e->p[0].v);
-      if (e->n > 1) {
+              prof__term_name(nm, sizeof nm, prof__an_str(an, e->name)), e->pts.n,
+              counter ? (e->pts.n == 1 ? "value " : "values") : (e->pts.n == 1 ? "time  " : "times "));
+      text_when(an, out, e->first.ts);
+      if (counter) fprintf(out, " = %.6g", e->first.v);
+      if (e->pts.n > 1) {
         fputs(", last ", out);
-        text_when(an, out, e->p[e->n - 1].ts);
-        if (counter) fprintf(out, " = %.6g; range %.6g .. %.6g", e->p[e->n - 1].v, e->min, e->max);
+        text_when(an, out, e->last.ts);
+        if (counter) fprintf(out, " = %.6g; range %.6g .. %.6g", e->last.v, e->min, e->max);
       }
       fputc('\n', out);
     }
@@ -235,18 +244,18 @@ static void ann_html(prof__an *an, void *st, FILE *out) {
   prof__html_table_begin(out, h, 9);
   for (size_t i = 0; i < s->ne; i++) {
     const ann_entry *e = &s->e[i];
-    if (!e->n) continue;
+    if (!e->pts.n) continue;
     char b[32];
     fputs("<tr>", out);
     prof__html_td(out, e->counter ? "counter" : "mark");
     prof__html_td(out, prof__an_str(an, e->name));
-    snprintf(b, sizeof b, "%zu", e->n);
-    prof__html_td_num(out, (double)e->n, b);
-    td_when(an, out, e->p[0].ts);
-    td_when(an, out, e->p[e->n - 1].ts);
+    snprintf(b, sizeof b, "%zu", e->pts.n);
+    prof__html_td_num(out, (double)e->pts.n, b);
+    td_when(an, out, e->first.ts);
+    td_when(an, out, e->last.ts);
     if (e->counter) {
-      td_val(out, e->p[0].v);
-      td_val(out, e->p[e->n - 1].v);
+      td_val(out, e->first.v);
+      td_val(out, e->last.v);
       td_val(out, e->min);
       td_val(out, e->max);
     } else {
@@ -261,7 +270,8 @@ static void ann_html(prof__an *an, void *st, FILE *out) {
 static void ann_destroy(prof__an *an, void *st) {
   (void)an;
   ann_st *s = st;
-  for (size_t i = 0; i < s->ne; i++) free(s->e[i].p);
+  for (size_t i = 0; i < s->ne; i++) prof__spill_free(&s->pool, &s->e[i].pts);
+  prof__spill_pool_free(&s->pool);
 }
 
 const prof__section prof__sec_marks = {
