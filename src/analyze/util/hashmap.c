@@ -6,25 +6,9 @@
 
 /* ---- uint32 -> uint32 ------------------------------------------------------ */
 
-/* Fibonacci hashing: the top bits of key x 2^64/phi pick the slot, so every
- * bit of the key counts (middle bits would ignore a key's high half, and
- * keys that differ only there, such as id << 32 | name, would all probe
- * the same run of slots). Tables hold at least 64 slots. */
-static size_t fib_slot(uint64_t key, size_t cap) {
-  return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll((unsigned long long)cap)));
-}
+static size_t fib_slot(uint64_t key, size_t cap) { return prof__map_slot(key, cap); }
 
 static size_t slot32(uint32_t key, size_t cap) { return fib_slot(key, cap); }
-
-uint32_t prof__map32_get(const prof__map32 *m, uint32_t key) {
-  if (!m->cap) return UINT32_MAX;
-  uint64_t want = (uint64_t)key + 1;
-  for (size_t i = slot32(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-    uint64_t s = m->slots[i];
-    if (!s) return UINT32_MAX;
-    if ((s >> 32) == want) return (uint32_t)s;
-  }
-}
 
 static int grow32(prof__map32 *m) {
   size_t cap = m->cap ? m->cap * 2 : 64;

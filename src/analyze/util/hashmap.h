@@ -17,8 +17,25 @@ typedef struct prof__map32 {
   size_t cap, count;
 } prof__map32;
 
-/* The value of `key`, or UINT32_MAX when absent. */
-uint32_t prof__map32_get(const prof__map32 *m, uint32_t key);
+/* Fibonacci hashing: the top bits of key x 2^64/phi pick the slot, so every
+ * bit of the key counts (middle bits would ignore a key's high half, and
+ * keys that differ only there, such as id << 32 | name, would all probe
+ * the same run of slots). Tables hold at least 64 slots. */
+static inline size_t prof__map_slot(uint64_t key, size_t cap) {
+  return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll((unsigned long long)cap)));
+}
+
+/* The value of `key`, or UINT32_MAX when absent. Inline: the analyzer's
+ * per-event paths (threads, names) look up one id per event. */
+static inline uint32_t prof__map32_get(const prof__map32 *m, uint32_t key) {
+  if (!m->cap) return UINT32_MAX;
+  uint64_t want = (uint64_t)key + 1;
+  for (size_t i = prof__map_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+    uint64_t s = m->slots[i];
+    if (!s) return UINT32_MAX;
+    if ((s >> 32) == want) return (uint32_t)s;
+  }
+}
 /* Set the value of `key`. 0, or -1 (no memory; the map is unchanged). */
 int prof__map32_put(prof__map32 *m, uint32_t key, uint32_t value);
 void prof__map32_free(prof__map32 *m);
