@@ -196,6 +196,21 @@ if [ -z "$ASAN_RT" ] && [ -z "$TSAN_RT" ]; then # mlprof run puts libmlprof firs
     fail "--no-report: exit $?: $(cat "$D/err.txt")"
   [ -s "$D/n.mlpt" ] || fail "--no-report: no trace"
   ls "$D" | grep -q 'report' && fail "--no-report: report files written: $(ls "$D")"
+  # with -q too the program replaces mlprof (exec in place): the same
+  # process, its own exit status, and its trace where -o says
+  "$MLPROF" run -q --no-report --library "$LIB" -o "$D/x.mlpt" -- /bin/sh -c "echo \$\$ >'$D/pid.txt'; exit 5" \
+    >/dev/null 2>"$D/err.txt" &
+  launcher=$!
+  wait "$launcher"
+  st=$?
+  [ "$st" = 5 ] || fail "-q --no-report: exit $st, not the program's 5: $(cat "$D/err.txt")"
+  [ "$(cat "$D/pid.txt")" = "$launcher" ] || fail "-q --no-report: the program ran as $(cat "$D/pid.txt"), not in place of $launcher"
+  [ -s "$D/x.mlpt" ] || fail "-q --no-report: no trace at -o"
+  # without -q mlprof waits and names the trace
+  "$MLPROF" run --no-report --library "$LIB" -o "$D/y.mlpt" -- /bin/sh -c "exit 6" >/dev/null 2>"$D/err.txt"
+  st=$?
+  [ "$st" = 6 ] || fail "--no-report: exit $st, not the program's 6"
+  grep -q "trace $D/y.mlpt" "$D/err.txt" || fail "--no-report: trace not named: $(cat "$D/err.txt")"
 fi
 "$MLPROF" run --no-report -f text --library "$LIB" -o "$D/f.mlpt" -- "$HOST" 3 >/dev/null 2>&1 &&
   fail "--no-report -f text: accepted"

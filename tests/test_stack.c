@@ -119,11 +119,16 @@ __attribute__((noinline)) static void raise_here(void) {
 
 /* From a handler, the interrupted stack contains raise_here() below the
  * signal and not the handler itself. */
-/* Which of the two functions (the nearest start below pc) holds pc? */
+/* Which function (the nearest start below pc, among this file's functions
+ * that can be on the stack of a signal) holds pc? */
+static void capture_from_signal_context(void **state);
+static void *lazy_thread(void *arg);
 static uintptr_t owner(uintptr_t pc) {
-  uintptr_t a = (uintptr_t)raise_here, b = (uintptr_t)on_sig, best = 0;
-  if (pc > a && pc - a < 4096) best = a;
-  if (pc > b && pc - b < 4096 && (!best || b > best)) best = b;
+  uintptr_t fns[] = {(uintptr_t)raise_here, (uintptr_t)on_sig, (uintptr_t)capture_from_signal_context,
+                     (uintptr_t)lazy_thread};
+  uintptr_t best = 0;
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+    if (pc > fns[i] && pc - fns[i] < 4096 && fns[i] > best) best = fns[i];
   return best;
 }
 
@@ -143,6 +148,52 @@ static void capture_from_signal_context(void **state) {
     if (owner(sig_pcs[i]) == (uintptr_t)on_sig) fail_msg("handler frame kept");
   }
   assert_true(found);
+}
+
+/* A thread gets its trace cache (the fast signal-side walk) only after a
+ * sample marked it, at its next lazy point; before, the exact walk still
+ * finds raise_here() below the signal. */
+static void *lazy_thread(void *arg) {
+  int *out = arg;
+  out[0] = prof__stack_thread_fast();
+  prof__stack_thread_lazy(); /* not sampled yet: nothing */
+  out[1] = prof__stack_thread_fast();
+  sig_depth = 0;
+  raise_here();
+  out[2] = sig_depth;
+  out[3] = prof__stack_thread_fast(); /* a signal never makes the cache */
+  prof__stack_thread_lazy();
+  out[4] = prof__stack_thread_fast();
+  sig_depth = 0;
+  raise_here(); /* the fast path now */
+  out[5] = sig_depth;
+  int found = 0;
+  for (int i = 0; i < sig_depth; i++)
+    if (owner(sig_pcs[i]) == (uintptr_t)raise_here) found = 1;
+  out[6] = found;
+  return NULL;
+}
+
+static void trace_cache_made_after_the_first_sample(void **state) {
+  (void)state;
+  if (!have_unwind()) skip();
+  prof__stack_lib_init();
+  struct sigaction sa = {0}, old;
+  sa.sa_sigaction = on_sig;
+  sa.sa_flags = SA_SIGINFO;
+  sigaction(SIGUSR1, &sa, &old);
+  int out[7] = {0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, lazy_thread, out), 0);
+  pthread_join(th, NULL);
+  sigaction(SIGUSR1, &old, NULL);
+  assert_int_equal(out[0], 0);
+  assert_int_equal(out[1], 0);
+  assert_true(out[2] >= 2);
+  assert_int_equal(out[3], 0);
+  assert_int_equal(out[4], 1);
+  assert_true(out[5] >= 2);
+  assert_true(out[6]);
 }
 
 /* Emitted chunks decode to the interned stacks, and the module map names
@@ -252,6 +303,7 @@ int main(void) {
       cmocka_unit_test(intern_dedups_and_separates),
       cmocka_unit_test(concurrent_interns_agree),
       cmocka_unit_test(capture_from_signal_context),
+      cmocka_unit_test(trace_cache_made_after_the_first_sample),
       cmocka_unit_test(emit_writes_stacks_and_modules),
       cmocka_unit_test(unchanged_module_map_is_not_listed_again), /* last: it leaves the map written */
   };

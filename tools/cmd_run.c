@@ -13,6 +13,9 @@
  * their paths from the library (run_reports.c), so it finds each image's
  * trace wherever it went (no trace is written over: a taken name gets the
  * next numbered one), and the reports say written_by "launcher".
+ * With -q and --no-report nothing is left to do after the program, so it
+ * replaces this process (exec, no fork and wait): its start-up pays for no
+ * launcher, and its exit status and signals are its own.
  */
 #include <errno.h>
 #include <glob.h>
@@ -306,14 +309,21 @@ static int run(int argc, char **argv) {
   if (o.mpi) return run_mpi(&o, lib, argv + prog);
   char trace[PATH_MAX];
   trace_path(&o, argv[prog], 0, trace, sizeof trace);
-  run_list list;
-  run_list_open(&list);
   fflush(NULL);
   if (run_folder_refused(trace)) { /* another user's folder: no output there */
     execvp(argv[prog], argv + prog);
     cli_error("run", "cannot run '%s': %s", argv[prog], strerror(errno));
     return 127;
   }
+  if (o.quiet && o.no_report) { /* nothing to do after the program: it replaces this process */
+    trace_path(&o, argv[prog], getpid(), trace, sizeof trace);
+    child_env(&o, lib, trace);
+    execvp(argv[prog], argv + prog);
+    cli_error("run", "cannot run '%s': %s", argv[prog], strerror(errno));
+    return 127;
+  }
+  run_list list;
+  run_list_open(&list);
   pid_t pid = fork();
   if (pid < 0) {
     cli_error("run", "cannot start a process: %s", strerror(errno));
@@ -369,5 +379,7 @@ const mlprof_cmd mlprof_cmd_run = {
     "                   in its install prefix; also MLPROF_LIBRARY)\n"
     "  -f, --format F   also print the report on standard output: text or json\n"
     "      --no-report  no analysis and no report files: only the trace\n"
-    "  -q, --quiet      no progress display\n",
+    "  -q, --quiet      no progress display; with --no-report the program\n"
+    "                   replaces mlprof (no process waits for it, and a\n"
+    "                   missing trace is not reported)\n",
     run};

@@ -83,8 +83,6 @@ static struct {
   int crash_req;   /* a crash asked for the trace to be closed (atomic) */
   int crash_stage; /* enum crash_stage (atomic) */
   uint64_t last_flush_ns;
-  prof__event batch[BATCH];
-  prof__event batch2[BATCH]; /* ns copy while a segment needs the ticks */
   /* sync requests (prof__writer_sync) */
   pthread_cond_t done_cv;
   uint64_t sync_req, sync_done;
@@ -93,14 +91,25 @@ static struct {
    * (the writer may be busy, or still calibrating the clock at start). */
   struct seg {
     int want;                 /* requested (under mu); 0: slot free */
-    char req_path[4096];
     uint64_t req_begin, req_end, req_steps; /* ticks; end UINT64_MAX while open-ended */
     prof__tw *tw;             /* writer thread only from here */
-    char path[4096];
     uint64_t lo, hi, events, steps;
     uint32_t strings;
   } seg[PROF_SEG_SLOTS];
+  /* Last: a cycle touches only what it drains of these. */
+  prof__event batch[BATCH];
+  prof__event batch2[BATCH]; /* ns copy while a segment needs the ticks */
 } W = {.mu = PTHREAD_MUTEX_INITIALIZER, .done_cv = PTHREAD_COND_INITIALIZER};
+
+/* The segments' paths, apart from their slots: every cycle reads every
+ * slot, and with a path inside each, the slots spanned 17 pages, a page
+ * fault each at the first cycle of every process. */
+static struct {
+  char req[4096]; /* requested (under mu) */
+  char cur[4096]; /* the open segment's (writer thread) */
+} seg_paths[PROF_SEG_SLOTS];
+#define SEG_REQ(g) (seg_paths[(g) - W.seg].req)
+#define SEG_PATH(g) (seg_paths[(g) - W.seg].cur)
 
 /* Wake-ups: every request (stop, sync, segment end) and every ring that
  * crosses its high-water mark bumps kick_seq; the writer sleeps on it with
@@ -219,19 +228,19 @@ static void seg_update(struct seg *g) {
   int want = g->want;
   uint64_t begin = g->req_begin, end = g->req_end;
   g->steps = g->req_steps;
-  if (want && !g->tw) snprintf(g->path, sizeof g->path, "%s", g->req_path);
+  if (want && !g->tw) memcpy(SEG_PATH(g), SEG_REQ(g), sizeof seg_paths[0].cur); /* the request is NUL-terminated */
   pthread_mutex_unlock(&W.mu);
   if (!want || W.failed) return;
   if (!g->tw) {
     char err[PROF_ERR_MAX];
-    g->tw = prof__header_open(g->path, sizeof g->path, 0, err);
+    g->tw = prof__header_open(SEG_PATH(g), sizeof seg_paths[0].cur, 0, err);
     if (!g->tw) {
       static int said; /* writer thread only: one message, however many captures fail */
-      if (!said++) fprintf(stderr, "mlprof: capture '%s' not written: %s (later failures are not reported)\n", g->path, err);
+      if (!said++) fprintf(stderr, "mlprof: capture '%s' not written: %s (later failures are not reported)\n", SEG_PATH(g), err);
       pthread_mutex_lock(&W.mu);
       g->want = 0;
       pthread_mutex_unlock(&W.mu);
-      prof__capture_segment_done(g->path, -1);
+      prof__capture_segment_done(SEG_PATH(g), -1);
       return;
     }
     g->events = 0;
@@ -271,7 +280,7 @@ static void seg_finish_cycle(struct seg *g, int final) {
   pthread_mutex_lock(&W.mu);
   g->want = 0;
   pthread_mutex_unlock(&W.mu);
-  prof__capture_segment_done(g->path, rc == 0);
+  prof__capture_segment_done(SEG_PATH(g), rc == 0);
 }
 
 int prof__writer_segment_begin(const char *path, uint64_t begin_ticks) {
@@ -280,7 +289,7 @@ int prof__writer_segment_begin(const char *path, uint64_t begin_ticks) {
   for (int i = 0; i < PROF_SEG_SLOTS && rc < 0 && W.running; i++) {
     struct seg *g = &W.seg[i];
     if (g->want) continue;
-    snprintf(g->req_path, sizeof g->req_path, "%s", path);
+    snprintf(SEG_REQ(g), sizeof seg_paths[0].req, "%s", path);
     g->req_begin = begin_ticks;
     g->req_end = UINT64_MAX;
     g->req_steps = 0;

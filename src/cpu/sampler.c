@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,8 +291,11 @@ static void add_thread(int tid) {
   for (int i = 0; i < MAX_THREADS && slot < 0; i++)
     if (!S.thr[i]) slot = i;
   if (slot < 0) return;
-  cpu_thr *t = calloc(1, sizeof *t);
+  /* The sample buffer (48 KiB) is written before it is read: zeroing it
+   * would touch all its pages (a page fault each) for every thread. */
+  cpu_thr *t = malloc(sizeof *t);
   if (!t) return;
+  memset(t, 0, offsetof(cpu_thr, buf));
   t->tid = tid;
   t->fd = -1;
   t->seen_gen = S.gen;
@@ -591,7 +595,7 @@ static int cpu_start(void) {
     return PROF_EUNSUPPORTED;
   }
   if (!__atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) && install_handler() != 0) return PROF_EUNSUPPORTED;
-  prof__stack_thread_init();
+  prof__stack_lib_init(); /* a thread's trace cache comes after its first sample (unwind.c) */
   prof__pyframes_init();
   if (prof__pyframes_active()) prof__stack_set_rewrite(prof__pyframes_merge); /* allocation stacks too */
   if (S.mode == PROF_SAMPLE_CPU) prof__workers_start(S.hz); /* forked Python workers, from outside */
@@ -629,6 +633,7 @@ __attribute__((destructor)) static void sampler_unload(void) {
 static uint64_t cpu_step(int begin, uint64_t step, uint64_t ticks) {
   (void)begin, (void)step, (void)ticks;
   prof__counters_step();
+  prof__stack_thread_lazy(); /* the fast stack walk for a thread that is being sampled */
   return 0;
 }
 

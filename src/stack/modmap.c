@@ -151,7 +151,7 @@ static void stack_hook(prof__tw *tw, int final, void *arg) {
 }
 
 static int stack_start(void) {
-  prof__stack_thread_init(); /* libunwind's set-up, here on prof_init's thread (unwind.c) */
+  prof__stack_lib_init(); /* libunwind's set-up, here on prof_init's thread (unwind.c) */
   if (!hook_added && prof__writer_hook_add(stack_hook, NULL) == 0) hook_added = 1;
   return hook_added ? 0 : PROF_ENOMEM;
 }

@@ -30,9 +30,22 @@ int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max);
 /* 1 when this build can capture stacks (libunwind), else 0. */
 int prof__stack_capture_available(void);
 
-/* Prepare the calling thread for capture (libunwind's per-thread caches)
- * outside of any signal handler. Idempotent, cheap after the first call. */
+/* libunwind's global set-up (its caching policy), once per process, on a
+ * host thread before any capture (prof_init). Idempotent. */
+void prof__stack_lib_init(void);
+
+/* Prepare the calling thread for the fast capture (libunwind's per-thread
+ * trace cache, 256 KiB) outside of any signal handler; implies
+ * prof__stack_lib_init(). Idempotent, cheap after the first call. */
 void prof__stack_thread_init(void);
+
+/* prof__stack_thread_init() if a signal has sampled this thread since and
+ * it is not prepared yet; else nothing (one TLS read). Call it outside
+ * signal handlers, at points the thread passes often (step boundaries). */
+void prof__stack_thread_lazy(void);
+
+/* 1 once the calling thread has its trace cache (fast signal-side capture). */
+int prof__stack_thread_fast(void);
 
 /* Intern a stack; returns its id (>= 1), or 0 when the table is full (the
  * caller counts a lost stack). Lock-free and async-signal-safe. */

@@ -7,15 +7,21 @@
  *
  * libunwind's set-up is not thread-safe and not async-signal-safe, so none
  * of it may run lazily on a background thread or in a signal handler:
- * prof__stack_thread_init() selects the per-thread caching policy (once)
- * and its first unw_backtrace() runs libunwind's global init (register
- * maps, memory validation, the trace-cache key). The stack module's start
- * calls it inside prof_init(), on the caller's thread. After that, walking
- * from a signal is safe on any thread: the fast unw_backtrace() path is
- * taken only on threads whose trace cache already exists (created outside
- * signal context, by prof__stack_thread_init() or a prof__stack_capture()
- * call); creating it needs pthread_setspecific, which may allocate. Other
- * threads use the exact walk, which needs no per-thread set-up.
+ * prof__stack_lib_init() selects the per-thread caching policy, which runs
+ * libunwind's global init (register maps, memory validation); the stack
+ * and CPU modules' starts call it inside prof_init(), on the caller's
+ * thread. After that, walking from a signal is safe on any thread: the fast
+ * unw_backtrace() path is taken only on threads whose trace cache already
+ * exists (created outside signal context, by prof__stack_thread_init() or a
+ * prof__stack_capture() call); creating it needs pthread_setspecific, which
+ * may allocate. Other threads use the exact walk, which needs no
+ * per-thread set-up.
+ *
+ * A trace cache is 256 KiB that libunwind fills at once: 64 page faults,
+ * most of a trivial program's start-up cost. So prof_init() does not make
+ * one: a thread's first sample marks it (a TLS flag, signal-safe), and
+ * prof__stack_thread_lazy(), called at the thread's next step boundary,
+ * makes it then. Until then the exact walk serves.
  * Without libunwind both return 0 (no stacks; documented).
  */
 #include <pthread.h>
@@ -37,12 +43,16 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int policy_set;
 static __thread int thread_ready __attribute__((tls_model("initial-exec")));
 
+static __thread int thread_sampled __attribute__((tls_model("initial-exec")));
+
 static void set_policy(void) {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   __atomic_store_n(&policy_set, 1, __ATOMIC_RELEASE);
 }
 
 int prof__stack_capture_available(void) { return 1; }
+
+void prof__stack_lib_init(void) { pthread_once(&once, set_policy); }
 
 void prof__stack_thread_init(void) {
   if (thread_ready) return;
@@ -51,6 +61,12 @@ void prof__stack_thread_init(void) {
   unw_backtrace(warm, 4); /* creates this thread's trace cache outside signals */
   thread_ready = 1;
 }
+
+void prof__stack_thread_lazy(void) {
+  if (!thread_ready && thread_sampled) prof__stack_thread_init();
+}
+
+int prof__stack_thread_fast(void) { return thread_ready; }
 
 int prof__stack_capture(uintptr_t *pcs, int max, int skip) {
   if (!pcs || max <= 0) return 0;
@@ -113,6 +129,7 @@ int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max) {
     pcs[0] = ip;
     return 1;
   }
+  if (!thread_ready) thread_sampled = 1; /* its trace cache at its next step (prof__stack_thread_lazy) */
   if (__atomic_load_n(&policy_set, __ATOMIC_ACQUIRE) && thread_ready && ip) {
     /* Fast path: trace from here through the signal frame, then keep the
      * part from the interrupted instruction on. */
@@ -131,7 +148,10 @@ int prof__stack_capture_uc(void *ucontext, uintptr_t *pcs, int max) {
 #else /* no libunwind: no stacks */
 
 int prof__stack_capture_available(void) { return 0; }
+void prof__stack_lib_init(void) {}
 void prof__stack_thread_init(void) {}
+void prof__stack_thread_lazy(void) {}
+int prof__stack_thread_fast(void) { return 0; }
 int prof__stack_capture(uintptr_t *pcs, int max, int skip) {
   (void)pcs, (void)max, (void)skip;
   return 0;
