@@ -167,7 +167,6 @@ set(MLPROF_EXTRA_LIBS "")
 set(MLPROF_EXTRA_PC_REQUIRES "")
 set(MLPROF_EXTRA_PC_LIBS "") # -l flags for mlprof.pc (Libs.private)
 pkg_check_modules(MLPROF_PAPI_PC QUIET papi)
-pkg_check_modules(MLPROF_ZLIB_PC QUIET zlib)
 
 # _mlprof_pc_dep(<module> <prefix> <flags...>): list pkg-config module
 # <module> (found as <prefix>) in Requires.private when every library its .pc
@@ -222,9 +221,23 @@ if(MLPROF_HAVE_PAPI AND _uses_papi)
 endif()
 # libdw is opened at run time by the analysis (symbols_dw.c), never linked:
 # a profiled program does not map it, and mlprof.pc does not require it.
+# zlib is opened at run time too (src/analyze/export/gzfile.c), by the one
+# export that writes gzip: linked, it would be one more library for every
+# profiled program and every `mlprof` command to load at start.
+set(MLPROF_ZLIB_SONAME "")
 if(MLPROF_HAVE_ZLIB AND _uses_zlib)
-  list(APPEND MLPROF_EXTRA_LIBS ${ZLIB_LIBRARIES})
-  _mlprof_pc_dep(zlib MLPROF_ZLIB_PC -lz)
+  list(GET ZLIB_LIBRARIES 0 _mlprof_zlib_lib)
+  get_filename_component(_mlprof_zlib_real ${_mlprof_zlib_lib} REALPATH)
+  if(CMAKE_OBJDUMP)
+    execute_process(COMMAND ${CMAKE_OBJDUMP} -p ${_mlprof_zlib_real}
+                    OUTPUT_VARIABLE _mlprof_zlib_dyn ERROR_QUIET RESULT_VARIABLE _mlprof_zlib_rc)
+    if(_mlprof_zlib_rc EQUAL 0 AND _mlprof_zlib_dyn MATCHES "SONAME[ \t]+([^ \t\r\n]+)")
+      set(MLPROF_ZLIB_SONAME ${CMAKE_MATCH_1})
+    endif()
+  endif()
+  if(NOT MLPROF_ZLIB_SONAME)
+    set(MLPROF_ZLIB_SONAME "libz.so.1")
+  endif()
 endif()
 list(REMOVE_DUPLICATES MLPROF_EXTRA_LIBS)
 list(REMOVE_DUPLICATES MLPROF_EXTRA_PC_LIBS)
@@ -253,6 +266,9 @@ function(mlprof_module_deps target module)
   endif()
   if(MLPROF_HAVE_LIBDW)
     target_include_directories(${target} PRIVATE ${MLPROF_DW_INCLUDE_DIRS})
+  endif()
+  if(MLPROF_ZLIB_SONAME)
+    target_compile_definitions(${target} PRIVATE MLPROF_ZLIB_SONAME="${MLPROF_ZLIB_SONAME}")
   endif()
   if(module STREQUAL "gpu" AND MLPROF_HAVE_CUPTI)
     # SYSTEM: the toolkit's headers are not ours to keep warning-free.

@@ -1,6 +1,11 @@
 /* gzfile.c — gzip output through zlib behind a fopencookie() stream (see
- * gzfile.h). The only file that includes zlib.h. */
+ * gzfile.h). The only file that includes zlib.h. zlib is opened at the
+ * first gzip output (dlopen of its soname, found at configure time), not
+ * linked: only this export needs it, and a linked library is one more for
+ * every profiled program and `mlprof` command to load at start. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +21,35 @@ int prof__gz_wanted(const char *path) {
 #if MLPROF_HAVE_ZLIB
 #include <zlib.h>
 
+#ifndef MLPROF_ZLIB_SONAME
+#define MLPROF_ZLIB_SONAME "libz.so.1"
+#endif
+
+/* zlib's entry points, from the library opened once. */
+static struct {
+  int (*init2)(z_streamp, int, int, int, int, int, const char *, int);
+  int (*deflate)(z_streamp, int);
+  int (*end)(z_streamp);
+  char why[160];
+} zl;
+static pthread_once_t zl_once = PTHREAD_ONCE_INIT;
+
+static void zl_open(void) {
+  void *h = dlopen(MLPROF_ZLIB_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(zl.why, sizeof zl.why, "%.150s", e ? e : "cannot be opened");
+    return;
+  }
+  *(void **)&zl.init2 = dlsym(h, "deflateInit2_");
+  *(void **)&zl.deflate = dlsym(h, "deflate");
+  *(void **)&zl.end = dlsym(h, "deflateEnd");
+  if (!zl.init2 || !zl.deflate || !zl.end) {
+    zl.init2 = NULL;
+    snprintf(zl.why, sizeof zl.why, "%s lacks deflate", MLPROF_ZLIB_SONAME);
+  }
+}
+
 typedef struct gz_cookie {
   prof__outf o; /* the file under its temporary name until closed well */
   FILE *f;
@@ -29,7 +63,7 @@ static int pump(gz_cookie *g, int flush) {
   do {
     g->z.next_out = g->out;
     g->z.avail_out = sizeof g->out;
-    int rc = deflate(&g->z, flush);
+    int rc = zl.deflate(&g->z, flush);
     if (rc == Z_STREAM_ERROR) return -1;
     size_t have = sizeof g->out - g->z.avail_out;
     if (have && fwrite(g->out, 1, have, g->f) != have) return -1;
@@ -56,7 +90,7 @@ static int gz_close(void *cookie) {
   g->z.next_in = NULL;
   g->z.avail_in = 0;
   if (!bad && pump(g, Z_FINISH)) bad = 1;
-  deflateEnd(&g->z);
+  zl.end(&g->z);
   char err[PROF_ERR_MAX];
   if (prof__out_fclose(&g->o, !bad, err) != 0) bad = 1;
   free(g);
@@ -64,19 +98,24 @@ static int gz_close(void *cookie) {
 }
 
 FILE *prof__gz_open(const char *path, char *err) {
+  pthread_once(&zl_once, zl_open);
+  if (!zl.init2) {
+    snprintf(err, PROF_ERR_MAX, "cannot write '%.60s': zlib (gzip output) cannot be loaded: %.100s", path, zl.why);
+    return NULL;
+  }
   gz_cookie *g = calloc(1, sizeof *g);
   if (!g) {
     snprintf(err, PROF_ERR_MAX, "out of memory");
     return NULL;
   }
   /* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
-  if (deflateInit2(&g->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+  if (zl.init2(&g->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, (int)sizeof g->z) != Z_OK) {
     snprintf(err, PROF_ERR_MAX, "zlib initialisation failed");
     free(g);
     return NULL;
   }
   if (prof__out_fopen(&g->o, path, 0600, err) != 0) {
-    deflateEnd(&g->z);
+    zl.end(&g->z);
     free(g);
     return NULL;
   }
@@ -86,7 +125,7 @@ FILE *prof__gz_open(const char *path, char *err) {
   if (!f) {
     snprintf(err, PROF_ERR_MAX, "cannot open a stream: %s", strerror(errno));
     prof__out_fclose(&g->o, 0, err);
-    deflateEnd(&g->z);
+    zl.end(&g->z);
     free(g);
     return NULL;
   }
