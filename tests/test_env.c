@@ -74,6 +74,27 @@ static char *resolve_with(const char *name, const char *value, prof__cfg *out) {
   return text;
 }
 
+/* prof__env reads MLPROF_<name> exactly: not a longer or shorter name that
+ * shares its start, not an empty value. */
+static void env_names_match_whole(void **state) {
+  (void)state;
+  setenv("MLPROF_MAX_MBX", "9", 1);
+  setenv("MLPROF_MAX", "8", 1);
+  setenv("XMLPROF_MAX_MB", "7", 1);
+  assert_null(prof__env("MAX_MB"));
+  setenv("MLPROF_MAX_MB", "", 1);
+  assert_null(prof__env("MAX_MB"));
+  setenv("MLPROF_MAX_MB", "12", 1);
+  assert_string_equal(prof__env("MAX_MB"), "12");
+  assert_string_equal(prof__env("MAX"), "8");
+  assert_string_equal(prof__env("MAX_MBX"), "9");
+  unsetenv("MLPROF_MAX_MBX");
+  unsetenv("MLPROF_MAX");
+  unsetenv("XMLPROF_MAX_MB");
+  unsetenv("MLPROF_MAX_MB");
+  assert_null(prof__env("MAX_MB"));
+}
+
 static void only_yes_words_disable(void **state) {
   (void)state;
   static const char *const yes[] = {"1", "true", "yes", "on", "YES", "True"};
@@ -389,6 +410,7 @@ static void a_bad_value_is_said_once(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(env_names_match_whole, clean_env),
       cmocka_unit_test_setup(only_yes_words_disable, clean_env),
       cmocka_unit_test_setup(report_switch_takes_words, clean_env),
       cmocka_unit_test_setup(numbers_out_of_range_keep_the_default, clean_env),

@@ -107,6 +107,8 @@ static struct {
   uint64_t last_scan_ns;
   uint64_t samples, dropped, no_stack, timer_fail;
   cpu_thr *thr[MAX_THREADS]; /* slot index travels in the signal's value */
+  int slots; /* the slots in use lie below this (grows under thr_mu; atomic): a scan of
+                all 4096 touched 8 pages and cost a first thread 8 page faults */
   char hz_text[16];
   int config_read; /* the settings were read (the first header): cpu_header */
   int atfork_added;
@@ -280,16 +282,19 @@ static int disarm(cpu_thr *t) {
 
 /* ---- writer side ------------------------------------------------------------- */
 
+static int slots_used(void) { return __atomic_load_n(&S.slots, __ATOMIC_ACQUIRE); }
+
 static int find_tid(int tid) {
-  for (int i = 0; i < MAX_THREADS; i++)
+  for (int i = 0, n = slots_used(); i < n; i++)
     if (S.thr[i] && S.thr[i]->tid == tid) return i;
   return -1;
 }
 
 static void add_thread(int tid) {
-  int slot = -1;
-  for (int i = 0; i < MAX_THREADS && slot < 0; i++)
+  int slot = -1, n = slots_used();
+  for (int i = 0; i < n && slot < 0; i++)
     if (!S.thr[i]) slot = i;
+  if (slot < 0 && n < MAX_THREADS) slot = n;
   if (slot < 0) return;
   /* The sample buffer (48 KiB) is written before it is read: zeroing it
    * would touch all its pages (a page fault each) for every thread. */
@@ -300,6 +305,7 @@ static void add_thread(int tid) {
   t->fd = -1;
   t->seen_gen = S.gen;
   __atomic_store_n(&S.thr[slot], t, __ATOMIC_RELEASE);
+  if (slot == n) __atomic_store_n(&S.slots, n + 1, __ATOMIC_RELEASE);
   if (arm(t, slot) != 0) S.timer_fail++; /* e.g. the thread ended meanwhile */
 }
 
@@ -381,7 +387,7 @@ static void drain(prof__tw *tw, cpu_thr *t) {
 
 /* Retire threads the last scan did not see (their pending signals died with them). */
 static void retire(prof__tw *tw, int all) {
-  for (int i = 0; i < MAX_THREADS; i++) {
+  for (int i = 0, n = slots_used(); i < n; i++) {
     cpu_thr *t = S.thr[i];
     if (!t) continue;
     drain(tw, t);
@@ -396,7 +402,7 @@ static void retire(prof__tw *tw, int all) {
 
 static void final_meta(void) {
   uint64_t dropped = S.dropped;
-  for (int i = 0; i < MAX_THREADS; i++)
+  for (int i = 0, n = slots_used(); i < n; i++)
     if (S.thr[i]) dropped += S.thr[i]->dropped;
   char v[32];
   snprintf(v, sizeof v, "%llu", (unsigned long long)S.samples);
@@ -565,7 +571,7 @@ static int install_handler(void) {
  * the parent's events alive past the parent's own close: it closes them
  * (without stopping the events, which are the parent's). */
 static void sampler_forked(void) {
-  for (int i = 0; i < MAX_THREADS; i++) {
+  for (int i = 0, n = slots_used(); i < n; i++) {
     cpu_thr *t = S.thr[i];
     if (!t || t->fd < 0) continue;
     if (t->fd < FD_MAP) __atomic_store_n(&fd_slot[t->fd], 0, __ATOMIC_RELEASE);
@@ -625,7 +631,7 @@ __attribute__((destructor)) static void sampler_unload(void) {
   prof_shutdown();
   __atomic_store_n(&S.on, 0, __ATOMIC_RELEASE);
   if (S.pid == getpid())
-    for (int i = 0; i < MAX_THREADS; i++)
+    for (int i = 0, n = slots_used(); i < n; i++)
       if (S.thr[i]) disarm(S.thr[i]);
   release_signal();
 }

@@ -1,15 +1,24 @@
 /* settings.c — reading MLPROF_* settings (settings.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
+#include <unistd.h>
+
+extern char **environ;
 
 #include "settings.h"
 
+/* getenv("MLPROF_" name) without building the key: the first match, as
+ * getenv finds it. Called often at start-up. */
 const char *prof__env(const char *name) {
-  char key[64];
-  snprintf(key, sizeof key, "MLPROF_%s", name);
-  const char *v = getenv(key);
-  return v && *v ? v : NULL;
+  size_t n = strlen(name);
+  for (char **e = environ; e && *e; e++) {
+    const char *s = *e;
+    if (s[0] != 'M' || strncmp(s, "MLPROF_", 7) != 0 || strncmp(s + 7, name, n) != 0 || s[7 + n] != '=') continue;
+    return s[8 + n] ? s + 8 + n : NULL;
+  }
+  return NULL;
 }
 
 int prof__flag_parse(const char *v) {
