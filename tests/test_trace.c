@@ -14,12 +14,15 @@
 #include "trace/format.h"
 #include "trace/trace.h"
 
+static int warm_first; /* write_sample warms the compressor first */
+
 static const char *write_sample(int footer, size_t nev) {
   const char *path = th_tmp_path("trace", ".mlpt");
   char err[256];
   prof__kv hdr[] = {{"program", "unit"}, {"pid", "42"}};
   prof__tw *w = prof__tw_open(path, hdr, 2, err);
   assert_non_null(w);
+  if (warm_first) prof__tw_warm(w);
   assert_int_equal(prof__tw_string(w, 1, "forward", 7), 0);
   assert_int_equal(prof__tw_string(w, 2, "data", 4), 0);
   prof__event *ev = calloc(nev, sizeof *ev);
@@ -119,6 +122,38 @@ static void round_trip_preserves_every_field(void **state) {
   assert_int_equal(rc, 0);
   assert_int_equal(again, nev);
   prof__reader_close(r);
+}
+
+/* A compressor made early (prof__tw_warm, the writer thread's start)
+ * writes the very same file as one made at the first chunk, and that file
+ * is compressed. */
+static void warm_compressor_writes_the_same_trace(void **state) {
+  (void)state;
+  prof__tw_warm(NULL);
+  size_t na = 0, nb = 0;
+  warm_first = 0;
+  char *a = th_read_file(write_sample(1, 5000), &na);
+  warm_first = 1;
+  char *b = th_read_file(write_sample(1, 5000), &nb);
+  warm_first = 0;
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_int_equal(na, nb);
+  assert_memory_equal(a, b, na);
+  /* and its event chunks are stored compressed */
+  const unsigned char *p = (const unsigned char *)b;
+  uint32_t hlen = (uint32_t)p[12] | (uint32_t)p[13] << 8 | (uint32_t)p[14] << 16 | (uint32_t)p[15] << 24;
+  size_t off = 16 + (size_t)hlen + 4, zstd = 0;
+  while (off + PROF_CHUNK_HDR <= nb) {
+    const unsigned char *h = p + off;
+    uint32_t stored = (uint32_t)h[12] | (uint32_t)h[13] << 8 | (uint32_t)h[14] << 16 | (uint32_t)h[15] << 24;
+    zstd += h[5] == PROF_CODEC_ZSTD;
+    off += PROF_CHUNK_HDR + stored;
+  }
+  assert_int_equal(off, nb);
+  assert_true(zstd >= 2);
+  free(a);
+  free(b);
 }
 
 static void missing_footer_is_truncation_after_all_data(void **state) {
@@ -472,6 +507,7 @@ static void large_flushes_are_cut_into_bounded_chunks(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trip_preserves_every_field),
+      cmocka_unit_test(warm_compressor_writes_the_same_trace),
       cmocka_unit_test(missing_footer_is_truncation_after_all_data),
       cmocka_unit_test(every_truncation_is_reported),
       cmocka_unit_test(every_flipped_byte_is_caught),

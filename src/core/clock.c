@@ -139,7 +139,7 @@ void prof__clock_calibrate(unsigned ms) {
     return;
   }
   uint64_t t1 = 0, m1 = 0;
-  usleep(ms * 1000u);
+  if (ms) usleep(ms * 1000u);
   pair(&t1, &m1);
   if (t1 > first_tsc && m1 > first_mono)
     publish(1, (double)(m1 - first_mono) / (double)(t1 - first_tsc), 1);

@@ -85,6 +85,12 @@ int prof__tw_flush(prof__tw *w);
 /* Bytes of events queued but not yet flushed (for the caller's policy). */
 size_t prof__tw_pending(const prof__tw *w);
 
+/* Make the compressor and its tables now (allocating and touching them is
+ * most of the first chunk's cost): for a writer thread that has time
+ * before its first flush. Writes nothing; without memory, the first chunk
+ * tries again. */
+void prof__tw_warm(prof__tw *w);
+
 /* Bytes written to the file so far. */
 uint64_t prof__tw_bytes(const prof__tw *w);
 

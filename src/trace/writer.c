@@ -72,7 +72,6 @@ static void put_kvs(prof__buf *b, const prof__kv *kv, size_t n) {
 
 /* The header (magic, version, key/values, CRC) at the start of w->fd. */
 static int put_header(prof__tw *w, const prof__kv *kv, size_t n) {
-  w->zc = prof__zc_new(LEVEL_SMALL);
   prof__buf hdr = {0};
   put_kvs(&hdr, kv, n);
   unsigned char fixed[16];
@@ -81,7 +80,7 @@ static int put_header(prof__tw *w, const prof__kv *kv, size_t n) {
   prof__le32(fixed + 12, (unsigned)hdr.len);
   unsigned char crc[4];
   prof__le32(crc, prof__crc32c(0, hdr.p, hdr.len));
-  int rc = w->zc && !hdr.oom ? 0 : PROF_ENOMEM;
+  int rc = !hdr.oom ? 0 : PROF_ENOMEM;
   if (!rc) rc = write_all(w, fixed, sizeof fixed);
   if (!rc) rc = write_all(w, hdr.p, hdr.len);
   if (!rc) rc = write_all(w, crc, 4);
@@ -162,7 +161,8 @@ int prof__tw_frame(prof__tw *w, int type, const void *data, size_t len, prof__bu
   const void *stored = data;
   size_t stored_len = len;
   int codec = PROF_CODEC_RAW;
-  if (len >= 64) {
+  if (len >= 64 && !w->zc) w->zc = prof__zc_new(LEVEL_SMALL); /* the first chunk's (or prof__tw_warm) */
+  if (len >= 64 && w->zc) { /* no compressor (no memory): stored as it is */
     prof__zc_level(w->zc, len >= FAST_CHUNK ? LEVEL_FAST : LEVEL_SMALL);
     size_t z = prof__zc_compress(w->zc, data, len, &w->zbuf, &w->zcap);
     if (z && z < len) {
@@ -363,6 +363,20 @@ int prof__tw_flush(prof__tw *w) {
 }
 
 size_t prof__tw_pending(const prof__tw *w) { return w ? w->events.b.len : 0; }
+
+void prof__tw_warm(prof__tw *w) {
+  if (!w) return;
+  if (!w->zc) w->zc = prof__zc_new(LEVEL_SMALL);
+  if (!w->zc) return;
+  unsigned char body[1024]; /* the size of a small program's chunks */
+  uint32_t x = 2463534242u;
+  for (size_t i = 0; i < sizeof body; i++) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    body[i] = (unsigned char)(i % 3 ? x & 0x0f : i); /* compressible, not trivially */
+  }
+  prof__zc_level(w->zc, LEVEL_SMALL);
+  (void)prof__zc_compress(w->zc, body, sizeof body, &w->zbuf, &w->zcap);
+}
 
 uint64_t prof__tw_bytes(const prof__tw *w) { return w ? w->bytes : 0; }
 
