@@ -196,7 +196,7 @@ fi
 if [ -n "$LIB" ]; then
   needed=$(readelf -d "$LIB" 2>&1 | awk '/NEEDED/ { print $NF }') || err "readelf -d $LIB failed"
   case $needed in
-  *libpapi* | *libpfm* | *libdw* | *libelf*) err "$LIB links what it opens at run time or never needs: $needed" ;;
+  *libpapi* | *libpfm* | *libdw* | *libelf* | *libz.so*) err "$LIB links what it opens at run time or never needs: $needed" ;;
   esac
 fi
 

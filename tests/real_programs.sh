@@ -55,10 +55,12 @@ check() {
   # (the subshell keeps the shell's own "Aborted"-style notice out of bare.err)
   ( (timeout 60 "$@" >"$d/bare.out" 2>"$d/bare.err"); exit $?) 2>/dev/null
   bare=$?
+  # (the same subshell: with -q --no-report the program replaces mlprof and
+  # dies of its own signal, as the bare run does)
   if [ $report = 1 ]; then
-    MLPROF_REPORT=1 timeout 90 "$MLPROF" run -q --library "$LIB" -o "$d/traces" -- "$@" >"$d/run.out" 2>"$d/run.err"
+    ( (MLPROF_REPORT=1 timeout 90 "$MLPROF" run -q --library "$LIB" -o "$d/traces" -- "$@" >"$d/run.out" 2>"$d/run.err"); exit $?) 2>/dev/null
   else
-    timeout 90 "$MLPROF" run -q --no-report --library "$LIB" -o "$d/traces" -- "$@" >"$d/run.out" 2>"$d/run.err"
+    ( (timeout 90 "$MLPROF" run -q --no-report --library "$LIB" -o "$d/traces" -- "$@" >"$d/run.out" 2>"$d/run.err"); exit $?) 2>/dev/null
   fi
   run=$?
   ok=1

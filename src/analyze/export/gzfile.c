@@ -31,22 +31,22 @@ static struct {
   int (*deflate)(z_streamp, int);
   int (*end)(z_streamp);
   char why[160];
-} zl;
+} once_zlib;
 static pthread_once_t zl_once = PTHREAD_ONCE_INIT;
 
 static void zl_open(void) {
   void *h = dlopen(MLPROF_ZLIB_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
-    snprintf(zl.why, sizeof zl.why, "%.150s", e ? e : "cannot be opened");
+    snprintf(once_zlib.why, sizeof once_zlib.why, "%.150s", e ? e : "cannot be opened");
     return;
   }
-  *(void **)&zl.init2 = dlsym(h, "deflateInit2_");
-  *(void **)&zl.deflate = dlsym(h, "deflate");
-  *(void **)&zl.end = dlsym(h, "deflateEnd");
-  if (!zl.init2 || !zl.deflate || !zl.end) {
-    zl.init2 = NULL;
-    snprintf(zl.why, sizeof zl.why, "%s lacks deflate", MLPROF_ZLIB_SONAME);
+  *(void **)&once_zlib.init2 = dlsym(h, "deflateInit2_");
+  *(void **)&once_zlib.deflate = dlsym(h, "deflate");
+  *(void **)&once_zlib.end = dlsym(h, "deflateEnd");
+  if (!once_zlib.init2 || !once_zlib.deflate || !once_zlib.end) {
+    once_zlib.init2 = NULL;
+    snprintf(once_zlib.why, sizeof once_zlib.why, "%s lacks deflate", MLPROF_ZLIB_SONAME);
   }
 }
 
@@ -63,7 +63,7 @@ static int pump(gz_cookie *g, int flush) {
   do {
     g->z.next_out = g->out;
     g->z.avail_out = sizeof g->out;
-    int rc = zl.deflate(&g->z, flush);
+    int rc = once_zlib.deflate(&g->z, flush);
     if (rc == Z_STREAM_ERROR) return -1;
     size_t have = sizeof g->out - g->z.avail_out;
     if (have && fwrite(g->out, 1, have, g->f) != have) return -1;
@@ -90,7 +90,7 @@ static int gz_close(void *cookie) {
   g->z.next_in = NULL;
   g->z.avail_in = 0;
   if (!bad && pump(g, Z_FINISH)) bad = 1;
-  zl.end(&g->z);
+  once_zlib.end(&g->z);
   char err[PROF_ERR_MAX];
   if (prof__out_fclose(&g->o, !bad, err) != 0) bad = 1;
   free(g);
@@ -99,8 +99,9 @@ static int gz_close(void *cookie) {
 
 FILE *prof__gz_open(const char *path, char *err) {
   pthread_once(&zl_once, zl_open);
-  if (!zl.init2) {
-    snprintf(err, PROF_ERR_MAX, "cannot write '%.60s': zlib (gzip output) cannot be loaded: %.100s", path, zl.why);
+  if (!once_zlib.init2) {
+    snprintf(err, PROF_ERR_MAX, "cannot write '%.60s': zlib (gzip output) cannot be loaded: %.100s", path,
+             once_zlib.why);
     return NULL;
   }
   gz_cookie *g = calloc(1, sizeof *g);
@@ -109,13 +110,13 @@ FILE *prof__gz_open(const char *path, char *err) {
     return NULL;
   }
   /* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
-  if (zl.init2(&g->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, (int)sizeof g->z) != Z_OK) {
+  if (once_zlib.init2(&g->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, (int)sizeof g->z) != Z_OK) {
     snprintf(err, PROF_ERR_MAX, "zlib initialisation failed");
     free(g);
     return NULL;
   }
   if (prof__out_fopen(&g->o, path, 0600, err) != 0) {
-    zl.end(&g->z);
+    once_zlib.end(&g->z);
     free(g);
     return NULL;
   }
@@ -125,7 +126,7 @@ FILE *prof__gz_open(const char *path, char *err) {
   if (!f) {
     snprintf(err, PROF_ERR_MAX, "cannot open a stream: %s", strerror(errno));
     prof__out_fclose(&g->o, 0, err);
-    zl.end(&g->z);
+    once_zlib.end(&g->z);
     free(g);
     return NULL;
   }
