@@ -70,21 +70,23 @@ static void put_kvs(prof__buf *b, const prof__kv *kv, size_t n) {
   }
 }
 
-/* The header (magic, version, key/values, CRC) at the start of w->fd. */
+/* The header (magic, version, key/values, CRC) at the start of w->fd, in
+ * one write. */
 static int put_header(prof__tw *w, const prof__kv *kv, size_t n) {
-  prof__buf hdr = {0};
-  put_kvs(&hdr, kv, n);
+  prof__buf kvs = {0}, all = {0};
+  put_kvs(&kvs, kv, n);
   unsigned char fixed[16];
   memcpy(fixed, PROF_TRACE_MAGIC, 8);
   prof__le32(fixed + 8, PROF_TRACE_VERSION);
-  prof__le32(fixed + 12, (unsigned)hdr.len);
+  prof__le32(fixed + 12, (unsigned)kvs.len);
   unsigned char crc[4];
-  prof__le32(crc, prof__crc32c(0, hdr.p, hdr.len));
-  int rc = !hdr.oom ? 0 : PROF_ENOMEM;
-  if (!rc) rc = write_all(w, fixed, sizeof fixed);
-  if (!rc) rc = write_all(w, hdr.p, hdr.len);
-  if (!rc) rc = write_all(w, crc, 4);
-  prof__buf_free(&hdr);
+  prof__le32(crc, prof__crc32c(0, kvs.p, kvs.len));
+  prof__buf_put(&all, fixed, sizeof fixed);
+  prof__buf_put(&all, kvs.p, kvs.len);
+  prof__buf_put(&all, crc, sizeof crc);
+  int rc = kvs.oom || all.oom ? PROF_ENOMEM : write_all(w, all.p, all.len);
+  prof__buf_free(&kvs);
+  prof__buf_free(&all);
   return rc;
 }
 
