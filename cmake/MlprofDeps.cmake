@@ -201,23 +201,30 @@ if(MLPROF_HAVE_LIBUNWIND AND _uses_unwind)
   list(APPEND MLPROF_EXTRA_LIBS ${MLPROF_UNWIND_LINK_LIBRARIES})
   _mlprof_pc_dep(libunwind MLPROF_UNWIND ${MLPROF_UNWIND_LDFLAGS})
 endif()
-# PAPI is opened at run time (src/cpu/papi_load.c), and only on a machine
-# whose kernel counts hardware events: linked, libpapi and libpfm would cost
-# every profiled program milliseconds of relocations at start. Its soname is
-# what the loader asks for.
-set(MLPROF_PAPI_SONAME "")
-if(MLPROF_HAVE_PAPI AND _uses_papi)
-  get_filename_component(_mlprof_papi_real ${MLPROF_PAPI_LIBRARY} REALPATH)
+# _mlprof_soname(<out> <library> <fallback>): the soname the loader asks
+# for when <library> is opened at run time (objdump -p), else <fallback>.
+function(_mlprof_soname out lib fallback)
+  set(name "")
+  get_filename_component(real ${lib} REALPATH)
   if(CMAKE_OBJDUMP)
-    execute_process(COMMAND ${CMAKE_OBJDUMP} -p ${_mlprof_papi_real}
-                    OUTPUT_VARIABLE _mlprof_papi_dyn ERROR_QUIET RESULT_VARIABLE _mlprof_papi_rc)
-    if(_mlprof_papi_rc EQUAL 0 AND _mlprof_papi_dyn MATCHES "SONAME[ \t]+([^ \t\r\n]+)")
-      set(MLPROF_PAPI_SONAME ${CMAKE_MATCH_1})
+    execute_process(COMMAND ${CMAKE_OBJDUMP} -p ${real}
+                    OUTPUT_VARIABLE dyn ERROR_QUIET RESULT_VARIABLE rc)
+    if(rc EQUAL 0 AND dyn MATCHES "SONAME[ \t]+([^ \t\r\n]+)")
+      set(name ${CMAKE_MATCH_1})
     endif()
   endif()
-  if(NOT MLPROF_PAPI_SONAME)
-    get_filename_component(MLPROF_PAPI_SONAME ${MLPROF_PAPI_LIBRARY} NAME)
+  if(NOT name)
+    set(name ${fallback})
   endif()
+  set(${out} ${name} PARENT_SCOPE)
+endfunction()
+# PAPI is opened at run time (src/cpu/papi_load.c), and only on a machine
+# whose kernel counts hardware events: linked, libpapi and libpfm would cost
+# every profiled program milliseconds of relocations at start.
+set(MLPROF_PAPI_SONAME "")
+if(MLPROF_HAVE_PAPI AND _uses_papi)
+  get_filename_component(_mlprof_papi_name ${MLPROF_PAPI_LIBRARY} NAME)
+  _mlprof_soname(MLPROF_PAPI_SONAME ${MLPROF_PAPI_LIBRARY} ${_mlprof_papi_name})
 endif()
 # libdw is opened at run time by the analysis (symbols_dw.c), never linked:
 # a profiled program does not map it, and mlprof.pc does not require it.
@@ -227,17 +234,7 @@ endif()
 set(MLPROF_ZLIB_SONAME "")
 if(MLPROF_HAVE_ZLIB AND _uses_zlib)
   list(GET ZLIB_LIBRARIES 0 _mlprof_zlib_lib)
-  get_filename_component(_mlprof_zlib_real ${_mlprof_zlib_lib} REALPATH)
-  if(CMAKE_OBJDUMP)
-    execute_process(COMMAND ${CMAKE_OBJDUMP} -p ${_mlprof_zlib_real}
-                    OUTPUT_VARIABLE _mlprof_zlib_dyn ERROR_QUIET RESULT_VARIABLE _mlprof_zlib_rc)
-    if(_mlprof_zlib_rc EQUAL 0 AND _mlprof_zlib_dyn MATCHES "SONAME[ \t]+([^ \t\r\n]+)")
-      set(MLPROF_ZLIB_SONAME ${CMAKE_MATCH_1})
-    endif()
-  endif()
-  if(NOT MLPROF_ZLIB_SONAME)
-    set(MLPROF_ZLIB_SONAME "libz.so.1")
-  endif()
+  _mlprof_soname(MLPROF_ZLIB_SONAME ${_mlprof_zlib_lib} libz.so.1)
 endif()
 list(REMOVE_DUPLICATES MLPROF_EXTRA_LIBS)
 list(REMOVE_DUPLICATES MLPROF_EXTRA_PC_LIBS)
