@@ -148,7 +148,7 @@ _mlprof_result(PYFRAMES ${_found} AUTO "CPython 3.11 internal headers (python3.1
 # consumer's side. The sources are globbed with CONFIGURE_DEPENDS by the
 # top-level file, so adding one re-runs this scan.
 function(_mlprof_sources_include regex out)
-  file(GLOB_RECURSE srcs ${PROJECT_SOURCE_DIR}/src/*.c)
+  file(GLOB_RECURSE srcs ${PROJECT_SOURCE_DIR}/src/*.c ${PROJECT_SOURCE_DIR}/src/*.h) # papi.h comes through cpu/papi_api.h
   set(hit OFF)
   foreach(src ${srcs})
     file(STRINGS ${src} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](${regex})")

@@ -54,6 +54,7 @@ READER=${3:-}
 CORE_OBJS=${4:-}
 TRACE_OBJS=${5:-}
 LIB=${6:-}
+HAVE_PAPI=${7:-}
 MAXLINES=800
 fail=0
 TMPF=$(mktemp) || exit 1
@@ -198,6 +199,11 @@ if [ -n "$LIB" ]; then
   case $needed in
   *libpapi* | *libpfm* | *libdw* | *libelf* | *libz.so*) err "$LIB links what it opens at run time or never needs: $needed" ;;
   esac
+  # PAPI is opened by its soname (libpapi.so.N), not by the development
+  # symlink libpapi.so that only the -dev package installs.
+  if [ "$HAVE_PAPI" = ON ] && ! strings -a "$LIB" | grep -q '^libpapi\.so\.[0-9]'; then
+    err "$LIB does not name PAPI's versioned soname (it would dlopen libpapi.so, which only libpapi-dev installs)"
+  fi
 fi
 
 if [ -n "$READER" ]; then

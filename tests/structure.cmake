@@ -4,7 +4,8 @@
 if(TARGET mlprof_cli)
   add_test(NAME check_structure
     COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_structure.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:mlprof_cli>
-    $<TARGET_FILE:mlprof_reader> "$<JOIN:$<TARGET_OBJECTS:mlprof_core>,:>" "$<JOIN:$<TARGET_OBJECTS:mlprof_trace>,:>" $<TARGET_FILE:mlprof_shared>)
+    $<TARGET_FILE:mlprof_reader> "$<JOIN:$<TARGET_OBJECTS:mlprof_core>,:>" "$<JOIN:$<TARGET_OBJECTS:mlprof_trace>,:>" $<TARGET_FILE:mlprof_shared>
+    "${MLPROF_HAVE_PAPI}")
 else()
   add_test(NAME check_structure COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_structure.sh ${PROJECT_SOURCE_DIR})
 endif()
