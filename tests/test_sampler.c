@@ -27,6 +27,7 @@
 #include "cpu/cpu.h"
 #include "helpers.h"
 #include "mlprof.h"
+#include "stack/stack.h"
 #include "trace/trace.h"
 
 typedef struct summary {
@@ -405,6 +406,44 @@ static void fds_taken_over(void) {
   _exit(0);
 }
 
+/* The starting thread's trace cache (the cheap walk for its samples): a
+ * linked program's comes at its first step boundary after a sample, a
+ * preloaded one's (`mlprof run`, maybe without steps) at prof_init. Each
+ * case in a child of its own, so no earlier test made the cache. */
+static int fast_after_init(int preload, int steps) {
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    if (preload) setenv("MLPROF_PRELOAD", "1", 1);
+    else unsetenv("MLPROF_PRELOAD");
+    setenv("MLPROF_SAMPLE_HZ", "1000", 1);
+    setenv("MLPROF_REPORT", "0", 1);
+    prof_config c = prof_config_default();
+    c.output = th_tmp_path(preload ? "sampler_lazy_p" : "sampler_lazy", ".mlpt");
+    if (prof_init(&c) != 0) _exit(3);
+    int at_init = prof__stack_thread_fast();
+    if (steps) {
+      hot_loop(); /* sampled */
+      prof_start();
+      prof_stop();
+    }
+    int after = prof__stack_thread_fast();
+    prof_shutdown();
+    _exit(at_init * 2 + after);
+  }
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}
+
+static void trace_cache_lazy_when_linked_eager_when_preloaded(void **state) {
+  (void)state;
+  if (!prof__stack_capture_available()) skip();
+  assert_int_equal(fast_after_init(0, 0), 0);     /* linked, no sample: none */
+  assert_int_equal(fast_after_init(0, 1), 1);     /* linked: after a sampled step */
+  assert_int_equal(fast_after_init(1, 0), 2 + 1); /* preloaded: at prof_init */
+}
+
 static void program_fds_under_old_numbers_are_left_alone(void **state) {
   (void)state;
   char why[160];
@@ -421,6 +460,7 @@ int main(void) {
       cmocka_unit_test(counters_recorded_per_thread),
       cmocka_unit_test(timers_where_perf_is_refused),
       cmocka_unit_test(program_fds_under_old_numbers_are_left_alone),
+      cmocka_unit_test(trace_cache_lazy_when_linked_eager_when_preloaded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -601,7 +601,13 @@ static int cpu_start(void) {
     return PROF_EUNSUPPORTED;
   }
   if (!__atomic_load_n(&S.installed, __ATOMIC_ACQUIRE) && install_handler() != 0) return PROF_EUNSUPPORTED;
-  prof__stack_lib_init(); /* a thread's trace cache comes after its first sample (unwind.c) */
+  /* A thread's trace cache comes at its first step boundary after a
+   * sample (unwind.c). A preloaded program (`mlprof run`) may have no
+   * steps: the thread that loads it, most often the one that computes,
+   * gets its cache now, as the exact walk costs about 100 times more per
+   * sample (47 against 0.5 us at depth 20 here). */
+  if (prof__flag_parse(prof__env("PRELOAD")) == 1) prof__stack_thread_init();
+  else prof__stack_lib_init();
   prof__pyframes_init();
   if (prof__pyframes_active()) prof__stack_set_rewrite(prof__pyframes_merge); /* allocation stacks too */
   if (S.mode == PROF_SAMPLE_CPU) prof__workers_start(S.hz); /* forked Python workers, from outside */
