@@ -283,6 +283,17 @@ static int run_mpi(const run_opts *o, const char *lib, char **prog) {
   return 127;
 }
 
+/* This process becomes the profiled program: its trace named by its own
+ * pid, the preload set up (and `traces`, when given, for the launcher's
+ * list of traces). Returns only when the exec failed (errno says why). */
+static void exec_profiled(const run_opts *o, const char *lib, char **prog, const char *traces) {
+  char trace[PATH_MAX];
+  trace_path(o, prog[0], getpid(), trace, sizeof trace);
+  child_env(o, lib, trace);
+  if (traces) setenv("MLPROF_RUN_TRACES", traces, 1);
+  execvp(prog[0], prog);
+}
+
 static int run(int argc, char **argv) {
   run_opts o = {0};
   int prog = 0, p = parse(argc, argv, &o, &prog);
@@ -316,9 +327,7 @@ static int run(int argc, char **argv) {
     return 127;
   }
   if (o.quiet && o.no_report) { /* nothing to do after the program: it replaces this process */
-    trace_path(&o, argv[prog], getpid(), trace, sizeof trace);
-    child_env(&o, lib, trace);
-    execvp(argv[prog], argv + prog);
+    exec_profiled(&o, lib, argv + prog, NULL);
     cli_error("run", "cannot run '%s': %s", argv[prog], strerror(errno));
     return 127;
   }
@@ -330,10 +339,7 @@ static int run(int argc, char **argv) {
     return CLI_USAGE;
   }
   if (pid == 0) {
-    trace_path(&o, argv[prog], getpid(), trace, sizeof trace);
-    child_env(&o, lib, trace);
-    if (list.fd >= 0) setenv("MLPROF_RUN_TRACES", list.env, 1);
-    execvp(argv[prog], argv + prog);
+    exec_profiled(&o, lib, argv + prog, list.fd >= 0 ? list.env : NULL);
     fprintf(stderr, "mlprof run: cannot run '%s': %s\n", argv[prog], strerror(errno));
     _exit(127);
   }

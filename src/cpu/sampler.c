@@ -606,7 +606,7 @@ static int cpu_start(void) {
    * steps: the thread that loads it, most often the one that computes,
    * gets its cache now, as the exact walk costs about 100 times more per
    * sample (47 against 0.5 us at depth 20 here). */
-  if (prof__flag_parse(prof__env("PRELOAD")) == 1) prof__stack_thread_init();
+  if (prof__env_preload()) prof__stack_thread_init();
   else prof__stack_lib_init();
   prof__pyframes_init();
   if (prof__pyframes_active()) prof__stack_set_rewrite(prof__pyframes_merge); /* allocation stacks too */

@@ -60,8 +60,7 @@ static void child_output(void) {
 
 __attribute__((constructor)) static void preload_start(void) {
   prof__mem_mode_resolve();
-  const char *v = prof__env("PRELOAD");
-  if (!v || strcmp(v, "1") != 0) return;
+  if (!prof__env_preload()) return;
   prof__guard_begin();
   child_output();
   const char *ch = prof__env("RUN_CHILDREN");

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 extern char **environ;
 
@@ -29,4 +28,9 @@ int prof__flag_parse(const char *v) {
     if (strcasecmp(v, no[i]) == 0) return 0;
   }
   return -1;
+}
+
+int prof__env_preload(void) {
+  const char *v = prof__env("PRELOAD");
+  return v && strcmp(v, "1") == 0;
 }

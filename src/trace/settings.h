@@ -16,6 +16,10 @@
 /* MLPROF_<name>, or NULL when it is unset or empty. */
 const char *prof__env(const char *name);
 
+/* MLPROF_PRELOAD=1, exactly: `mlprof run` preloaded the library, and its
+ * constructor starts the session (mem/shared_preload.c). */
+int prof__env_preload(void);
+
 /* A switch's text: 1, 0, or -1 when it is none of the words above (NULL
  * too). */
 int prof__flag_parse(const char *v);

@@ -156,6 +156,13 @@ prof__tw *prof__tw_create(const char *path, const prof__kv *kv, size_t n, int *t
   return NULL;
 }
 
+/* w's compressor, made at its first use (a chunk or prof__tw_warm); NULL
+ * without memory, and the next use tries again. */
+static prof__zc *compressor(prof__tw *w) {
+  if (!w->zc) w->zc = prof__zc_new(LEVEL_SMALL);
+  return w->zc;
+}
+
 /* The chunk (header and stored payload, compressed when that is smaller)
  * appended to out. */
 int prof__tw_frame(prof__tw *w, int type, const void *data, size_t len, prof__buf *out) {
@@ -163,8 +170,7 @@ int prof__tw_frame(prof__tw *w, int type, const void *data, size_t len, prof__bu
   const void *stored = data;
   size_t stored_len = len;
   int codec = PROF_CODEC_RAW;
-  if (len >= 64 && !w->zc) w->zc = prof__zc_new(LEVEL_SMALL); /* the first chunk's (or prof__tw_warm) */
-  if (len >= 64 && w->zc) { /* no compressor (no memory): stored as it is */
+  if (len >= 64 && compressor(w)) { /* no compressor (no memory): stored as it is */
     prof__zc_level(w->zc, len >= FAST_CHUNK ? LEVEL_FAST : LEVEL_SMALL);
     size_t z = prof__zc_compress(w->zc, data, len, &w->zbuf, &w->zcap);
     if (z && z < len) {
@@ -367,9 +373,7 @@ int prof__tw_flush(prof__tw *w) {
 size_t prof__tw_pending(const prof__tw *w) { return w ? w->events.b.len : 0; }
 
 void prof__tw_warm(prof__tw *w) {
-  if (!w) return;
-  if (!w->zc) w->zc = prof__zc_new(LEVEL_SMALL);
-  if (!w->zc) return;
+  if (!w || !compressor(w)) return;
   unsigned char body[1024]; /* the size of a small program's chunks */
   uint32_t x = 2463534242u;
   for (size_t i = 0; i < sizeof body; i++) {
