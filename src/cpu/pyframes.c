@@ -54,6 +54,7 @@
 #endif
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -75,14 +76,20 @@
 
 #if defined(MLPROF_HAVE_PYFRAMES)
 
+/* A set of tagged addresses (open addressing, 0 empty), one thread's. */
+typedef struct keyset {
+  uint64_t *v;
+  size_t cap, n;
+} keyset;
+
 static struct {
   int state;                     /* 0 not looked for, 1 found (handler may read), -1 off */
   const _PyRuntimeState *runtime;
   uintptr_t eval_lo, eval_hi;    /* _PyEval_EvalFrameDefault */
   uintptr_t code_type, unicode_type, bytes_type;
   uint32_t scanned;              /* writer: stacks looked at */
-  uint64_t *seen;                /* writer: tagged addresses resolved (open addressing, 0 empty) */
-  size_t seen_cap, nseen;
+  keyset seen;                   /* writer: tagged addresses resolved */
+  keyset described;              /* the workers' sampling thread: described from a child */
   uint64_t resolved, unresolved;
 } P;
 
@@ -296,30 +303,38 @@ static int line_at(const uint8_t *p, size_t n, int first, long lasti) {
   return first;
 }
 
-static int seen_add(uint64_t key) {
-  if ((P.nseen + 1) * 2 > P.seen_cap) {
-    size_t cap = P.seen_cap ? P.seen_cap * 2 : 1024;
+/* Add key to set: 1 when new, 0 when there already, -1 out of memory. */
+static int keyset_add(keyset *set, uint64_t key) {
+  if ((set->n + 1) * 2 > set->cap) {
+    size_t cap = set->cap ? set->cap * 2 : 1024;
     uint64_t *v = calloc(cap, sizeof *v);
     if (!v) return -1;
-    for (size_t i = 0; i < P.seen_cap; i++) {
-      if (!P.seen[i]) continue;
-      size_t k = (size_t)(P.seen[i] * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+    for (size_t i = 0; i < set->cap; i++) {
+      if (!set->v[i]) continue;
+      size_t k = (size_t)(set->v[i] * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
       while (v[k]) k = (k + 1) & (cap - 1);
-      v[k] = P.seen[i];
+      v[k] = set->v[i];
     }
-    free(P.seen);
-    P.seen = v;
-    P.seen_cap = cap;
+    free(set->v);
+    set->v = v;
+    set->cap = cap;
   }
-  size_t k = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (P.seen_cap - 1);
-  while (P.seen[k]) {
-    if (P.seen[k] == key) return 0;
-    k = (k + 1) & (P.seen_cap - 1);
+  size_t k = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (set->cap - 1);
+  while (set->v[k]) {
+    if (set->v[k] == key) return 0;
+    k = (k + 1) & (set->cap - 1);
   }
-  P.seen[k] = key;
-  P.nseen++;
+  set->v[k] = key;
+  set->n++;
   return 1;
 }
+
+static void keyset_remove_all(keyset *set) {
+  free(set->v);
+  *set = (keyset){0};
+}
+
+static int seen_add(uint64_t key) { return keyset_add(&P.seen, key); }
 
 /* The Python frames resolved in one cycle, written in parts. */
 typedef struct frames_out {
@@ -327,14 +342,14 @@ typedef struct frames_out {
   prof__tw *tw;
 } frames_out;
 
-static void resolve(pid_t pid, uint64_t key, frames_out *out) {
+/* Read the code object of tagged address key in pid: d's file and name
+ * (malloc'd), its line. 0, or -1 (nothing malloc'd) when it is not a code
+ * object there (gone, freed, reading refused). Any thread. */
+static int describe(pid_t pid, uint64_t key, prof__pyframe_desc *d) {
   uintptr_t code = (uintptr_t)(key & CODE_MASK);
   long idx = (long)((key >> 47) & 0xffff);
   PyCodeObject co;
-  if (read_from(pid, &co, code, sizeof co) != 0 || (uintptr_t)co.ob_base.ob_base.ob_type != P.code_type) {
-    P.unresolved++;
-    return;
-  }
+  if (read_from(pid, &co, code, sizeof co) != 0 || (uintptr_t)co.ob_base.ob_base.ob_type != P.code_type) return -1;
   char *file = read_str(pid, (uintptr_t)co.co_filename), *name = read_str(pid, (uintptr_t)co.co_qualname);
   int line = co.co_firstlineno;
   PyBytesObject bh;
@@ -346,17 +361,33 @@ static void resolve(pid_t pid, uint64_t key, frames_out *out) {
       line = line_at(tab, (size_t)bh.ob_base.ob_size, co.co_firstlineno, idx - 1);
     free(tab);
   }
-  if (file && name) {
-    prof__rec_pyframe f = {.key = key, .file = file, .file_len = strlen(file), .name = name,
-                           .name_len = strlen(name), .line = line};
-    prof__rec_pyframes_put(&out->l, &f);
-    if (out->l.b.len >= PROF_REC_LIST_PART) prof__rec_list_write(&out->l, out->tw, PROF_CHUNK_PYFRAMES);
-    P.resolved++;
-  } else {
-    P.unresolved++;
+  if (!file || !name) {
+    free(file);
+    free(name);
+    return -1;
   }
-  free(file);
-  free(name);
+  *d = (prof__pyframe_desc){.key = key, .file = file, .name = name, .line = line};
+  return 0;
+}
+
+/* Writer: one described frame into the cycle's records. */
+static void put(const prof__pyframe_desc *d, frames_out *out) {
+  prof__rec_pyframe f = {.key = d->key, .file = d->file, .file_len = strlen(d->file), .name = d->name,
+                         .name_len = strlen(d->name), .line = d->line};
+  prof__rec_pyframes_put(&out->l, &f);
+  if (out->l.b.len >= PROF_REC_LIST_PART) prof__rec_list_write(&out->l, out->tw, PROF_CHUNK_PYFRAMES);
+  P.resolved++;
+}
+
+static void resolve(pid_t pid, uint64_t key, frames_out *out) {
+  prof__pyframe_desc d;
+  if (describe(pid, key, &d) != 0) {
+    P.unresolved++;
+    return;
+  }
+  put(&d, out);
+  free(d.file);
+  free(d.name);
 }
 
 static void scan_stack(const uintptr_t *pcs, int depth, void *arg) {
@@ -387,8 +418,9 @@ void prof__pyframes_cycle(prof__tw *tw, int final) {
 int prof__pyframes_remote(pid_t pid, uintptr_t *tags, int max) {
   if (__atomic_load_n(&P.state, __ATOMIC_ACQUIRE) != 1 || max <= 0) return 0;
   uintptr_t interp = 0, ts = 0, cf = 0, fp = 0;
-  if (read_from(pid, &interp, (uintptr_t)P.runtime + offsetof(_PyRuntimeState, interpreters.main), sizeof interp) ||
-      !interp || read_from(pid, &ts, interp + offsetof(PyInterpreterState, threads.head), sizeof ts) || !ts)
+  if (read_from(pid, &interp, (uintptr_t)P.runtime + offsetof(_PyRuntimeState, interpreters.main), sizeof interp))
+    return errno == EPERM ? -1 : 0; /* refused (ptrace rules), or gone */
+  if (!interp || read_from(pid, &ts, interp + offsetof(PyInterpreterState, threads.head), sizeof ts) || !ts)
     return 0;
   /* the child's main thread (its native id is the pid); threads it started
    * since (a DataLoader worker's fd-sharing thread) come first in the list */
@@ -422,9 +454,44 @@ int prof__pyframes_remote(pid_t pid, uintptr_t *tags, int max) {
   return n;
 }
 
-void prof__pyframes_remote_resolve(pid_t pid, const uintptr_t *tags, int n, prof__tw *tw) {
-  if (P.state != 1 || !tw) return;
+int prof__pyframes_remote_describe(pid_t pid, const uintptr_t *tags, int n, prof__pyframe_desc **out) {
+  *out = NULL;
+  if (__atomic_load_n(&P.state, __ATOMIC_ACQUIRE) != 1) return 0;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    uint64_t key = (uint64_t)tags[i];
+    if (!(key & PYFRAME_TAG) || !keyset_add(&P.described, key)) continue; /* described before (or no memory) */
+    if (!*out && !(*out = malloc((size_t)n * sizeof **out))) return 0;
+    if (describe(pid, key, &(*out)[k]) == 0) k++;
+  }
+  if (!k) {
+    free(*out);
+    *out = NULL;
+  }
+  return k;
+}
+
+void prof__pyframes_remote_describe_end(void) { keyset_remove_all(&P.described); }
+
+void prof__pyframes_desc_free(prof__pyframe_desc *d, int n) {
+  for (int i = 0; i < n; i++) {
+    free(d[i].file);
+    free(d[i].name);
+  }
+  free(d);
+}
+
+void prof__pyframes_remote_resolve(pid_t pid, const uintptr_t *tags, int n, prof__pyframe_desc *d, int nd,
+                                   prof__tw *tw) {
+  if (P.state != 1 || !tw) {
+    prof__pyframes_desc_free(d, nd);
+    return;
+  }
   frames_out out = {{{0}, 0}, tw};
+  for (int i = 0; i < nd; i++)
+    if (seen_add(d[i].key) == 1) put(&d[i], &out);
+  prof__pyframes_desc_free(d, nd);
+  /* a frame the sampling thread could not describe: the child, if it lives */
   for (int i = 0; i < n; i++)
     if (((uint64_t)tags[i] & PYFRAME_TAG) && seen_add((uint64_t)tags[i]) == 1) resolve(pid, (uint64_t)tags[i], &out);
   prof__rec_list_write(&out.l, tw, PROF_CHUNK_PYFRAMES);
@@ -444,8 +511,20 @@ int prof__pyframes_remote(pid_t pid, uintptr_t *tags, int max) {
   (void)pid, (void)tags, (void)max;
   return 0;
 }
-void prof__pyframes_remote_resolve(pid_t pid, const uintptr_t *tags, int n, prof__tw *tw) {
+int prof__pyframes_remote_describe(pid_t pid, const uintptr_t *tags, int n, prof__pyframe_desc **out) {
+  (void)pid, (void)tags, (void)n;
+  *out = NULL;
+  return 0;
+}
+void prof__pyframes_remote_describe_end(void) {}
+void prof__pyframes_desc_free(prof__pyframe_desc *d, int n) {
+  (void)n;
+  free(d);
+}
+void prof__pyframes_remote_resolve(pid_t pid, const uintptr_t *tags, int n, prof__pyframe_desc *d, int nd,
+                                   prof__tw *tw) {
   (void)pid, (void)tags, (void)n, (void)tw;
+  prof__pyframes_desc_free(d, nd);
 }
 
 #endif

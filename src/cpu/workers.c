@@ -5,17 +5,28 @@
  * the parent samples them from outside, on a thread of its own
  * ("mlprof-workers", started with the CPU module in a Python process):
  *
- *  - every WORKER_SCAN_NS it lists the children of every thread of the
- *    process (/proc/self/task/<tid>/children) and keeps those that run the
- *    same executable with the same command line (a fork, not an exec);
+ *  - every WORKER_SCAN_NS, and at once after this process forks (its
+ *    pthread_atfork parent handler), it lists the children of every thread
+ *    of the process (/proc/self/task/<tid>/children) and keeps those that
+ *    run the same executable with the same command line (a fork, not an
+ *    exec);
  *  - every sampling period it reads each worker's CPU time
- *    (/proc/<pid>/schedstat, the worker's main thread); once the worker ran
- *    for at least half a period since its last sample, it reads the Python
- *    frames of the worker's main thread (cpu/pyframes.c: process_vm_readv
- *    on the child, whose interpreter lies at the same addresses) and queues
- *    a sample weighted by the CPU periods it ran;
- *  - the writer thread (its hook) resolves the queued frames from the
- *    worker's memory, interns the stack and writes a CPU-mode SAMPLE event
+ *    (/proc/<pid>/task/<pid>/schedstat, its main thread). Once the worker
+ *    ran for at least half a period since its last sample, if its main
+ *    thread ran since the last reading and is running or runnable now
+ *    (state R in .../stat), it reads the Python frames of that thread
+ *    (cpu/pyframes.c: process_vm_readv on the child, whose interpreter
+ *    lies at the same addresses) and queues a sample weighted by the CPU
+ *    periods it ran, at most PERIODS_MAX (the rest goes with the next
+ *    samples). A worker found asleep (waiting for its next index, or for
+ *    the GIL its queue's feeder thread holds), or woken but not yet run,
+ *    keeps its CPU for its next running sample: the stack where it sleeps
+ *    is not where that CPU went, and on a busy machine such reads took a
+ *    third of the samples;
+ *  - a frame first seen is described (file, function, line) from the
+ *    worker's memory at once: a short-lived worker (a Pool's) is gone when
+ *    the writer comes;
+ *  - the writer thread (its hook) writes those descriptions, interns the stack and writes a CPU-mode SAMPLE event
  *    with the worker's pid as its thread ("forked worker") and the
  *    innermost range "[forked worker]".
  *
@@ -46,17 +57,26 @@
 #define WORKER_SCAN_NS 250000000ull /* how often children are looked for */
 #define CMDLINE_MAX 4096
 #define QUEUE 512                   /* samples between two writer cycles (power of two) */
+/* The most periods one sample carries. A worker is found up to
+ * WORKER_SCAN_NS after its fork, with all its CPU since then to place:
+ * given to one stack it was a fifth of a short run's samples on one line
+ * taken at random; spread over the next samples, it follows where the
+ * worker runs. */
+#define PERIODS_MAX 4
 
 typedef struct worker {
   pid_t pid;
+  int fd_cpu, fd_stat; /* its main thread's schedstat and stat, read again at offset 0 */
   uint64_t cpu_ns;   /* CPU time at the last reading */
-  uint64_t carry_ns; /* CPU time not yet sampled */
+  double carry_ns;   /* CPU time not yet sampled; below 0 when a sample rounded up */
 } worker;
 
 typedef struct wsample {
   uint64_t ts, periods; /* periods 0: the worker ended */
   pid_t pid;
   int depth;
+  int ndesc;
+  prof__pyframe_desc *desc; /* frames first seen in this sample, described at once */
   uintptr_t tags[PROF_STACK_MAX_DEPTH];
 } wsample;
 
@@ -68,6 +88,8 @@ static struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int stop;
+  int scan_now;     /* this process forked: look for the child at once */
+  int atfork_added;
   /* the sampling thread's */
   worker w[WORKERS_MAX];
   int n;
@@ -78,7 +100,7 @@ static struct {
   /* sampling thread -> writer */
   wsample *q;
   uint32_t head, tail;
-  uint64_t seen, dropped, unreadable;
+  uint64_t seen, dropped, refused; /* refused: reads the kernel forbade */
   /* the writer's */
   pid_t announced[WORKERS_MAX];
   int nannounced;
@@ -107,12 +129,30 @@ static int same_program(pid_t pid) {
   return n == W.cmd_len && memcmp(cmd, W.cmd, n) == 0;
 }
 
+static int open_task_file(pid_t pid, const char *name) {
+  char path[80];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)pid, (int)pid, name);
+  return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 static void add_child(pid_t pid) {
   for (int i = 0; i < W.n; i++)
     if (W.w[i].pid == pid) return;
   if (W.n >= WORKERS_MAX || !same_program(pid)) return;
-  W.w[W.n++] = (worker){.pid = pid};
+  worker w = {.pid = pid, .fd_cpu = open_task_file(pid, "schedstat"), .fd_stat = open_task_file(pid, "stat")};
+  if (w.fd_cpu < 0 || w.fd_stat < 0) { /* gone already */
+    if (w.fd_cpu >= 0) close(w.fd_cpu);
+    if (w.fd_stat >= 0) close(w.fd_stat);
+    return;
+  }
+  W.w[W.n++] = w;
   __atomic_add_fetch(&W.seen, 1, __ATOMIC_RELAXED);
+}
+
+static void drop_worker(int i) {
+  close(W.w[i].fd_cpu);
+  close(W.w[i].fd_stat);
+  W.w[i] = W.w[--W.n];
 }
 
 static void scan_children(void) {
@@ -135,13 +175,23 @@ static void scan_children(void) {
 }
 
 /* CPU ns the worker's main thread ran so far, or -1 when it is gone. */
-static int64_t cpu_of(pid_t pid) {
-  char path[64], buf[128];
-  snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
-  size_t n = read_file(path, buf, sizeof buf - 1);
-  if (!n) return -1;
+static int64_t cpu_of(const worker *w) {
+  char buf[128];
+  ssize_t n = pread(w->fd_cpu, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
   buf[n] = 0;
   return (int64_t)strtoull(buf, NULL, 10);
+}
+
+/* Whether the worker's main thread is running or runnable now: the state
+ * field of its stat, after the command name's closing parenthesis. */
+static int running(const worker *w) {
+  char buf[512];
+  ssize_t n = pread(w->fd_stat, buf, sizeof buf - 1, 0);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char *p = strrchr(buf, ')');
+  return p && p[1] == ' ' && p[2] == 'R';
 }
 
 /* A slot of the queue to fill, or NULL (full: the sample is dropped). */
@@ -157,17 +207,18 @@ static wsample *slot(void) {
 static void publish(void) { __atomic_store_n(&W.head, W.head + 1, __ATOMIC_RELEASE); }
 
 static void sample(worker *w, uint64_t now) {
-  uint64_t periods = (uint64_t)((double)w->carry_ns / W.period_ns + 0.5);
+  uint64_t periods = (uint64_t)(w->carry_ns / W.period_ns + 0.5);
   if (!periods) return;
-  double left = (double)w->carry_ns - (double)periods * W.period_ns;
-  w->carry_ns = left > 0 ? (uint64_t)left : 0;
+  if (periods > PERIODS_MAX) periods = PERIODS_MAX; /* the rest goes with the next samples */
+  w->carry_ns -= (double)periods * W.period_ns; /* a round-up is paid back: the sum stays the CPU time */
   wsample *s = slot();
   if (!s) return;
   s->depth = prof__pyframes_remote(w->pid, s->tags, PROF_STACK_MAX_DEPTH);
-  if (!s->depth) {
-    __atomic_add_fetch(&W.unreadable, 1, __ATOMIC_RELAXED);
+  if (s->depth <= 0) { /* counted only when refused: the report blames the ptrace rules */
+    if (s->depth < 0) __atomic_add_fetch(&W.refused, 1, __ATOMIC_RELAXED);
     return;
   }
+  s->ndesc = prof__pyframes_remote_describe(w->pid, s->tags, s->depth, &s->desc);
   s->ts = now;
   s->pid = w->pid;
   s->periods = periods;
@@ -175,25 +226,26 @@ static void sample(worker *w, uint64_t now) {
 }
 
 static void visit(uint64_t now) {
-  if (now - W.last_scan >= WORKER_SCAN_NS) {
+  if (now - W.last_scan >= WORKER_SCAN_NS || __atomic_exchange_n(&W.scan_now, 0, __ATOMIC_ACQ_REL)) {
     W.last_scan = now;
     scan_children();
   }
   for (int i = 0; i < W.n;) {
     worker *w = &W.w[i];
-    int64_t cpu = cpu_of(w->pid);
+    int64_t cpu = cpu_of(w);
     if (cpu < 0) { /* gone: the writer closes its thread */
       wsample *s = slot();
       if (s) {
-        s->ts = now, s->pid = w->pid, s->periods = 0, s->depth = 0;
+        s->ts = now, s->pid = w->pid, s->periods = 0, s->depth = 0, s->ndesc = 0, s->desc = NULL;
         publish();
       }
-      W.w[i] = W.w[--W.n];
+      drop_worker(i);
       continue;
     }
-    if ((uint64_t)cpu > w->cpu_ns) w->carry_ns += (uint64_t)cpu - w->cpu_ns; /* the first reading: since the fork */
+    int ran = (uint64_t)cpu > w->cpu_ns;
+    if (ran) w->carry_ns += (double)((uint64_t)cpu - w->cpu_ns); /* the first reading: since the fork */
     w->cpu_ns = (uint64_t)cpu;
-    if (w->carry_ns * 2 >= (uint64_t)W.period_ns) sample(w, now);
+    if (ran && w->carry_ns * 2 >= W.period_ns && running(w)) sample(w, now);
     i++;
   }
 }
@@ -210,14 +262,26 @@ static void *sampler_main(void *arg) {
     uint64_t t = (uint64_t)ts.tv_nsec + wait;
     ts.tv_sec += (time_t)(t / 1000000000ull);
     ts.tv_nsec = (long)(t % 1000000000ull);
-    pthread_cond_timedwait(&W.cv, &W.mu, &ts);
+    if (!__atomic_load_n(&W.scan_now, __ATOMIC_ACQUIRE)) pthread_cond_timedwait(&W.cv, &W.mu, &ts);
     if (W.stop) break;
     pthread_mutex_unlock(&W.mu);
     visit(prof__ticks_to_ns(prof__ticks()));
     pthread_mutex_lock(&W.mu);
   }
   pthread_mutex_unlock(&W.mu);
+  while (W.n) drop_worker(W.n - 1);
+  prof__pyframes_remote_describe_end();
   return NULL;
+}
+
+/* In the parent after any fork(): a DataLoader worker is found now, not up
+ * to WORKER_SCAN_NS later with all its start-up CPU on one stack. */
+static void forked_parent(void) {
+  if (!__atomic_load_n(&W.on, __ATOMIC_ACQUIRE)) return;
+  pthread_mutex_lock(&W.mu);
+  W.scan_now = 1;
+  pthread_cond_signal(&W.cv);
+  pthread_mutex_unlock(&W.mu);
 }
 
 void prof__workers_start(unsigned hz) {
@@ -237,6 +301,7 @@ void prof__workers_start(unsigned hz) {
     return;
   }
   W.stop = 0;
+  if (!W.atfork_added && pthread_atfork(NULL, forked_parent, NULL) == 0) W.atfork_added = 1;
   if (pthread_create(&W.th, NULL, sampler_main, NULL) != 0) {
     free(W.q);
     W.q = NULL;
@@ -262,7 +327,8 @@ static void emit(prof__tw *tw, const wsample *s) {
     if (announced(s->pid, -1)) prof__tw_thread(tw, (uint32_t)s->pid, PROF_WORKER_THREAD, 0, 1);
     return;
   }
-  prof__pyframes_remote_resolve(s->pid, s->tags, s->depth, tw); /* before the stack table's scan sees them */
+  /* before the stack table's scan sees them */
+  prof__pyframes_remote_resolve(s->pid, s->tags, s->depth, s->desc, s->ndesc, tw);
   if (!announced(s->pid, 0) && prof__tw_thread(tw, (uint32_t)s->pid, PROF_WORKER_THREAD, 0, 0) == 0)
     announced(s->pid, 1);
   prof__event ev;
@@ -289,8 +355,12 @@ void prof__workers_cycle(prof__tw *tw, int final) {
   if (!__atomic_load_n(&W.on, __ATOMIC_ACQUIRE)) return;
   if (final) stop_thread(); /* then the queue holds all there is */
   uint32_t t = W.tail, h = __atomic_load_n(&W.head, __ATOMIC_ACQUIRE);
-  for (; t != h; t++)
-    if (tw) emit(tw, &W.q[t % QUEUE]);
+  for (; t != h; t++) {
+    wsample *s = &W.q[t % QUEUE];
+    if (tw) emit(tw, s);
+    else prof__pyframes_desc_free(s->desc, s->ndesc);
+    s->desc = NULL, s->ndesc = 0;
+  }
   __atomic_store_n(&W.tail, t, __ATOMIC_RELEASE);
   if (!final) return;
   char v[32];
@@ -300,7 +370,7 @@ void prof__workers_cycle(prof__tw *tw, int final) {
   prof__meta_add(PROF_META_WORKER_SAMPLES, v);
   snprintf(v, sizeof v, "%llu", (unsigned long long)__atomic_load_n(&W.dropped, __ATOMIC_RELAXED));
   prof__meta_add(PROF_META_WORKER_DROPPED, v);
-  snprintf(v, sizeof v, "%llu", (unsigned long long)__atomic_load_n(&W.unreadable, __ATOMIC_RELAXED));
+  snprintf(v, sizeof v, "%llu", (unsigned long long)__atomic_load_n(&W.refused, __ATOMIC_RELAXED));
   prof__meta_add(PROF_META_WORKER_REFUSED, v);
   W.on = 0;
   free(W.q);

@@ -1,15 +1,23 @@
 """An unmodified PyTorch script (it knows nothing of mlprof) whose input
 is the bottleneck: a DataLoader with 2 forked workers whose __getitem__
-burns CPU in a named function, for test_dl_workers.py."""
+burns CPU in a named function, for test_dl_workers.py. As the referee,
+each worker writes after each item, in one write to stderr, its pid, the
+CPU its main thread spent in slow_transform so far and its whole CPU."""
+import os
 import sys
+import time
 
 import torch
 
+SPENT = [0]
+
 
 def slow_transform(i):
+    t0 = time.thread_time_ns()
     s = 0
     for k in range(60000):  # WORKER HOT LINE
         s += (k * i) % 7
+    SPENT[0] += time.thread_time_ns() - t0
     return s
 
 
@@ -18,7 +26,9 @@ class Burn(torch.utils.data.Dataset):
         return 160
 
     def __getitem__(self, i):
-        return torch.full((16,), float(slow_transform(i) % 3))
+        x = torch.full((16,), float(slow_transform(i) % 3))
+        os.write(2, b"item %d %d %d\n" % (os.getpid(), SPENT[0], time.thread_time_ns()))
+        return x
 
 
 def main():
