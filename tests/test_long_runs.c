@@ -152,7 +152,7 @@ static void summary_codec_v2_fields(void **state) {
       {.number = 1, .tid = 3, .begin_us = 1000, .dur_us = 900, .have = PROF_SS_HAS_ALL, .cpu_us = 777,
        .rss_bytes = 512ull << 20, .live_bytes = 123456789},
       {.number = 2, .tid = 3, .begin_us = 2000, .dur_us = 900}, /* none of them */
-      {.number = 3, .tid = 3, .begin_us = 3000, .dur_us = 900, .have = PROF_SS_HAS_CPU | PROF_SS_HAS_RSS,
+      {.number = 3, .tid = 3, .begin_us = 3000, .dur_us = 200000, .have = PROF_SS_HAS_CPU | PROF_SS_HAS_RSS,
        .cpu_us = 123457, .rss_bytes = (512ull << 20) - 4096},
       {.number = 4, .tid = 4, .begin_us = 4000, .dur_us = 900, .have = PROF_SS_HAS_LIVE, .live_bytes = 5},
   };
@@ -189,6 +189,41 @@ static void summary_codec_v2_fields(void **state) {
     pl.p[first + 1] |= 0x40;
     assert_int_equal(prof__ss_open(&bad, pl.p, pl.len), 0);
     assert_int_equal(prof__ss_next(&bad, &out), -1);
+    prof__buf_free(&pl);
+    prof__ss_enc_free(&e);
+  }
+}
+
+/* A step's CPU time stays within its length at every level, or no
+ * further above it than it was: the two are rounded apart, so a thread
+ * busy for the whole step (CPU a microsecond or two under or over the
+ * length) came out up to 4 us above it at level 1. */
+static void summary_codec_cpu_within_length(void **state) {
+  (void)state;
+  for (unsigned level = 0; level < PROF_SS_LEVELS; level++) {
+    prof__ss_enc e = {0};
+    prof__ss_enc_reset(&e, level);
+    uint64_t n = 0;
+    for (uint64_t dur = 100; dur < 20000; dur += 7)
+      for (uint64_t k = 0; k < 5; k++) {
+        prof__ss_rec in = {.number = ++n, .tid = 1, .begin_us = n * 30000, .dur_us = dur, .have = PROF_SS_HAS_CPU,
+                           .cpu_us = dur + k - 2};
+        prof__ss_enc_put(&e, &in);
+      }
+    prof__buf pl = {0};
+    prof__ss_hdr h = {0};
+    prof__ss_payload(&pl, &e, &h);
+    prof__ss_iter it;
+    prof__ss_rec out;
+    assert_int_equal(prof__ss_open(&it, pl.p, pl.len), 0);
+    uint64_t seen = 0, over = 0;
+    while (prof__ss_next(&it, &out) == 1) {
+      uint64_t k = (out.number - 1) % 5, above = k > 2 ? k - 2 : 0; /* how far the CPU was above */
+      seen++;
+      if (out.cpu_us > out.dur_us + above) over++;
+    }
+    assert_int_equal(seen, n);
+    assert_int_equal(over, 0);
     prof__buf_free(&pl);
     prof__ss_enc_free(&e);
   }
@@ -406,6 +441,7 @@ int main(void) {
       cmocka_unit_test(bounded_trace_keeps_every_step),
       cmocka_unit_test(summary_codec_rounds_by_level),
       cmocka_unit_test(summary_codec_v2_fields),
+      cmocka_unit_test(summary_codec_cpu_within_length),
       cmocka_unit_test(summary_codec_reads_v1),
       cmocka_unit_test(summaries_carry_cpu_and_memory),
       cmocka_unit_test(summaries_agree_with_detail),
