@@ -89,6 +89,7 @@ static struct {
   pthread_cond_t cv;
   int stop;
   int scan_now;     /* this process forked: look for the child at once */
+  pid_t owner;      /* the process whose thread samples */
   int atfork_added;
   /* the sampling thread's */
   worker w[WORKERS_MAX];
@@ -277,7 +278,9 @@ static void *sampler_main(void *arg) {
 /* In the parent after any fork(): a DataLoader worker is found now, not up
  * to WORKER_SCAN_NS later with all its start-up CPU on one stack. */
 static void forked_parent(void) {
-  if (!__atomic_load_n(&W.on, __ATOMIC_ACQUIRE)) return;
+  /* a worker that forks in turn has W.on set (copied), no sampling thread,
+   * and perhaps W.mu copied locked */
+  if (!__atomic_load_n(&W.on, __ATOMIC_ACQUIRE) || getpid() != W.owner) return;
   pthread_mutex_lock(&W.mu);
   W.scan_now = 1;
   pthread_cond_signal(&W.cv);
@@ -301,6 +304,7 @@ void prof__workers_start(unsigned hz) {
     return;
   }
   W.stop = 0;
+  W.owner = getpid();
   if (!W.atfork_added && pthread_atfork(NULL, forked_parent, NULL) == 0) W.atfork_added = 1;
   if (pthread_create(&W.th, NULL, sampler_main, NULL) != 0) {
     free(W.q);
