@@ -31,16 +31,20 @@ typedef struct gtb {
   prof__gpu_rec prev;
 } gtb;
 
-static gtb gtb_open(const char *stem) {
+/* A trace whose header names the GPU capture, or (named = 0) not: a GPU
+ * module started after the header was written. */
+static gtb gtb_open_named(const char *stem, int named) {
   gtb t;
   memset(&t, 0, sizeof t);
   char err[256];
   t.path = th_tmp_path(stem, ".mlpt");
   prof__kv hdr[] = {{"program", "gpu-train"}, {"pid", "77"}, {"gpu.capture", "cupti"}};
-  t.w = prof__tw_open(t.path, hdr, 3, err);
+  t.w = prof__tw_open(t.path, hdr, named ? 3 : 2, err);
   if (!t.w) fail_msg("%s", err);
   return t;
 }
+
+static gtb gtb_open(const char *stem) { return gtb_open_named(stem, 1); }
 
 static void ev(gtb *t, uint32_t tid, uint64_t ts, int type, uint32_t name, int cat, uint64_t a) {
   prof__event e;
@@ -156,6 +160,72 @@ static const char *reference_trace(void) {
   rec(&t, (prof__gpu_rec){.kind = PROF_GPU_DROPPED, .bytes = 7});
   assert_int_equal(prof__tw_thread(t.w, PROF_GPU_PSEUDO_TID, "mlprof-cupti", 7, 0), 0);
   return gtb_close(&t);
+}
+
+static char *report_json(prof__an *an, size_t *len);
+
+/* The reference step with its GPU records in a chunk before the events
+ * and one after, the header naming the capture or not. */
+static const char *chunk_first_trace(int named) {
+  gtb t = gtb_open_named(named ? "gpufirst_named" : "gpufirst_unnamed", named);
+  str(&t, 1, "forward");
+  str(&t, 2, "load");
+  str(&t, 4, "gemm_kernel");
+  str(&t, 7, "Test GPU");
+  rec(&t, device(8, 7));
+  rec(&t, kernel(T0 + 300, T0 + 500, T0 + 250, 4, 1));
+  chunk(&t);
+  ev(&t, 100, T0, PROF_EV_STEP_BEGIN, 0, 0, 0);
+  ev(&t, 100, T0, PROF_EV_RANGE_BEGIN, 2, PROF_CAT_DATA, 0);
+  ev(&t, 100, T0 + 200, PROF_EV_RANGE_END, 2, 0, 0);
+  ev(&t, 100, T0 + 200, PROF_EV_RANGE_BEGIN, 1, PROF_CAT_COMPUTE, 0);
+  ev(&t, 100, T0 + 900, PROF_EV_RANGE_END, 1, 0, 0);
+  ev(&t, 100, T0 + 1000, PROF_EV_STEP_END, 0, 0, 0);
+  rec(&t, kernel(T0 + 700, T0 + 800, T0 + 650, 4, 1));
+  return gtb_close(&t);
+}
+
+static char *gpu_json_of(const char *path, const char *threads, gpu_window *w) {
+  assert_int_equal(setenv("MLPROF_ANALYZE_THREADS", threads, 1), 0);
+  prof__an *an = analyze(path);
+  unsetenv("MLPROF_ANALYZE_THREADS");
+  const gpu_summary *s = prof__sec_gpu_summary(an);
+  assert_non_null(s);
+  assert_int_equal(s->nwindows, 1);
+  *w = s->windows[0];
+  size_t len;
+  char *j = report_json(an, &len);
+  prof__an_free(an);
+  char *g = strstr(j, "\"gpu\":");
+  assert_non_null(g);
+  char *copy = strdup(g);
+  free(j);
+  return copy;
+}
+
+/* A GPU section that wants no events until a capture is known (the
+ * header's, or a first GPU chunk) still gets every event after that
+ * chunk, serially and with the decode thread: the same figures as when
+ * the header names the capture. */
+static void gpu_events_after_a_chunk_the_header_did_not_announce(void **state) {
+  (void)state;
+  const char *named = chunk_first_trace(1);
+  char *path = strdup(named);
+  const char *unnamed = chunk_first_trace(0);
+  for (int k = 0; k < 2; k++) {
+    const char *threads = k ? "2" : "1";
+    gpu_window a, b;
+    char *ja = gpu_json_of(path, threads, &a), *jb = gpu_json_of(unnamed, threads, &b);
+    assert_int_equal(a.end - a.begin, 1000); /* the step's window: the events arrived */
+    assert_int_equal(b.end - b.begin, 1000);
+    assert_int_equal(a.busy_ns, 300);
+    assert_int_equal(b.busy_ns, a.busy_ns);
+    for (int i = 0; i < GPU_BD_COUNT; i++) assert_int_equal(b.bd[i], a.bd[i]);
+    assert_string_equal(jb, ja);
+    free(ja);
+    free(jb);
+  }
+  free(path);
 }
 
 static void busy_idle_and_breakdown_match_hand_computation(void **state) {
@@ -1031,6 +1101,7 @@ static void fp32_matmul_names_match_real_cublas_kernels(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(busy_idle_and_breakdown_match_hand_computation),
+      cmocka_unit_test(gpu_events_after_a_chunk_the_header_did_not_announce),
       cmocka_unit_test(kernels_ranges_copies_memory_and_drops),
       cmocka_unit_test(json_report_has_the_gpu_key),
       cmocka_unit_test(chrome_events_use_pytorch_categories),

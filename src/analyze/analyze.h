@@ -138,6 +138,12 @@ typedef struct prof__section {
    * run it on its decode thread, concurrently with the core model and the
    * other sections; it still sees every record in file order. */
   int detached;
+  /* Event types the record hooks want in this trace, narrowing event_mask
+   * (0: none), asked when a pass starts and again after a record whose hook
+   * called prof__an_dispatch_again. NULL: event_mask alone. Lets a section
+   * that a trace does not concern (GPU events without a GPU capture) cost
+   * nothing per event. Not for detached sections. */
+  uint64_t (*event_mask_now)(const prof__an *an, void *st);
 } prof__section;
 
 #define PROF_EVMASK(type) (1ull << (type))
@@ -253,6 +259,9 @@ void prof__an_free(prof__an *an);
 const char *prof__an_str(const prof__an *an, uint32_t id);
 /* Header value or NULL. */
 const char *prof__an_header(const prof__an *an, const char *key);
+/* From a record hook of a section with event_mask_now: ask it again
+ * before the next record (what the section wants has changed). */
+void prof__an_dispatch_again(prof__an *an);
 /* Index in an->threads of thread `tid`, or SIZE_MAX when no record named
  * it: one lookup in the model's hash map. Sections keep their per-thread
  * state in arrays indexed by it (every event's thread is in the model

@@ -79,6 +79,7 @@ typedef struct an_priv {
   int oom;
   int threads;            /* prof__an_threads(): 1 serial, 2 with a decode thread */
   uint32_t range_tid;     /* thread of the latest range event (prof__an_range_tid) */
+  int redispatch;         /* a section asked for its event types again (prof__an_dispatch_again) */
 } an_priv;
 
 static inline an_priv *an_priv_of(prof__an *an) { return (an_priv *)an; }
@@ -103,6 +104,14 @@ typedef struct prof__an_dispatch {
 /* Which sections a dispatch table holds. */
 enum { AN_HOOKS_ALL = 0, AN_HOOKS_MAIN = 1, AN_HOOKS_DETACHED = 2 };
 void prof__an_dispatch_build(const prof__an *an, int pass, int which, prof__an_dispatch *d);
+
+/* After a record: rebuild d when a section asked (prof__an_dispatch_again). */
+static inline void prof__an_dispatch_check(an_priv *p, int pass, int which, prof__an_dispatch *d) {
+  if (__builtin_expect(p->redispatch, 0)) {
+    p->redispatch = 0;
+    prof__an_dispatch_build(&p->pub, pass, which, d);
+  }
+}
 
 /* Hand one record to the sections of d. */
 static inline void prof__an_dispatch_rec(prof__an *an, const prof__an_dispatch *d, const prof__rec *rec) {

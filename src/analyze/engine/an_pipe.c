@@ -212,7 +212,7 @@ static void *decode_main(void *arg) {
 }
 
 /* The core model and the main sections over one batch. */
-static void consume(an_priv *p, int pass, const prof__an_dispatch *d, const batch *b) {
+static void consume(an_priv *p, int pass, prof__an_dispatch *d, const batch *b) {
   prof__an *an = &p->pub;
   if (b->kind == B_EVENTS) {
     prof__rec rec;
@@ -229,6 +229,7 @@ static void consume(an_priv *p, int pass, const prof__an_dispatch *d, const batc
     for (size_t i = 0; i < b->nrecs; i++) {
       if (pass == 1) prof__an_model_record(p, &b->recs[i]);
       prof__an_dispatch_rec(an, d, &b->recs[i]);
+      prof__an_dispatch_check(p, pass, AN_HOOKS_MAIN, d); /* events come in their own batches */
     }
   }
 }

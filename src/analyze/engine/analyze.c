@@ -47,6 +47,7 @@ void prof__an_dispatch_build(const prof__an *an, int pass, int which, prof__an_d
     int detached = pass == 1 && s->detached;
     if ((which == AN_HOOKS_MAIN && detached) || (which == AN_HOOKS_DETACHED && !detached)) continue;
     uint64_t mask = s->event_mask ? s->event_mask : ~0ull;
+    if (pass == 1 && s->event_mask_now && !detached) mask &= s->event_mask_now(an, an->section_state[i]);
     d->fn[nh] = f;
     d->st[nh] = an->section_state[i];
     for (int t = 0; t < 64; t++)
@@ -72,6 +73,7 @@ static int an_pass_serial(an_priv *p, int pass) {
     if (pass == 1) prof__an_model_record(p, &rec);
     /* Events go only to the sections that asked for their type. */
     prof__an_dispatch_rec(an, &d, &rec);
+    if (rec.kind != PROF_REC_EVENT) prof__an_dispatch_check(p, pass, AN_HOOKS_ALL, &d);
     if (pr.on && (++n & 0xffff) == 0) prof__an_progress_show(an, &pr, prof__reader_offset(an->reader));
   }
   prof__an_progress_done(&pr);
@@ -214,6 +216,8 @@ void prof__an_free(prof__an *an) {
 }
 
 /* ---- accessors ---------------------------------------------------------- */
+
+void prof__an_dispatch_again(prof__an *an) { an_priv_of(an)->redispatch = 1; }
 
 const char *prof__an_header(const prof__an *an, const char *key) {
   for (size_t i = 0; i < an->header_count; i++)

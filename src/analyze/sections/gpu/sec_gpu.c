@@ -235,6 +235,15 @@ static void on_event(prof__an *an, gpu_state *g, uint32_t tid, const prof__event
   }
 }
 
+/* No event reaches the section before a GPU capture is known (the
+ * header's, or a first GPU chunk): a trace without a GPU costs nothing
+ * per event here. */
+static uint64_t gpu_events_now(const prof__an *an, void *st) {
+  const gpu_state *g = st;
+  const char *cap = prof__an_header(an, "gpu.capture");
+  return g->capture || (cap && strcmp(cap, "cupti") == 0) ? ~0ull : 0;
+}
+
 static void gpu_record(prof__an *an, void *st, const prof__rec *rec) {
   gpu_state *g = st;
   if (!g->inited) {
@@ -244,6 +253,7 @@ static void gpu_record(prof__an *an, void *st, const prof__rec *rec) {
     g->first = UINT64_MAX;
   }
   if (rec->kind == PROF_REC_CHUNK && rec->chunk_type == PROF_CHUNK_GPU) {
+    if (!g->capture) prof__an_dispatch_again(an); /* its events from now on (gpu_events_now) */
     g->capture = 1;
     on_chunk(g, rec);
   } else if (rec->kind == PROF_REC_EVENT && g->capture) {
@@ -512,4 +522,5 @@ const prof__section prof__sec_gpu = {
     .chrome = prof__sec_gpu_chrome_hook,
     .event_mask = PROF_EVMASK(PROF_EV_RANGE_BEGIN) | PROF_EVMASK(PROF_EV_RANGE_END) |
                   PROF_EVMASK(PROF_EV_STEP_BEGIN) | PROF_EVMASK(PROF_EV_STEP_END),
+    .event_mask_now = gpu_events_now,
 };
