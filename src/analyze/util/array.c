@@ -20,7 +20,7 @@ void *prof__arr_room(void *p, size_t *cap, size_t need, size_t elem) {
   return q;
 }
 
-int prof__arr_grow(void **arr, size_t *cap, size_t need, size_t elem) {
+int prof__arr_grow_slow(void **arr, size_t *cap, size_t need, size_t elem) {
   void *q = prof__arr_room(*arr, cap, need, elem);
   if (!q) return -1;
   *arr = q;

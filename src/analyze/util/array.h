@@ -14,7 +14,12 @@
  * runs out, with `p` still valid and *cap unchanged. */
 void *prof__arr_room(void *p, size_t *cap, size_t need, size_t elem);
 
-/* The same on the pointer *arr in place: 0, or -1 (nothing changed). */
-int prof__arr_grow(void **arr, size_t *cap, size_t need, size_t elem);
+/* The same on the pointer *arr in place: 0, or -1 (nothing changed).
+ * Inline when there is room already: callers ask for each record, and the
+ * call alone was 3 % of the analysis. */
+int prof__arr_grow_slow(void **arr, size_t *cap, size_t need, size_t elem);
+static inline int prof__arr_grow(void **arr, size_t *cap, size_t need, size_t elem) {
+  return need <= *cap ? 0 : prof__arr_grow_slow(arr, cap, need, elem);
+}
 
 #endif

@@ -59,6 +59,7 @@ typedef struct smp {
 typedef struct frame {
   uint32_t name;
   uint8_t cat;
+  uint32_t wi; /* its wname's index once looked up (UINT32_MAX before) */
 } frame;
 
 /* Per range name of a thread that runs steps: what happened inside steps. */
@@ -84,6 +85,7 @@ typedef struct wthread {
   wname *w;             /* stepping threads: per name */
   size_t nw, wcap;
   prof__map32 wmap;     /* name -> index into w */
+  uint32_t none_wi;     /* the wname of time outside every range (UINT32_MAX: not yet) */
   span *steps;          /* stepping threads: their steps, in order */
   size_t nsteps, scap;
 } wthread;
@@ -125,6 +127,7 @@ static wthread *thread_of(sav_st *st, uint32_t tid) {
     return NULL;
   }
   t->tid = tid;
+  t->none_wi = UINT32_MAX;
   return st->last = a[st->nth++] = t;
 }
 
@@ -137,7 +140,7 @@ static int push(wthread *t, uint32_t name, uint8_t cat) {
     t->st = f;
     t->stcap = cap;
   }
-  t->st[t->depth++] = (frame){name, cat};
+  t->st[t->depth++] = (frame){name, cat, UINT32_MAX};
   return 0;
 }
 
@@ -167,10 +170,12 @@ static void cut(sav_st *st, wthread *t, uint64_t ts) {
   uint64_t b = t->since;
   t->since = ts;
   if (!b || ts <= b) return;
-  const frame *f = t->depth ? &t->st[t->depth - 1] : NULL;
+  frame *f = t->depth ? &t->st[t->depth - 1] : NULL;
   seg g = {b, ts, t->tid, f ? f->name : NONE_NAME, f ? f->cat : (uint8_t)PROF_CAT_OTHER, (uint8_t)t->in_step};
   if (t->in_step) { /* the exact sums of a thread running steps */
-    wname *w = wname_of(t, g.name, g.cat);
+    uint32_t *wi = f ? &f->wi : &t->none_wi; /* the lookup once per open range */
+    wname *w = *wi != UINT32_MAX ? &t->w[*wi] : wname_of(t, g.name, g.cat);
+    if (w) *wi = (uint32_t)(w - t->w);
     if (w) {
       w->ns += ts - b;
       if (w->last_step != t->nstep) w->steps++, w->last_step = t->nstep;
