@@ -35,6 +35,7 @@
 #define SMP_MAX (1u << 15)   /* other threads' CPU samples kept (24 bytes each) */
 #define PEND_MAX (1u << 14)  /* step-thread samples read before their step (24 bytes each) */
 #define MAX_DEPTH 256
+#define WDENSE 4096          /* range name ids below it: a thread's sums by direct index */
 #define THR_WAIT_SHARE 0.05  /* step_wait: off-CPU time >= 5% of step time ... */
 #define THR_WAIT_HIGH 0.20   /* ... high from 20% */
 #define THR_OFF_CPU 0.5      /* ... the range is >= 50% off-CPU ... */
@@ -86,6 +87,7 @@ typedef struct wthread {
   size_t nw, wcap;
   prof__map32 wmap;     /* name -> index into w */
   uint32_t none_wi;     /* the wname of time outside every range (UINT32_MAX: not yet) */
+  uint32_t *wdense;     /* name id below WDENSE -> index into w + 1 (0: none yet) */
   span *steps;          /* stepping threads: their steps, in order */
   size_t nsteps, scap;
 } wthread;
@@ -114,8 +116,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t max) {
   return q;
 }
 
-static wthread *thread_of(sav_st *st, uint32_t tid) {
-  if (st->last && st->last->tid == tid) return st->last;
+__attribute__((noinline)) static wthread *thread_lookup(sav_st *st, uint32_t tid) {
   uint32_t i = prof__map32_get(&st->tids, tid);
   if (i != UINT32_MAX) return st->last = st->th[i];
   wthread **a = grow(st->th, &st->thcap, st->nth + 1, sizeof *a, UINT32_MAX - 1);
@@ -129,6 +130,11 @@ static wthread *thread_of(sav_st *st, uint32_t tid) {
   t->tid = tid;
   t->none_wi = UINT32_MAX;
   return st->last = a[st->nth++] = t;
+}
+
+/* The thread of this event: most often the previous event's. */
+static inline wthread *thread_of(sav_st *st, uint32_t tid) {
+  return st->last && st->last->tid == tid ? st->last : thread_lookup(st, tid);
 }
 
 static int push(wthread *t, uint32_t name, uint8_t cat) {
@@ -145,12 +151,15 @@ static int push(wthread *t, uint32_t name, uint8_t cat) {
 }
 
 static wname *wname_of(wthread *t, uint32_t name, uint8_t cat) {
+  if (name < WDENSE && t->wdense && t->wdense[name]) return &t->w[t->wdense[name] - 1];
   uint32_t i = prof__map32_get(&t->wmap, name);
   if (i != UINT32_MAX) return &t->w[i];
   wname *w = grow(t->w, &t->wcap, t->nw + 1, sizeof *w, UINT32_MAX - 1);
   if (!w) return NULL;
   t->w = w;
   if (prof__map32_put(&t->wmap, name, (uint32_t)t->nw)) return NULL;
+  if (name < WDENSE && (t->wdense || (t->wdense = calloc(WDENSE, sizeof *t->wdense))))
+    t->wdense[name] = (uint32_t)t->nw + 1;
   w[t->nw] = (wname){name, cat, 0, 0, 0, 0, 0};
   return &w[t->nw++];
 }
@@ -635,6 +644,7 @@ static void sav_destroy(prof__an *an, void *vst) {
     free(st->th[i]->steps);
     free(st->th[i]->st);
     prof__map32_free(&st->th[i]->wmap);
+    free(st->th[i]->wdense);
     free(st->th[i]);
   }
   free(st->th);
