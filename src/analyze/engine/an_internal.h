@@ -22,6 +22,7 @@ typedef struct an_frame {
   uint32_t name;   /* for matching the END */
   uint8_t bucket;  /* PROF_BD_* of the range */
   uint8_t outer;   /* no frame below has this name (prof__ctx_frame) */
+  int8_t cat;      /* the range's category (an->ranges[range].cat, for the context) */
   uint64_t begin, child;
 } an_frame;
 
@@ -30,6 +31,7 @@ typedef struct an_thread {
   uint32_t depth, cap;
   uint64_t overflow;  /* ranges opened beyond AN_MAX_DEPTH, still open */
   long step;          /* index of the step open on this thread, or -1 */
+  uint64_t step_no;   /* its number (for the context) */
   uint64_t attr_ts;   /* breakdown attributed up to here */
   uint64_t last_ts;
   int began;          /* a RANGE_BEGIN was seen on this thread */

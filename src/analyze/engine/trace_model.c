@@ -224,6 +224,7 @@ static void range_begin(an_priv *p, an_thread *t, const prof__event *ev, uint64_
   f->range = ri;
   f->name = ev->name;
   f->bucket = (uint8_t)bucket_of(cat);
+  f->cat = (int8_t)cat;
   f->begin = ts;
   f->child = 0;
 }
@@ -317,6 +318,7 @@ static void step_begin(an_priv *p, an_thread *t, uint32_t tid, uint64_t number, 
   s->begin_ns = ts;
   s->end_ns = UINT64_MAX; /* open until its END */
   t->step = (long)an->nsteps++;
+  t->step_no = number;
   t->attr_ts = ts;
   open_step_set(p, number, (uint64_t)(t - p->ts) + 1);
   /* the thread's CPU clock read right before this STEP_BEGIN, if it was */
@@ -448,10 +450,11 @@ static void ctx_set(an_priv *p, size_t ti) {
   prof__ctx *c = &p->ctx;
   c->thread = ti;
   c->depth = t->depth;
-  c->range = t->depth ? t->frames[t->depth - 1].name : 0;
-  c->cat = t->depth ? p->pub.ranges[t->frames[t->depth - 1].range].cat : -1;
+  const an_frame *f = t->depth ? &t->frames[t->depth - 1] : NULL;
+  c->range = f ? f->name : 0;
+  c->cat = f ? f->cat : -1;
   c->in_step = t->step >= 0;
-  c->step = t->step >= 0 ? p->pub.steps[t->step].number : 0;
+  c->step = t->step >= 0 ? t->step_no : 0;
 }
 
 const prof__ctx *prof__an_ctx(const prof__an *an) { return &((const an_priv *)an)->ctx; }
