@@ -58,8 +58,8 @@ typedef struct steptime_st {
   size_t thcap;
 } steptime_st;
 
-static sthread *thread_of(prof__an *an, steptime_st *st, uint32_t tid) {
-  size_t ti = prof__an_thread_index(an, tid);
+/* The event's thread, by the index the model gave it (the context's). */
+static sthread *thread_of(steptime_st *st, size_t ti) {
   if (ti == SIZE_MAX || prof__arr_grow((void **)&st->th, &st->thcap, ti + 1, sizeof *st->th)) return NULL;
   sthread *t = &st->th[ti];
   if (!t->used) {
@@ -122,9 +122,10 @@ static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
   steptime_st *st = vst;
   if (rec->kind != PROF_REC_EVENT) return;
   const prof__event *ev = &rec->ev;
-  sthread *t = thread_of(an, st, rec->tid);
-  if (!t) return;
   const prof__ctx *cx = prof__an_ctx(an);
+  if (ev->type == PROF_EV_RANGE_END && !cx->has_closed) return; /* most ends: nothing to count */
+  sthread *t = thread_of(st, cx->thread);
+  if (!t) return;
   switch (ev->type) {
   case PROF_EV_STEP_BEGIN: {
     if (prof__arr_grow((void **)&st->recs, &st->rcap, st->nrecs + 1, sizeof *st->recs)) return;
