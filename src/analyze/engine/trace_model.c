@@ -244,7 +244,7 @@ static void frame_close(an_priv *p, an_thread *t, uint64_t ts) {
 static void frame_describe(const an_priv *p, const an_thread *t, uint32_t level, prof__ctx_frame *out) {
   const an_frame *f = &t->frames[level];
   out->name = f->name;
-  out->cat = p->pub.ranges[f->range].cat;
+  out->cat = f->cat;
   out->outer = f->outer;
   out->level = level;
   out->begin_ns = f->begin;

@@ -78,8 +78,8 @@ static int mgrow(prof__u64map *m) {
   return 0;
 }
 
-int prof__u64map_add(prof__u64map *m, uint64_t key, uint64_t add) {
-  if ((m->n + 1) * 2 > m->cap && mgrow(m) != 0) return -1;
+uint64_t *prof__u64map_at(prof__u64map *m, uint64_t key) {
+  if ((m->n + 1) * 2 > m->cap && mgrow(m) != 0) return NULL;
   uint64_t k = key + 1;
   size_t s = mslot(k, m->cap);
   while (m->k[s] && m->k[s] != k) s = (s + 1) & (m->cap - 1);
@@ -87,7 +87,13 @@ int prof__u64map_add(prof__u64map *m, uint64_t key, uint64_t add) {
     m->k[s] = k;
     m->n++;
   }
-  m->v[s] += add;
+  return &m->v[s];
+}
+
+int prof__u64map_add(prof__u64map *m, uint64_t key, uint64_t add) {
+  uint64_t *v = prof__u64map_at(m, key);
+  if (!v) return -1;
+  *v += add;
   return 0;
 }
 

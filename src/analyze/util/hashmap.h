@@ -50,6 +50,10 @@ typedef struct prof__u64map {
 
 /* Add `add` to the value of `key` (created at 0). Returns 0 or -1 (no memory). */
 int prof__u64map_add(prof__u64map *m, uint64_t key, uint64_t add);
+/* The value of `key` to read and change in place (created at 0: a new key
+ * reads 0), valid until the next insertion; NULL without memory. One
+ * lookup where a get and an add took two. */
+uint64_t *prof__u64map_at(prof__u64map *m, uint64_t key);
 uint64_t prof__u64map_get(const prof__u64map *m, uint64_t key);
 /* Remove `key` (nothing when absent), so a map of what is open stays small. */
 void prof__u64map_del(prof__u64map *m, uint64_t key);

@@ -68,8 +68,9 @@ typedef struct gr_st {
 /* ---- small helpers ------------------------------------------------------- */
 
 static void map_set(gr_st *s, prof__u64map *m, uint64_t key, uint64_t v) {
-  uint64_t old = prof__u64map_get(m, key);
-  if (prof__u64map_add(m, key, v - old)) s->oom = 1;
+  uint64_t *p = prof__u64map_at(m, key);
+  if (p) *p = v;
+  else s->oom = 1;
 }
 
 static uint64_t text_hash(const char *p) {
@@ -131,8 +132,9 @@ static void range_begin(prof__an *an, gr_st *s, uint32_t name) {
       ni->count = 1;
       nest_new(s, key);
     } else {
-      if (prof__u64map_get(&s->ne_map, key) == 0) nest_new(s, key);
-      if (prof__u64map_add(&s->ne_map, key, 1)) s->oom = 1;
+      uint64_t *n = prof__u64map_at(&s->ne_map, key);
+      if (!n) s->oom = 1;
+      else if ((*n)++ == 0) nest_new(s, key);
     }
   }
 }
