@@ -26,9 +26,9 @@
  *  - a frame first seen is described (file, function, line) from the
  *    worker's memory at once: a short-lived worker (a Pool's) is gone when
  *    the writer comes;
- *  - the writer thread (its hook) writes those descriptions, interns the stack and writes a CPU-mode SAMPLE event
- *    with the worker's pid as its thread ("forked worker") and the
- *    innermost range "[forked worker]".
+ *  - the writer thread (its hook) writes those descriptions, interns the
+ *    stack and writes a CPU-mode SAMPLE event with the worker's pid as its
+ *    thread ("forked worker") and the innermost range "[forked worker]".
  *
  * The report then shows the workers' hot Python lines (their __getitem__)
  * and their CPU beside the step thread's wait for data
@@ -57,11 +57,11 @@
 #define WORKER_SCAN_NS 250000000ull /* how often children are looked for */
 #define CMDLINE_MAX 4096
 #define QUEUE 512                   /* samples between two writer cycles (power of two) */
-/* The most periods one sample carries. A worker is found up to
- * WORKER_SCAN_NS after its fork, with all its CPU since then to place:
- * given to one stack it was a fifth of a short run's samples on one line
- * taken at random; spread over the next samples, it follows where the
- * worker runs. */
+/* The most periods one sample carries. A worker the fork handler missed
+ * (a child made without fork()) is found up to WORKER_SCAN_NS late, and a
+ * sampling thread kept off the CPU falls behind: all that CPU given to one
+ * stack was a fifth of a short run's samples on one line taken at random;
+ * spread over the next samples, it follows where the worker runs. */
 #define PERIODS_MAX 4
 
 typedef struct worker {
