@@ -206,7 +206,8 @@ static void summary_codec_cpu_within_length(void **state) {
     uint64_t n = 0;
     for (uint64_t dur = 100; dur < 20000; dur += 7)
       for (uint64_t k = 0; k < 5; k++) {
-        prof__ss_rec in = {.number = ++n, .tid = 1, .begin_us = n * 30000, .dur_us = dur, .have = PROF_SS_HAS_CPU,
+        n++;
+        prof__ss_rec in = {.number = n, .tid = 1, .begin_us = n * 30000, .dur_us = dur, .have = PROF_SS_HAS_CPU,
                            .cpu_us = dur + k - 2};
         prof__ss_enc_put(&e, &in);
       }

@@ -241,7 +241,7 @@ static void frame_close(an_priv *p, an_thread *t, uint64_t ts) {
   if (t->depth) t->frames[t->depth - 1].child += dur;
 }
 
-static void frame_describe(const an_priv *p, const an_thread *t, uint32_t level, prof__ctx_frame *out) {
+static void frame_describe(const an_thread *t, uint32_t level, prof__ctx_frame *out) {
   const an_frame *f = &t->frames[level];
   out->name = f->name;
   out->cat = f->cat;
@@ -267,7 +267,7 @@ static void range_end(an_priv *p, an_thread *t, uint32_t name, uint64_t ts) {
     return;
   }
   p->pub.unclosed_ranges += t->depth - k;
-  frame_describe(p, t, k - 1, &p->ctx.closed);
+  frame_describe(t, k - 1, &p->ctx.closed);
   p->ctx.has_closed = 1;
   while (t->depth >= k) frame_close(p, t, ts);
 }
@@ -471,7 +471,7 @@ int prof__an_ctx_frame(const prof__an *an, uint32_t level, prof__ctx_frame *f) {
   if (p->ctx.thread >= an->nthreads || level >= p->ctx.depth) return -1;
   const an_thread *t = &p->ts[p->ctx.thread];
   if (level >= t->depth) return -1;
-  frame_describe(p, t, level, f);
+  frame_describe(t, level, f);
   return 0;
 }
 
