@@ -93,17 +93,23 @@ static void hook_setup(prof__tw *tw) {
   prof__tw_thread(tw, M.tid, "mlprof-writer", 0, 0);
 }
 
-void prof__mem_step_boundary(uint64_t ticks) {
-  if (!__atomic_load_n(&M.hooked, __ATOMIC_ACQUIRE) || !prof__mem_interposed) return;
+/* The live heap now, from the counters of every thread. */
+static int64_t live_now(void) {
   prof__mem_totals t;
   prof__mem_totals_get(&t);
+  return t.live;
+}
+
+void prof__mem_step_boundary(uint64_t ticks) {
+  if (!__atomic_load_n(&M.hooked, __ATOMIC_ACQUIRE) || !prof__mem_interposed) return;
+  int64_t live = live_now();
   if (__atomic_exchange_n(&SP.busy, 1, __ATOMIC_ACQUIRE)) {
     __atomic_fetch_add(&SP.dropped, 1, __ATOMIC_RELAXED);
     return;
   }
   if (SP.n < STEP_PTS) {
     SP.ticks[SP.n] = ticks;
-    SP.live[SP.n++] = t.live;
+    SP.live[SP.n++] = live;
   } else {
     __atomic_fetch_add(&SP.dropped, 1, __ATOMIC_RELAXED);
   }
