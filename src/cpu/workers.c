@@ -11,12 +11,13 @@
  *    run the same executable with the same command line (a fork, not an
  *    exec);
  *  - every sampling period it reads each worker's CPU time
- *    (/proc/<pid>/task/<pid>/schedstat, its main thread). Once the worker
- *    ran for at least half a period since its last sample, if its main
- *    thread ran since the last reading and is running or runnable now
- *    (state R in .../stat), it reads the Python frames of that thread
- *    (cpu/pyframes.c: process_vm_readv on the child, whose interpreter
- *    lies at the same addresses) and queues a sample weighted by the CPU
+ *    (/proc/<pid>/task/<pid>/schedstat, its main thread, kept open through
+ *    core/procfile.h, which never reads or closes a descriptor the program
+ *    reused). Once the worker ran for at least half a period since its
+ *    last sample, if its main thread ran since the last reading and is
+ *    running or runnable now (state R in .../stat), it reads the Python
+ *    frames of that thread (cpu/pyframes.c: process_vm_readv on the child,
+ *    whose interpreter lies at the same addresses) and queues a sample weighted by the CPU
  *    periods it ran, at most PERIODS_MAX (the rest goes with the next
  *    samples). A worker found asleep (waiting for its next index, or for
  *    the GIL its queue's feeder thread holds), or woken but not yet run,
@@ -47,6 +48,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/procfile.h"
 #include "core/session.h"
 #include "cpu/pyframes.h"
 #include "cpu/workers.h"
@@ -66,7 +68,8 @@
 
 typedef struct worker {
   pid_t pid;
-  int fd_cpu, fd_stat; /* its main thread's schedstat and stat, read again at offset 0 */
+  prof__procfile cpu, stat;     /* its main thread's schedstat and stat, kept open */
+  char cpu_path[64], stat_path[64];
   uint64_t cpu_ns;   /* CPU time at the last reading */
   double carry_ns;   /* CPU time not yet sampled; below 0 when a sample rounded up */
 } worker;
@@ -130,29 +133,28 @@ static int same_program(pid_t pid) {
   return n == W.cmd_len && memcmp(cmd, W.cmd, n) == 0;
 }
 
-static int open_task_file(pid_t pid, const char *name) {
-  char path[80];
-  snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)pid, (int)pid, name);
-  return open(path, O_RDONLY | O_CLOEXEC);
-}
-
 static void add_child(pid_t pid) {
   for (int i = 0; i < W.n; i++)
     if (W.w[i].pid == pid) return;
   if (W.n >= WORKERS_MAX || !same_program(pid)) return;
-  worker w = {.pid = pid, .fd_cpu = open_task_file(pid, "schedstat"), .fd_stat = open_task_file(pid, "stat")};
-  if (w.fd_cpu < 0 || w.fd_stat < 0) { /* gone already */
-    if (w.fd_cpu >= 0) close(w.fd_cpu);
-    if (w.fd_stat >= 0) close(w.fd_stat);
+  worker *w = &W.w[W.n];
+  *w = (worker){.pid = pid};
+  snprintf(w->cpu_path, sizeof w->cpu_path, "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
+  snprintf(w->stat_path, sizeof w->stat_path, "/proc/%d/task/%d/stat", (int)pid, (int)pid);
+  char buf[16];
+  if (prof__procfile_read(&w->cpu, w->cpu_path, buf, sizeof buf) < 0 ||
+      prof__procfile_read(&w->stat, w->stat_path, buf, sizeof buf) < 0) { /* gone already */
+    prof__procfile_close(&w->cpu);
+    prof__procfile_close(&w->stat);
     return;
   }
-  W.w[W.n++] = w;
+  W.n++;
   __atomic_add_fetch(&W.seen, 1, __ATOMIC_RELAXED);
 }
 
 static void drop_worker(int i) {
-  close(W.w[i].fd_cpu);
-  close(W.w[i].fd_stat);
+  prof__procfile_close(&W.w[i].cpu);
+  prof__procfile_close(&W.w[i].stat);
   W.w[i] = W.w[--W.n];
 }
 
@@ -176,21 +178,17 @@ static void scan_children(void) {
 }
 
 /* CPU ns the worker's main thread ran so far, or -1 when it is gone. */
-static int64_t cpu_of(const worker *w) {
+static int64_t cpu_of(worker *w) {
   char buf[128];
-  ssize_t n = pread(w->fd_cpu, buf, sizeof buf - 1, 0);
-  if (n <= 0) return -1;
-  buf[n] = 0;
+  if (prof__procfile_read(&w->cpu, w->cpu_path, buf, sizeof buf) <= 0) return -1;
   return (int64_t)strtoull(buf, NULL, 10);
 }
 
 /* Whether the worker's main thread is running or runnable now: the state
  * field of its stat, after the command name's closing parenthesis. */
-static int running(const worker *w) {
+static int running(worker *w) {
   char buf[512];
-  ssize_t n = pread(w->fd_stat, buf, sizeof buf - 1, 0);
-  if (n <= 0) return 0;
-  buf[n] = 0;
+  if (prof__procfile_read(&w->stat, w->stat_path, buf, sizeof buf) <= 0) return 0;
   const char *p = strrchr(buf, ')');
   return p && p[1] == ' ' && p[2] == 'R';
 }
