@@ -460,7 +460,7 @@ int prof__pyframes_remote_describe(pid_t pid, const uintptr_t *tags, int n, prof
   int k = 0;
   for (int i = 0; i < n; i++) {
     uint64_t key = (uint64_t)tags[i];
-    if (!(key & PYFRAME_TAG) || !keyset_add(&P.described, key)) continue; /* described before (or no memory) */
+    if (!(key & PYFRAME_TAG) || !keyset_add(&P.described, key)) continue; /* described before */
     if (!*out && !(*out = malloc((size_t)n * sizeof **out))) return 0;
     if (describe(pid, key, &(*out)[k]) == 0) k++;
   }

@@ -17,9 +17,9 @@
  *    last sample, if its main thread ran since the last reading and is
  *    running or runnable now (state R in .../stat), it reads the Python
  *    frames of that thread (cpu/pyframes.c: process_vm_readv on the child,
- *    whose interpreter lies at the same addresses) and queues a sample weighted by the CPU
- *    periods it ran, at most PERIODS_MAX (the rest goes with the next
- *    samples). A worker found asleep (waiting for its next index, or for
+ *    whose interpreter lies at the same addresses) and queues a sample
+ *    weighted by the CPU periods it ran, at most PERIODS_MAX (the rest
+ *    goes with the next samples). A worker found asleep (waiting for its next index, or for
  *    the GIL its queue's feeder thread holds), or woken but not yet run,
  *    keeps its CPU for its next running sample: the stack where it sleeps
  *    is not where that CPU went, and on a busy machine such reads took a

@@ -235,21 +235,25 @@ static void on_event(prof__an *an, gpu_state *g, uint32_t tid, const prof__event
   }
 }
 
+/* The trace's header says CUPTI recorded the GPU. */
+static int capture_in_header(const prof__an *an) {
+  const char *cap = prof__an_header(an, "gpu.capture");
+  return cap && strcmp(cap, "cupti") == 0;
+}
+
 /* No event reaches the section before a GPU capture is known (the
  * header's, or a first GPU chunk): a trace without a GPU costs nothing
  * per event here. */
 static uint64_t gpu_events_now(const prof__an *an, void *st) {
   const gpu_state *g = st;
-  const char *cap = prof__an_header(an, "gpu.capture");
-  return g->capture || (cap && strcmp(cap, "cupti") == 0) ? ~0ull : 0;
+  return g->capture || capture_in_header(an) ? ~0ull : 0;
 }
 
 static void gpu_record(prof__an *an, void *st, const prof__rec *rec) {
   gpu_state *g = st;
   if (!g->inited) {
     g->inited = 1;
-    const char *cap = prof__an_header(an, "gpu.capture");
-    g->capture = cap && strcmp(cap, "cupti") == 0;
+    g->capture = capture_in_header(an);
     g->first = UINT64_MAX;
   }
   if (rec->kind == PROF_REC_CHUNK && rec->chunk_type == PROF_CHUNK_GPU) {
