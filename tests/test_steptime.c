@@ -119,6 +119,35 @@ static void growing_forward_is_a_drift_with_slope_and_phase(void **state) {
   prof__an_free(an);
 }
 
+/* Steps with many range names: their per-step times fill more than one of
+ * the section's storage blocks (4 MiB, 262144 names x steps), and the
+ * drift is still found in them and named. */
+static void many_names_per_step_fill_several_blocks(void **state) {
+  (void)state;
+  enum { FILL = 150, STEPS = 2000 };
+  tb t;
+  tb_open(&t, "steptime-many-names");
+  char nm[16];
+  for (uint32_t i = 0; i < FILL; i++) {
+    int n = snprintf(nm, sizeof nm, "fill%u", i);
+    assert_int_equal(prof__tw_string(t.w, 6 + i, nm, (size_t)n), 0);
+  }
+  for (uint64_t s = 0; s < STEPS; s++) {
+    ev(&t, PROF_EV_STEP_BEGIN, 0, 0, s);
+    for (uint32_t i = 0; i < FILL; i++) range(&t, 6 + i, PROF_CAT_COMPUTE, 1000);
+    range(&t, 2, PROF_CAT_COMPUTE, 3000000 + 2000 * s); /* forward: 0.2 ms more per 100 steps */
+    ev(&t, PROF_EV_STEP_END, 0, 0, s);
+    t.now += 1000;
+  }
+  prof__an *an = tb_analyze(&t);
+  assert_int_equal(an->nsteps, STEPS);
+  const prof__finding *f = find(an, "step_time_drift");
+  assert_non_null(f);
+  assert_string_equal(key(f, "phase")->str, "forward");
+  assert_true(f->value > 1.8e5 && f->value < 2.2e5); /* per 100 steps */
+  prof__an_free(an);
+}
+
 static void checkpoint_every_25_steps_is_periodic(void **state) {
   (void)state;
   tb t;
@@ -321,6 +350,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(steady_steps_have_no_pattern),
       cmocka_unit_test(growing_forward_is_a_drift_with_slope_and_phase),
+      cmocka_unit_test(many_names_per_step_fill_several_blocks),
       cmocka_unit_test(checkpoint_every_25_steps_is_periodic),
       cmocka_unit_test(worker_round_robin_is_not_called_a_checkpoint),
       cmocka_unit_test(step_left_open_by_break_is_left_out_and_said),

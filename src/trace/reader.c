@@ -23,6 +23,7 @@
 #include "mlprof.h"
 #include "format.h"
 #include "settings.h"
+#include "hugepage.h"
 #include "trace.h"
 #include "zstd_stream.h"
 
@@ -232,12 +233,15 @@ const char *prof__reader_get(const prof__reader *r, const char *key) {
   return NULL;
 }
 
+/* Room for n bytes in a chunk buffer; its content is not kept (each chunk
+ * is read into it from scratch). */
 static int grow(uint8_t **p, size_t *cap, size_t n) {
   if (*cap >= n) return 1;
   size_t c = *cap ? *cap : 65536;
   while (c < n) c *= 2;
-  uint8_t *q = realloc(*p, c);
+  uint8_t *q = prof__hugepage_alloc(c);
   if (!q) return 0;
+  free(*p);
   *p = q;
   *cap = c;
   return 1;

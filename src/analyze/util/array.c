@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze/util/array.h"
+#include "trace/hugepage.h"
 
 void *prof__arr_room(void *p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return p;
@@ -13,7 +14,7 @@ void *prof__arr_room(void *p, size_t *cap, size_t need, size_t elem) {
     c *= 2;
   }
   if (elem && c > SIZE_MAX / elem) return NULL;
-  void *q = realloc(p, c * elem);
+  void *q = prof__hugepage_realloc(p, *cap * elem, c * elem);
   if (!q) return NULL;
   memset((char *)q + *cap * elem, 0, (c - *cap) * elem);
   *cap = c;

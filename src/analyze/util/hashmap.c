@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "analyze/util/hashmap.h"
+#include "trace/hugepage.h"
 
 /* ---- uint32 -> uint32 ------------------------------------------------------ */
 
@@ -12,7 +13,7 @@ static size_t slot32(uint32_t key, size_t cap) { return fib_slot(key, cap); }
 
 static int grow32(prof__map32 *m) {
   size_t cap = m->cap ? m->cap * 2 : 64;
-  uint64_t *slots = calloc(cap, sizeof *slots);
+  uint64_t *slots = prof__hugepage_calloc(cap * sizeof *slots);
   if (!slots) return -1;
   for (size_t i = 0; i < m->cap; i++) {
     uint64_t s = m->slots[i];
@@ -57,7 +58,7 @@ static size_t mslot(uint64_t k, size_t cap) { return fib_slot(k, cap); }
 
 static int mgrow(prof__u64map *m) {
   size_t cap = m->cap ? m->cap * 2 : 256;
-  uint64_t *k = calloc(cap, sizeof *k), *v = calloc(cap, sizeof *v);
+  uint64_t *k = prof__hugepage_calloc(cap * sizeof *k), *v = prof__hugepage_calloc(cap * sizeof *v);
   if (!k || !v) {
     free(k);
     free(v);

@@ -28,6 +28,7 @@
 #include "mlprof.h"
 #include "analyze/analyze.h"
 #include "analyze/util/hashmap.h"
+#include "trace/hugepage.h"
 #include "trace/ev_sample.h"
 #include "trace/event.h"
 
@@ -111,7 +112,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t max) {
   size_t c = *cap ? *cap * 2 : 256;
   while (c < need) c *= 2;
   if (c > max) c = max;
-  void *q = realloc(p, c * elem);
+  void *q = prof__hugepage_realloc(p, *cap * elem, c * elem);
   if (q) *cap = c;
   return q;
 }

@@ -17,6 +17,7 @@
 #include "analyze/analyze.h"
 #include "analyze/util/array.h"
 #include "analyze/util/hashmap.h"
+#include "trace/hugepage.h"
 #include "trace/ev_sample.h"
 #include "trace/event.h"
 
@@ -40,22 +41,36 @@ typedef struct cell {
 typedef struct srec {
   uint32_t tid;
   uint64_t number, begin;
-  cell *c;
-  uint32_t n, cap;
+  cell *c;              /* the open step: its thread's scratch; a closed one: in the pool */
+  uint32_t n;
 } srec;
 
 typedef struct sthread {
   int used;
   long open;            /* index into recs of the open step, or -1 */
   prof__map32 cells;    /* name -> cell of the open step, once it has many */
-  uint32_t last_n;      /* cells of the thread's last step: the next one's first size */
+  cell *scr;            /* the open step's cells, grown as needed, kept from step to step */
+  size_t scap;
 } sthread;
+
+/* Closed steps' cells, packed one step after the other in blocks that never
+ * move: one allocation per block instead of one per step, and blocks large
+ * enough for huge pages (a page fault per 4 KiB was a good part of a short
+ * trace's analysis). */
+#define POOL_BLOCK ((size_t)4 << 20)
+
+typedef struct cpool {
+  cell **blk;
+  size_t nblk, blkcap;
+  size_t used, cap;     /* cells used and held in the newest block */
+} cpool;
 
 typedef struct steptime_st {
   srec *recs;
   size_t nrecs, rcap;
   sthread *th;          /* by thread index (prof__an_thread_index) */
   size_t thcap;
+  cpool pool;
 } steptime_st;
 
 /* The event's thread, by the index the model gave it (the context's). */
@@ -93,17 +108,45 @@ static void add_cell(sthread *t, srec *r, uint32_t name, uint8_t cat, uint64_t n
     c->ns += ns;
     return;
   }
-  size_t cap = r->cap;
-  if (prof__arr_grow((void **)&r->c, &cap, (size_t)r->n + 1, sizeof *r->c)) return;
+  if (prof__arr_grow((void **)&t->scr, &t->scap, (size_t)r->n + 1, sizeof *t->scr)) return;
+  r->c = t->scr;
   if (t->cells.count && prof__map32_put(&t->cells, name, r->n)) return;
-  r->cap = (uint32_t)cap;
   r->c[r->n++] = (cell){name, cat, ns};
+}
+
+/* Room for n cells in the pool (n > 0), or NULL without memory. */
+static cell *pool_take(cpool *p, size_t n) {
+  if (p->used + n > p->cap) {
+    size_t cap = POOL_BLOCK / sizeof(cell);
+    if (cap < n) cap = n;
+    if (prof__arr_grow((void **)&p->blk, &p->blkcap, p->nblk + 1, sizeof *p->blk)) return NULL;
+    cell *b = prof__hugepage_alloc(cap * sizeof *b);
+    if (!b) return NULL;
+    p->blk[p->nblk++] = b;
+    p->used = 0, p->cap = cap;
+  }
+  cell *c = p->blk[p->nblk - 1] + p->used;
+  p->used += n;
+  return c;
+}
+
+/* The thread's open step is over: its cells move from the thread's scratch
+ * into the pool (or are dropped without memory: the step then reads as one
+ * without ranges). */
+static void close_open(steptime_st *st, sthread *t) {
+  if (t->open < 0) return;
+  srec *r = &st->recs[t->open];
+  cell *c = r->n ? pool_take(&st->pool, r->n) : NULL;
+  if (c) memcpy(c, r->c, r->n * sizeof *c);
+  else r->n = 0;
+  r->c = c;
 }
 
 /* The thread's open step changes: its cell map starts again (its table
  * kept when small: freeing and allocating it at every step costs more than
  * the rest of the section). */
-static void set_open(sthread *t, long open) {
+static void set_open(steptime_st *st, sthread *t, long open) {
+  close_open(st, t);
   prof__map32_clear(&t->cells, 1024);
   t->open = open;
 }
@@ -134,11 +177,8 @@ static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
     r->tid = rec->tid;
     r->number = ev->a;
     r->begin = ev->ts;
-    /* Steps are alike: sized as the last one, its cells need no growing
-     * (doubling from 4 with a copy each time cost more than the rest of
-     * the section). Without the memory, add_cell grows it as before. */
-    if (t->last_n && (r->c = malloc((size_t)t->last_n * sizeof *r->c)) != NULL) r->cap = t->last_n;
-    set_open(t, (long)st->nrecs++);
+    r->c = t->scr;
+    set_open(st, t, (long)st->nrecs++);
     break;
   }
   case PROF_EV_STEP_END: {
@@ -146,8 +186,7 @@ static void steptime_record(prof__an *an, void *vst, const prof__rec *rec) {
     prof__ctx_frame f;
     for (uint32_t i = 0; t->open >= 0 && i < cx->depth && prof__an_ctx_frame(an, i, &f) == 0; i++)
       count_range(t, st, &f, ev->ts);
-    if (t->open >= 0) t->last_n = st->recs[t->open].n;
-    set_open(t, -1);
+    set_open(st, t, -1);
     break;
   }
   case PROF_EV_RANGE_END:
@@ -637,12 +676,14 @@ out:
 static void steptime_destroy(prof__an *an, void *vst) {
   (void)an;
   steptime_st *st = vst;
-  for (size_t i = 0; i < st->nrecs; i++) free(st->recs[i].c);
   free(st->recs);
   for (size_t i = 0; i < st->thcap; i++) {
     prof__map32_free(&st->th[i].cells);
+    free(st->th[i].scr);
   }
   free(st->th);
+  for (size_t i = 0; i < st->pool.nblk; i++) free(st->pool.blk[i]);
+  free(st->pool.blk);
 }
 
 const prof__section prof__sec_steptime = {
