@@ -144,6 +144,12 @@ typedef struct prof__section {
    * that a trace does not concern (GPU events without a GPU capture) cost
    * nothing per event. Not for detached sections. */
   uint64_t (*event_mask_now)(const prof__an *an, void *st);
+  /* Optional, detached sections only: the events of one decoded batch, in
+   * file order, all types (the hook skips what its event_mask leaves out).
+   * The decode thread calls it once per batch instead of `record` per
+   * event (non-event records still go to `record`); the serial analyzer
+   * keeps calling `record`, so both must do the same. */
+  void (*record_events)(prof__an *an, void *st, const prof__tev *ev, size_t n);
 } prof__section;
 
 #define PROF_EVMASK(type) (1ull << (type))

@@ -96,11 +96,19 @@ typedef struct prof__an_hooks {
   uint8_t idx[31];
 } prof__an_hooks;
 
-/* Per event type (0..63) and one list for non-event records. */
+typedef void (*prof__an_events_hook)(prof__an *, void *, const prof__tev *, size_t);
+
+/* Per event type (0..63) and one list for non-event records; the detached
+ * sections that take events a batch at a time are in `batch` instead of
+ * the per-type lists. */
 typedef struct prof__an_dispatch {
   prof__an_hook fn[32];
   void *st[32];
   prof__an_hooks by_type[64], other;
+  prof__an_events_hook batch_fn[32];
+  void *batch_st[32];
+  unsigned nbatch;
+  int per_event;       /* some section takes events one at a time */
 } prof__an_dispatch;
 
 /* Which sections a dispatch table holds. */
@@ -147,6 +155,11 @@ int prof__an_pass_piped(an_priv *p, int pass);
 
 /* Model (model.c). */
 void prof__an_model_record(an_priv *p, const prof__rec *rec);
+/* Pass 1 over a batch of events: each to the model, then to the sections
+ * of d that take its type (the same as prof__an_model_record and
+ * prof__an_dispatch_rec per event, with the model's code inlined in the
+ * loop: the call per event was a tenth of the analysing thread). */
+void prof__an_model_events(an_priv *p, const prof__tev *ev, size_t n, const prof__an_dispatch *d);
 void prof__an_model_finish(an_priv *p);
 void prof__an_model_free(an_priv *p);
 

@@ -169,6 +169,8 @@ static int batch_fill(prof__reader *r, batch *b, prof__tev *stage) {
 
 static void run_hooks(prof__an *an, const prof__an_dispatch *d, const batch *b) {
   if (b->kind == B_EVENTS) {
+    for (unsigned k = 0; k < d->nbatch; k++) d->batch_fn[k](an, d->batch_st[k], b->ev, b->nev);
+    if (!d->per_event) return;
     prof__rec rec;
     memset(&rec, 0, sizeof rec);
     rec.kind = PROF_REC_EVENT;
@@ -214,14 +216,15 @@ static void *decode_main(void *arg) {
 /* The core model and the main sections over one batch. */
 static void consume(an_priv *p, int pass, prof__an_dispatch *d, const batch *b) {
   prof__an *an = &p->pub;
-  if (b->kind == B_EVENTS) {
+  if (b->kind == B_EVENTS && pass == 1) {
+    prof__an_model_events(p, b->ev, b->nev, d);
+  } else if (b->kind == B_EVENTS) {
     prof__rec rec;
     memset(&rec, 0, sizeof rec);
     rec.kind = PROF_REC_EVENT;
     for (size_t i = 0; i < b->nev; i++) {
       rec.tid = b->ev[i].tid;
       rec.ev = b->ev[i].ev;
-      if (pass == 1) prof__an_model_record(p, &rec);
       const prof__an_hooks *l = &d->by_type[rec.ev.type & 63];
       for (unsigned k = 0; k < l->n; k++) d->fn[l->idx[k]](an, d->st[l->idx[k]], &rec);
     }

@@ -50,8 +50,14 @@ void prof__an_dispatch_build(const prof__an *an, int pass, int which, prof__an_d
     if (pass == 1 && s->event_mask_now && !detached) mask &= s->event_mask_now(an, an->section_state[i]);
     d->fn[nh] = f;
     d->st[nh] = an->section_state[i];
+    if (which == AN_HOOKS_DETACHED && s->record_events) { /* its events a batch at a time */
+      d->batch_fn[d->nbatch] = s->record_events;
+      d->batch_st[d->nbatch++] = an->section_state[i];
+      mask = 0;
+    }
     for (int t = 0; t < 64; t++)
       if (mask & PROF_EVMASK(t)) d->by_type[t].idx[d->by_type[t].n++] = (uint8_t)nh;
+    d->per_event |= mask != 0;
     d->other.idx[d->other.n++] = (uint8_t)nh;
     nh++;
   }

@@ -642,6 +642,17 @@ void prof__an_model_record(an_priv *p, const prof__rec *r) {
   }
 }
 
+void prof__an_model_events(an_priv *p, const prof__tev *ev, size_t n, const prof__an_dispatch *d) {
+  prof__rec rec = {.kind = PROF_REC_EVENT};
+  for (size_t i = 0; i < n; i++) {
+    rec.tid = ev[i].tid, rec.ev = ev[i].ev;
+    if (rec.ev.type == PROF_EV_RANGE_BEGIN || rec.ev.type == PROF_EV_RANGE_END) p->range_tid = rec.tid;
+    model_event(p, rec.tid, &rec.ev);
+    const prof__an_hooks *l = &d->by_type[rec.ev.type & 63];
+    for (unsigned k = 0; k < l->n; k++) d->fn[l->idx[k]](&p->pub, d->st[l->idx[k]], &rec);
+  }
+}
+
 /* ---- finish ------------------------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b) {
