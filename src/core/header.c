@@ -2,6 +2,7 @@
  * own trace and its capture segments. The pairs are documented in
  * docs/trace-format.md; the modules add theirs (producer.h).
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,12 +19,14 @@
 
 /* The command line, arguments joined by spaces, cut to n - 1 bytes. */
 static void read_cmdline(char *out, size_t n) {
-  FILE *f = fopen("/proc/self/cmdline", "rb");
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   size_t len = 0;
-  if (f) {
-    len = fread(out, 1, n - 1, f);
-    fclose(f);
+  while (fd >= 0 && len < n - 1) {
+    ssize_t got = read(fd, out + len, n - 1 - len);
+    if (got <= 0) break;
+    len += (size_t)got;
   }
+  if (fd >= 0) close(fd);
   for (size_t i = 0; i + 1 < len; i++)
     if (out[i] == 0) out[i] = ' ';
   out[len] = 0;

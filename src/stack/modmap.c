@@ -120,6 +120,7 @@ static int emit_modules(prof__tw *tw) {
 
 int prof__stack_emit(prof__tw *tw) {
   if (!tw) return PROF_EINVAL;
+  if (!prof__stack_any()) return 0; /* nothing to resolve yet: no map */
   int rc = emit_modules(tw);
   for (int round = 0; !rc && round < 64; round++) {
     prof__buf b = {0};

@@ -163,6 +163,10 @@ uint32_t prof__stack_scan(uint32_t from, void (*fn)(const uintptr_t *pcs, int de
   return id;
 }
 
+int prof__stack_any(void) {
+  return __atomic_load_n(&T.state, __ATOMIC_ACQUIRE) == 2 && __atomic_load_n(&T.next_id, __ATOMIC_ACQUIRE) > 1;
+}
+
 /* Encode the entries published since the last call as one STACKS body
  * (trace/rec_stacks.h). Returns the entries written, or PROF_ENOMEM (they
  * will be written again next time). */

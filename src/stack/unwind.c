@@ -21,7 +21,8 @@
  * most of a trivial program's start-up cost. So prof_init() does not make
  * one: a thread's first sample marks it (a TLS flag, signal-safe), and
  * prof__stack_thread_lazy(), called at the thread's next step boundary,
- * makes it then. Until then the exact walk serves.
+ * makes it then (as does the thread's next allocation-site capture,
+ * prof__stack_capture). Until then the exact walk serves.
  * Without libunwind both return 0 (no stacks; documented).
  */
 #include <pthread.h>
