@@ -120,6 +120,18 @@ while [ $r -lt "$REPEAT" ]; do
   check pipeline report -- bash -c "seq 1 200000 | awk '{ s += \$1 % 7 } END { print s }'; \
 sort -n -S 1M '$BIG' | tail -3; gzip -c '$BIG' | gzip -dc | wc -l; exit 3"
 
+  # A note every process of a run would print (no hardware counters: forced
+  # here by MLPROF_PAPI_EVENTS=off) is said once, by the top process, not
+  # again by each program a script runs.
+  MLPROF_PAPI_EVENTS=off
+  export MLPROF_PAPI_EVENTS
+  check notes_once -- bash -c "seq 1 1000 | sort -n | tail -1; /bin/true; exit 0"
+  unset MLPROF_PAPI_EVENTS
+  notes=$(grep -c 'no hardware counters' "$LAST/run.err")
+  if [ "$notes" -ne 1 ]; then
+    fail "notes_once: the hardware-counter note was printed $notes times, once expected"
+  fi
+
   check fork_exec -- "$PROGS/fork_exec"
 
   # Its own SIGPROF (ITIMER_PROF) and SIGUSR2: the counts it prints must

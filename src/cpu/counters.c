@@ -48,11 +48,12 @@ static void probe(void) {
   C.probed = 1;
   C.papi_ok = !C.off && prof__papi_init(why, sizeof why);
   if (C.off) snprintf(why, sizeof why, "disabled by MLPROF_PAPI_EVENTS=%s", C.events);
-  if (!C.papi_ok) {
-    fprintf(stderr,
-            "mlprof: no hardware counters (%s); recording software counters instead "
-            "(thread CPU time, page faults, context switches)\n",
-            why);
+  if (!C.papi_ok) { /* said once per run: not again by every child of `mlprof run -- bash ...` */
+    if (!prof__env_run_child())
+      fprintf(stderr,
+              "mlprof: no hardware counters (%s); recording software counters instead "
+              "(thread CPU time, page faults, context switches)\n",
+              why);
     prof__meta_add("counters.papi_reason", why);
   }
   prof__meta_add("counters.source", C.papi_ok ? "papi+software" : "software");

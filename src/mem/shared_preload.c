@@ -49,9 +49,8 @@ static void drop_preload(void) {
 /* A process other than the launcher's child: its own trace, same folder
  * (trace/tracename.h). */
 static void child_output(void) {
-  const char *run_pid = prof__env("RUN_PID");
   const char *out = prof__env("OUTPUT");
-  if (!run_pid || atol(run_pid) == (long)getpid() || !out) return;
+  if (!prof__env_run_child() || !out) return;
   struct stat st;
   if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) return; /* already a folder */
   char dir[PATH_MAX];

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -33,4 +34,9 @@ int prof__flag_parse(const char *v) {
 int prof__env_preload(void) {
   const char *v = prof__env("PRELOAD");
   return v && strcmp(v, "1") == 0;
+}
+
+int prof__env_run_child(void) {
+  const char *v = prof__env("RUN_PID");
+  return v && atol(v) != (long)getpid();
 }

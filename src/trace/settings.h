@@ -20,6 +20,12 @@ const char *prof__env(const char *name);
  * constructor starts the session (mem/shared_preload.c). */
 int prof__env_preload(void);
 
+/* 1 in a process that `mlprof run` did not start itself but that inherited
+ * its preload (a child that exec'd: MLPROF_RUN_PID names another pid). Such
+ * a process writes its own trace, and leaves the run's one-time notes to
+ * the top process. */
+int prof__env_run_child(void);
+
 /* A switch's text: 1, 0, or -1 when it is none of the words above (NULL
  * too). */
 int prof__flag_parse(const char *v);
