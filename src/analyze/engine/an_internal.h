@@ -161,6 +161,12 @@ void prof__an_model_record(an_priv *p, const prof__rec *rec);
  * loop: the call per event was a tenth of the analysing thread). */
 void prof__an_model_events(an_priv *p, const prof__tev *ev, size_t n, const prof__an_dispatch *d);
 void prof__an_model_finish(an_priv *p);
+/* Step statistics (step_stats.c): of all steps but index `skip` (SIZE_MAX:
+ * none); p->oom without memory. */
+void prof__an_step_stats(an_priv *p, prof__step_stats *st, size_t skip);
+/* Flag the first step when it took more than twice the median of the rest
+ * (needs at least two other steps). */
+void prof__an_flag_warmup(an_priv *p);
 void prof__an_model_free(an_priv *p);
 
 #endif

@@ -666,44 +666,6 @@ static int cmp_step(const void *a, const void *b) {
   return x->number < y->number ? -1 : x->number > y->number;
 }
 
-/* Stats of all steps but index `skip` (SIZE_MAX: none). */
-static void step_stats(an_priv *p, prof__step_stats *st, size_t skip) {
-  prof__an *an = &p->pub;
-  memset(st, 0, sizeof *st);
-  size_t ns;
-  const prof__step *steps = prof__an_all_steps(an, &ns);
-  uint64_t *d = malloc((ns + 1) * sizeof *d);
-  if (!d) { p->oom = 1; return; }
-  size_t n = 0;
-  for (size_t i = 0; i < ns; i++)
-    if (i != skip) d[n++] = steps[i].end_ns - steps[i].begin_ns;
-  if (n) {
-    qsort(d, n, sizeof *d, cmp_u64);
-    st->count = n;
-    for (size_t i = 0; i < n; i++) st->total_ns += d[i];
-    st->mean_ns = st->total_ns / n;
-    st->median_ns = n % 2 ? d[n / 2] : d[n / 2 - 1] / 2 + d[n / 2] / 2 + (d[n / 2 - 1] % 2 + d[n / 2] % 2) / 2;
-    st->p95_ns = d[(n * 95 + 99) / 100 - 1];
-    st->min_ns = d[0];
-    st->max_ns = d[n - 1];
-  }
-  free(d);
-}
-
-/* Flag the first step when it took more than twice the median of the rest
- * (needs at least two other steps). */
-static void flag_warmup(an_priv *p) {
-  prof__an *an = &p->pub;
-  size_t ns;
-  prof__step *steps = (prof__step *)prof__an_all_steps(an, &ns);
-  if (ns < 3) return;
-  prof__step_stats rest;
-  step_stats(p, &rest, 0);
-  uint64_t first = steps[0].end_ns - steps[0].begin_ns;
-  if (rest.count && first > rest.median_ns && first - rest.median_ns > rest.median_ns)
-    steps[0].warmup_outlier = 1;
-}
-
 static void close_open_state(an_priv *p) {
   for (size_t i = 0; i < p->pub.nthreads; i++) {
     an_thread *t = &p->ts[i];
@@ -753,11 +715,11 @@ void prof__an_model_finish(an_priv *p) {
   an->misuse = prof__an_footer_u64(an, "misuse");
   step_memory(p);
   merge_summaries(p);
-  flag_warmup(p);
+  prof__an_flag_warmup(p);
   size_t ns;
   const prof__step *steps = prof__an_all_steps(an, &ns);
-  step_stats(p, &an->step_stats, SIZE_MAX);
-  step_stats(p, &an->steady_stats, ns && steps[0].warmup_outlier ? 0 : SIZE_MAX);
+  prof__an_step_stats(p, &an->step_stats, SIZE_MAX);
+  prof__an_step_stats(p, &an->steady_stats, ns && steps[0].warmup_outlier ? 0 : SIZE_MAX);
 }
 
 void prof__an_model_free(an_priv *p) {
