@@ -1,8 +1,9 @@
 # MlprofInstall.cmake — what `cmake --install` puts where.
 #
 # Installs the public headers (mlprof.h, mlprof.hpp), libmlprof.so* and
-# libmlprof.a, libmlprof_mpi.so* when MPI was found, the mlprof command with
-# its man page and bash completion, a relocatable CMake package
+# libmlprof.a, libmlprof_mpi.so* when MPI was found, the mlprof command (its
+# start-up front in bin, the full command in <libdir>/mlprof) with its man
+# page and bash completion, a relocatable CMake package
 # (mlprof::mlprof, mlprof::mlprof_static, mlprof::mlprof_mpi) and relocatable
 # pkg-config files (mlprof, mlprof_mpi). Both package files work from whatever
 # prefix the tree is installed to (`cmake --install build --prefix DIR`).
@@ -29,6 +30,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/python/mlprof/_record_function.py
 
 if(TARGET mlprof_cli)
   install(TARGETS mlprof_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT bin)
+  # the full command, which the start-up front runs (MLPROF_CLI_REL)
+  install(TARGETS mlprof_cli_full RUNTIME DESTINATION ${MLPROF_CLI_LIBEXEC} COMPONENT bin)
   # Its manual page and bash completion (tests/cli_docs.sh keeps both in
   # step with the command's help).
   install(FILES ${PROJECT_SOURCE_DIR}/docs/mlprof.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT bin)

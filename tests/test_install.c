@@ -168,6 +168,33 @@ static void install_puts_files_in_place(void **state) {
   }
 }
 
+/* The installed `mlprof` is two programs: the start-up front in bin runs
+ * `run -q --no-report` itself with the installed library, and hands every
+ * other command to the full one in <libdir>/mlprof, which reads the trace. */
+static void installed_command_runs_and_reads(void **state) {
+  (void)state;
+  char mlprof[700], cmd[4096], trace[800], out[800];
+  snprintf(mlprof, sizeof mlprof, "%s/bin/mlprof", inst.prefix);
+  if (!th_exists(MLPROF_BIN_DIR "/mlprof")) skip(); /* built without the command */
+#ifdef MLPROF_SANITIZED
+  skip(); /* a sanitized libmlprof cannot load into an uninstrumented program */
+#endif
+  snprintf(trace, sizeof trace, "%s/installed-run.mlpt", inst.work);
+  snprintf(out, sizeof out, "%s/installed-info.txt", inst.work);
+  snprintf(cmd, sizeof cmd, "cd / && env -u MLPROF_LIBRARY '%s' run -q --no-report -o '%s' -- /bin/false",
+           mlprof, trace);
+  assert_int_equal(th_run(cmd, NULL), 1); /* the program's own status */
+  snprintf(cmd, sizeof cmd, "'%s' info '%s'", mlprof, trace);
+  assert_int_equal(th_run(cmd, out), 0);
+  char *text = th_read_file(out, NULL);
+  assert_non_null(text);
+  if (!strstr(text, "state: complete")) print_message("mlprof info said:\n%s\n", text);
+  assert_non_null(strstr(text, "state: complete"));
+  free(text);
+  snprintf(cmd, sizeof cmd, "'%s/mlprof/mlprof-cli' --version", inst.libdir);
+  assert_int_equal(run_logged(cmd), 0);
+}
+
 /* The Python package's folder is one that python3 searches when the prefix
  * is /usr/local (or any prefix of its own): with the default cmake prefix,
  * `import mlprof` works without PYTHONPATH. */
@@ -338,6 +365,7 @@ static void mpi_wrappers_install_with_target_and_pkgconfig(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(install_puts_files_in_place),
+    cmocka_unit_test(installed_command_runs_and_reads),
     cmocka_unit_test(python_package_loads_the_installed_library),
     cmocka_unit_test(python_package_goes_where_python_looks),
     cmocka_unit_test(cmake_package_builds_and_runs_consumers),

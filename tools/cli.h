@@ -12,14 +12,7 @@
 #include <stdio.h>
 
 #include "analyze/analyze.h"
-
-/* Exit codes (documented in `mlprof --help`). */
-enum {
-  CLI_OK = 0,
-  CLI_USAGE = 1,    /* bad arguments, unknown command or option, unavailable format */
-  CLI_BADTRACE = 2, /* the trace is missing, not a trace, corrupt or unsupported */
-  CLI_OUTPUT = 3    /* the output could not be written */
-};
+#include "cli_base.h" /* exit codes, cli_error */
 
 typedef struct mlprof_cmd {
   const char *name;
@@ -43,9 +36,6 @@ typedef struct cli_opt {
  * Returns CLI_OK or CLI_USAGE after printing a message naming `cmd`. */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, const char **pos, int max_pos,
               int *npos);
-
-/* Print "mlprof <cmd>: <message>" on stderr. */
-void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Analyze `path`; on failure prints why and returns CLI_BADTRACE. */
 int cli_analyze(const char *cmd, const char *path, int quiet, prof__an **out);

@@ -2,21 +2,11 @@
  * shared by the mlprof subcommands (see cli.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "mlprof.h"
 #include "cli.h"
-
-void cli_error(const char *cmd, const char *fmt, ...) {
-  va_list ap;
-  fprintf(stderr, "mlprof%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-}
 
 static const cli_opt *find_long(const cli_opt *opts, const char *name, size_t n) {
   for (; opts->long_name; opts++)

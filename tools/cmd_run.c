@@ -18,7 +18,6 @@
  * launcher, and its exit status and signals are its own.
  */
 #include <errno.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,155 +29,12 @@
 
 #include "mlprof.h"
 #include "cli.h"
+#include "run_exec.h"
 #include "run_reports.h"
 #include "run_trace.h"
-#include "trace/ev_mem.h"
 #include "trace/settings.h"
-#include "trace/tracename.h"
-
-typedef struct run_opts {
-  const char *output, *mem, *library, *format, *max_mb;
-  int no_children, no_report, quiet, mpi;
-} run_opts;
 
 static int readable(const char *p) { return p && access(p, R_OK) == 0; }
-
-/* --max-mb: what the library takes as MLPROF_MAX_MB (1 MiB .. 1 TiB). */
-static int max_mb_valid(const char *v) {
-  char *end = NULL;
-  errno = 0;
-  long mb = strtol(v, &end, 10);
-  return errno == 0 && end != v && *end == 0 && mb >= 1 && mb <= (1L << 20);
-}
-
-/* The library next to the executable (build tree) or in the install
- * prefix's lib folders. */
-static int find_beside_exe(char *out, size_t n) {
-  char exe[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len <= 0) return 0;
-  exe[len] = 0;
-  char *slash = strrchr(exe, '/');
-  if (!slash) return 0;
-  *slash = 0;
-  static const char *const rel[] = {"libmlprof.so", "libmlprof.so.0", "../lib/libmlprof.so",
-                                    "../lib/libmlprof.so.0", "../lib64/libmlprof.so", "../lib64/libmlprof.so.0"};
-  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-    if (snprintf(out, n, "%s/%s", exe, rel[i]) >= (int)n) continue;
-    if (readable(out)) return 1;
-  }
-  char pat[PATH_MAX + 32];
-  snprintf(pat, sizeof pat, "%s/../lib/*/libmlprof.so*", exe); /* multiarch */
-  glob_t g;
-  int found = 0;
-  if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
-    snprintf(out, n, "%s", g.gl_pathv[0]);
-    found = readable(out);
-  }
-  globfree(&g);
-  return found;
-}
-
-static int find_library(const run_opts *o, char *out, size_t n) {
-  const char *given = o->library ? o->library : prof__env("LIBRARY");
-  if (given) {
-    if (!readable(given)) {
-      cli_error("run", "cannot read the profiler library '%s'%s", given, o->library ? "" : " (from MLPROF_LIBRARY)");
-      return 0;
-    }
-    if (!realpath(given, out)) snprintf(out, n, "%s", given);
-    return 1;
-  }
-  if (find_beside_exe(out, n)) {
-    char tmp[PATH_MAX];
-    if (realpath(out, tmp)) snprintf(out, n, "%s", tmp);
-    return 1;
-  }
-  cli_error("run",
-            "cannot find libmlprof.so next to the mlprof command or in its install prefix; "
-            "pass --library PATH or set MLPROF_LIBRARY");
-  return 0;
-}
-
-static int parse(int argc, char **argv, run_opts *o, int *prog) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char **val = NULL;
-    if (!strcmp(a, "--")) {
-      *prog = i + 1;
-      return *prog < argc ? 0 : -1;
-    }
-    if (a[0] != '-') {
-      *prog = i;
-      return 0;
-    }
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) val = &o->output;
-    else if (!strcmp(a, "--mem")) val = &o->mem;
-    else if (!strcmp(a, "--max-mb")) val = &o->max_mb;
-    else if (!strcmp(a, "--library")) val = &o->library;
-    else if (!strcmp(a, "-f") || !strcmp(a, "--format")) val = &o->format;
-    else if (!strcmp(a, "--no-children")) o->no_children = 1;
-    else if (!strcmp(a, "--mpi")) o->mpi = 1;
-    else if (!strcmp(a, "--no-report")) o->no_report = 1;
-    else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) o->quiet = 1;
-    else {
-      cli_error("run", "unknown option '%s' (see 'mlprof run --help')", a);
-      return -2;
-    }
-    if (val) {
-      if (i + 1 >= argc) {
-        cli_error("run", "option '%s' needs a value", a);
-        return -2;
-      }
-      *val = argv[++i];
-    }
-  }
-  return -1;
-}
-
-/* libmlprof_mpi.so beside libmlprof.so (for --mpi), or 0. */
-static int find_mpi_library(const char *lib, char *out, size_t n) {
-  const char *slash = strrchr(lib, '/');
-  int dir = slash ? (int)(slash - lib) : 0;
-  static const char *const names[] = {"libmlprof_mpi.so", "libmlprof_mpi.so.0"};
-  for (size_t i = 0; i < 2; i++) {
-    if (snprintf(out, n, "%.*s%s%s", dir, lib, slash ? "/" : "", names[i]) >= (int)n) continue;
-    if (readable(out)) return 1;
-  }
-  return 0;
-}
-
-static void child_env(const run_opts *o, const char *lib, const char *trace) {
-  const char *old = getenv("LD_PRELOAD");
-  char pre[8192], mpi[PATH_MAX] = "";
-  /* With --mpi the PMPI wrappers come first, so they see MPI_* calls. */
-  if (o->mpi && find_mpi_library(lib, mpi, sizeof mpi)) strcat(mpi, ":");
-  snprintf(pre, sizeof pre, "%s%s%s%s", mpi, lib, old && *old ? ":" : "", old && *old ? old : "");
-  setenv("LD_PRELOAD", pre, 1);
-  setenv("MLPROF_PRELOAD", "1", 1);
-  /* NVTX annotations and the program's cuInit reach libmlprof (a tool the user set, e.g. nsys, wins). */
-  setenv("NVTX_INJECTION64_PATH", lib, 0);
-  setenv("CUDA_INJECTION64_PATH", lib, 0);
-  char pid[24];
-  snprintf(pid, sizeof pid, "%d", (int)getpid());
-  setenv("MLPROF_RUN_PID", pid, 1);
-  setenv("MLPROF_OUTPUT", trace, 1);
-  setenv("MLPROF_REPORT", "0", 1); /* the launcher writes the reports */
-  if (o->mem) setenv("MLPROF_MEM", o->mem, 1);
-  if (o->max_mb) setenv("MLPROF_MAX_MB", o->max_mb, 1);
-  if (o->no_children) setenv("MLPROF_RUN_CHILDREN", "0", 1);
-  run_python_env(lib);
-}
-
-/* The main trace's path, by the library's naming rule (trace/tracename.h):
- * -o, else MLPROF_OUTPUT, names a file or a folder that gets the default
- * name of the program's process `pid`; missing folders are created. */
-static void trace_path(const run_opts *o, const char *prog, pid_t pid, char *out, size_t n) {
-  const char *base = strrchr(prog, '/');
-  char name[PATH_MAX], err[PROF_ERR_MAX]; /* a folder that cannot be used is named once, by run_folder_refused */
-  prof__trace_default_name(name, sizeof name, base ? base + 1 : prog, NULL, 0, (long)pid);
-  (void)prof__trace_output_path(out, n, o->output ? o->output : prof__env("OUTPUT"), name, err);
-}
 
 /* MLPROF_REPORT as the library reads it: a switch, on unless it says off. */
 static int reports_wanted(void) { return prof__flag_parse(prof__env("REPORT")) != 0; }
@@ -225,7 +81,7 @@ static int report_all(const run_opts *o, const run_list *list, pid_t pid, const 
   size_t n = run_list_traces(list, pid, "trace", &traces), ncaps = run_list_traces(list, pid, "capture", &caps);
   int rc = CLI_OK, wanted = !o->no_report && reports_wanted();
   if (n == 0) {
-    trace_path(o, prog, pid, trace, sizeof trace);
+    run_trace_path(o, prog, pid, trace, sizeof trace);
     rc = status == 127 && !readable(trace) ? CLI_OK : report(o, trace, wanted, 1);
   }
   for (size_t i = 0; i < n; i++) {
@@ -269,13 +125,13 @@ static int run_mpi(const run_opts *o, const char *lib, char **prog) {
     return CLI_USAGE;
   }
   char mpi[PATH_MAX];
-  if (!find_mpi_library(lib, mpi, sizeof mpi)) {
+  if (!run_find_mpi_library(lib, mpi, sizeof mpi)) {
     cli_error("run", "--mpi: libmlprof_mpi.so not found beside %s (built when MPI is found)", lib);
     return CLI_USAGE;
   }
   char folder[PATH_MAX];
   snprintf(folder, sizeof folder, "%s/", dir);
-  child_env(o, lib, folder);
+  run_child_env(o, lib, folder);
   if (!o->no_report && reports_wanted()) setenv("MLPROF_REPORT", "1", 1); /* each rank writes its own report files */
   fflush(NULL);
   execvp(prog[0], prog);
@@ -283,54 +139,16 @@ static int run_mpi(const run_opts *o, const char *lib, char **prog) {
   return 127;
 }
 
-/* This process becomes the profiled program: its trace named by its own
- * pid, the preload set up (and `traces`, when given, for the launcher's
- * list of traces). Returns only when the exec failed (errno says why). */
-static void exec_profiled(const run_opts *o, const char *lib, char **prog, const char *traces) {
-  char trace[PATH_MAX];
-  trace_path(o, prog[0], getpid(), trace, sizeof trace);
-  child_env(o, lib, trace);
-  if (traces) setenv("MLPROF_RUN_TRACES", traces, 1);
-  execvp(prog[0], prog);
-}
-
 static int run(int argc, char **argv) {
-  run_opts o = {0};
-  int prog = 0, p = parse(argc, argv, &o, &prog);
-  if (p == -1) cli_error("run", "no program given: mlprof run [options] -- PROGRAM ARGS...");
-  if (p) return CLI_USAGE;
-  if (o.mem && prof__ev_mem_mode_parse(o.mem) < 0) {
-    cli_error("run", "unknown memory mode '%s' (off, counts, sampled, full)", o.mem);
-    return CLI_USAGE;
-  }
-  if (o.max_mb && !max_mb_valid(o.max_mb)) {
-    cli_error("run", "--max-mb wants a whole number of MiB from 1 to 1048576, not '%s'", o.max_mb);
-    return CLI_USAGE;
-  }
-  if (o.format && o.no_report) {
-    cli_error("run", "--no-report and -f contradict each other: -f prints a report");
-    return CLI_USAGE;
-  }
-  if (o.format && strcmp(o.format, "text") && strcmp(o.format, "json")) {
-    cli_error("run", "unknown format '%s' (text, json)", o.format);
-    return CLI_USAGE;
-  }
+  run_opts o;
+  int prog = 0;
   char lib[PATH_MAX];
-  if (!find_library(&o, lib, sizeof lib)) return CLI_USAGE;
+  int rc = run_opts_check(argc, argv, &o, &prog, lib, sizeof lib);
+  if (rc) return rc;
   if (o.mpi) return run_mpi(&o, lib, argv + prog);
-  char trace[PATH_MAX];
-  trace_path(&o, argv[prog], 0, trace, sizeof trace);
-  fflush(NULL);
-  if (run_folder_refused(trace)) { /* another user's folder: no output there */
-    execvp(argv[prog], argv + prog);
-    cli_error("run", "cannot run '%s': %s", argv[prog], strerror(errno));
-    return 127;
-  }
-  if (o.quiet && o.no_report) { /* nothing to do after the program: it replaces this process */
-    exec_profiled(&o, lib, argv + prog, NULL);
-    cli_error("run", "cannot run '%s': %s", argv[prog], strerror(errno));
-    return 127;
-  }
+  if (run_opts_replaces(&o)) return run_replace(&o, lib, argv + prog); /* nothing to do after the program */
+  rc = run_refused_exec(&o, argv + prog);
+  if (rc) return rc;
   run_list list;
   run_list_open(&list);
   pid_t pid = fork();
@@ -339,12 +157,12 @@ static int run(int argc, char **argv) {
     return CLI_USAGE;
   }
   if (pid == 0) {
-    exec_profiled(&o, lib, argv + prog, list.fd >= 0 ? list.env : NULL);
+    run_exec_profiled(&o, lib, argv + prog, list.fd >= 0 ? list.env : NULL);
     fprintf(stderr, "mlprof run: cannot run '%s': %s\n", argv[prog], strerror(errno));
     _exit(127);
   }
   int status = wait_child(pid);
-  int rc = report_all(&o, &list, pid, argv[prog], status);
+  rc = report_all(&o, &list, pid, argv[prog], status);
   run_list_close(&list);
   return status ? status : rc;
 }

@@ -64,12 +64,6 @@ static int reads_traces(const char *name) {
   return 0;
 }
 
-static int wants_help(int argc, char **argv) {
-  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
-  return 0;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -86,7 +80,7 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < NCOMMANDS; i++) {
     if (strcmp(commands[i]->name, name) != 0) continue;
-    if (wants_help(argc - 1, argv + 1)) {
+    if (cli_wants_help(argc - 2, argv + 2)) {
       fputs(commands[i]->usage, stdout);
       if (reads_traces(name)) fputs(read_env_help, stdout);
       return CLI_OK;

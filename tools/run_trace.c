@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_base.h"
 #include "run_trace.h"
 #include "trace/outfile.h"
 #include "trace/tracename.h"

@@ -6,7 +6,8 @@ option(MLPROF_FUZZ "Build the libFuzzer target tests/fuzz (clang only)" OFF)
 
 set(MLPROF_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(MLPROF_FUZZ_COMMON ${MLPROF_FUZZ_DIR}/fuzz_entry.c
-    ${PROJECT_SOURCE_DIR}/tools/cmd_info.c ${PROJECT_SOURCE_DIR}/tools/cli_common.c)
+    ${PROJECT_SOURCE_DIR}/tools/cmd_info.c ${PROJECT_SOURCE_DIR}/tools/cli_common.c
+    ${PROJECT_SOURCE_DIR}/tools/cli_base.c)
 
 function(mlprof_fuzz_exe name main)
   add_executable(${name} ${main} ${MLPROF_FUZZ_COMMON})

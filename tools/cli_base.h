@@ -1,0 +1,23 @@
+/* cli_base.h — what both halves of the `mlprof` command share, the small
+ * start-up front (tools/front/) and the full command: the exit codes, the
+ * error message and the help switch (tools/cli_base.c). Nothing here reads
+ * a trace.
+ */
+#ifndef MLPROF_CLI_BASE_H
+#define MLPROF_CLI_BASE_H
+
+/* Exit codes (documented in `mlprof --help`). */
+enum {
+  CLI_OK = 0,
+  CLI_USAGE = 1,    /* bad arguments, unknown command or option, unavailable format */
+  CLI_BADTRACE = 2, /* the trace is missing, not a trace, corrupt or unsupported */
+  CLI_OUTPUT = 3    /* the output could not be written */
+};
+
+/* Print "mlprof <cmd>: <message>" on stderr. */
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Whether argv[0..argc) asks for help (--help or -h before any "--"). */
+int cli_wants_help(int argc, char **argv);
+
+#endif
