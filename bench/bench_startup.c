@@ -4,6 +4,9 @@
  *   run_true       `mlprof run -q --no-report -- /bin/true` against a bare
  *                  /bin/true (the launcher, the preloaded library, the
  *                  recorder's start and the trace's close; no analysis);
+ *   run_true_full  the same through the full command, `mlprof-cli run`
+ *                  (what `mlprof` was before its start-up front), and
+ *                  front_saves, the difference;
  *   linked         startup_prog (prof_init, prof_start, prof_stop, exit;
  *                  MLPROF_REPORT=0) against the same source built with
  *                  -DMLPROF_DISABLED (no library at all);
@@ -25,6 +28,9 @@
 #ifndef MLPROF_CLI
 #define MLPROF_CLI "mlprof"
 #endif
+#ifndef MLPROF_CLI_FULL
+#define MLPROF_CLI_FULL "mlprof-cli"
+#endif
 #ifndef MLPROF_LIB
 #define MLPROF_LIB "libmlprof.so"
 #endif
@@ -37,7 +43,7 @@
 
 extern char **environ;
 
-enum { C_TRUE, C_RUN, C_BARE, C_LINKED, C_OFF, NCONF };
+enum { C_TRUE, C_RUN, C_FULL, C_BARE, C_LINKED, C_OFF, NCONF };
 
 /* Wall time of one run of argv with the extra environment `env` (NAME=V
  * strings, NULL-terminated), stdout and stderr to /dev/null; -1 on failure. */
@@ -77,10 +83,11 @@ int main(int argc, char **argv) {
   snprintf(lib, sizeof lib, "%s", MLPROF_LIB);
   char *a_true[] = {"/bin/true", NULL};
   char *a_run[] = {MLPROF_CLI, "run", "-q", "--no-report", "--library", lib, "-o", trace, "--", "/bin/true", NULL};
+  char *a_full[] = {MLPROF_CLI_FULL, "run", "-q", "--no-report", "--library", lib, "-o", trace, "--", "/bin/true", NULL};
   char *a_bare[] = {STARTUP_BARE, NULL}, *a_linked[] = {STARTUP_PROG, NULL};
   char *e_linked[] = {out, "MLPROF_REPORT=0", NULL}, *e_off[] = {"MLPROF_DISABLE=1", NULL};
-  char *const *args[NCONF] = {a_true, a_run, a_bare, a_linked, a_linked};
-  char *const *envs[NCONF] = {NULL, NULL, NULL, e_linked, e_off};
+  char *const *args[NCONF] = {a_true, a_run, a_full, a_bare, a_linked, a_linked};
+  char *const *envs[NCONF] = {NULL, NULL, NULL, NULL, e_linked, e_off};
   double *v[NCONF];
   int got[NCONF] = {0}, failed[NCONF] = {0};
   for (int c = 0; c < NCONF; c++) v[c] = calloc((size_t)rounds, sizeof(double));
@@ -100,6 +107,8 @@ int main(int argc, char **argv) {
   bench_header();
   bench_line("run_true_ms", m[C_RUN], m[C_TRUE], "ms");
   bench_line("run_true_added_ms", m[C_RUN] - m[C_TRUE], m[C_TRUE], "ms");
+  bench_line("run_true_full_added_ms", m[C_FULL] - m[C_TRUE], m[C_TRUE], "ms");
+  bench_line("front_saves_ms", m[C_FULL] - m[C_RUN], m[C_FULL] - m[C_TRUE], "ms");
   bench_line("linked_ms", m[C_LINKED], m[C_BARE], "ms");
   bench_line("linked_added_ms", m[C_LINKED] - m[C_BARE], m[C_BARE], "ms");
   bench_line("linked_off_added_ms", m[C_OFF] - m[C_BARE], m[C_BARE], "ms");

@@ -8,8 +8,9 @@ if(TARGET mlprof_cli)
   target_include_directories(startup_bare PRIVATE ${PROJECT_SOURCE_DIR}/include)
   add_executable(bench_startup ${CMAKE_CURRENT_LIST_DIR}/bench_startup.c)
   target_compile_definitions(bench_startup PRIVATE _GNU_SOURCE
-    MLPROF_CLI="$<TARGET_FILE:mlprof_cli>" MLPROF_LIB="$<TARGET_FILE:mlprof_shared>"
+    MLPROF_CLI="$<TARGET_FILE:mlprof_cli>" MLPROF_CLI_FULL="$<TARGET_FILE:mlprof_cli_full>"
+    MLPROF_LIB="$<TARGET_FILE:mlprof_shared>"
     STARTUP_PROG="$<TARGET_FILE:startup_prog>" STARTUP_BARE="$<TARGET_FILE:startup_bare>")
-  add_dependencies(bench_startup startup_prog startup_bare mlprof_cli mlprof_shared)
+  add_dependencies(bench_startup startup_prog startup_bare mlprof_cli mlprof_cli_full mlprof_shared)
   list(APPEND MLPROF_BENCHES bench_startup)
 endif()
