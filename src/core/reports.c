@@ -68,9 +68,11 @@ static int is_exe(const char *p) {
   return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
 }
 
-/* MLPROF_CLI, else `mlprof` beside this library: the build tree keeps both
- * in one folder, an install has <prefix>/lib[/<multiarch>]/ and
- * <prefix>/bin/. A program linked with the static library looks beside
+/* MLPROF_CLI, else the mlprof command beside this library: the build tree
+ * keeps both in one folder, an install has <prefix>/lib[/<multiarch>]/ (with
+ * the full command in its mlprof/ folder) and <prefix>/bin/. The full
+ * command `mlprof-cli` comes first: `mlprof` is its start-up front, which
+ * would only exec it. A program linked with the static library looks beside
  * its own executable. */
 static int find_cli(char *out, size_t n, char *why, size_t wn) {
   const char *env = prof__env("CLI");
@@ -86,7 +88,8 @@ static int find_cli(char *out, size_t n, char *why, size_t wn) {
     if (!realpath("/proc/self/exe", lib)) snprintf(lib, sizeof lib, "?/?");
   char *slash = strrchr(lib, '/');
   if (slash) *slash = 0;
-  static const char *const rel[] = {"mlprof", "../bin/mlprof", "../../bin/mlprof"};
+  static const char *const rel[] = {"mlprof-cli", "mlprof/mlprof-cli", "mlprof", "../bin/mlprof",
+                                    "../../bin/mlprof"};
   for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
     if (snprintf(out, n, "%s/%s", lib, rel[i]) < (int)n && is_exe(out)) return 1;
   snprintf(why, wn, "no mlprof command beside %.150s; MLPROF_CLI names one", lib);
