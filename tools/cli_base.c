@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_base.h"
 
@@ -14,6 +15,16 @@ void cli_error(const char *cmd, const char *fmt, ...) {
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
+}
+
+int cli_exe_dir(char *out, size_t n) {
+  ssize_t len = n > 1 ? readlink("/proc/self/exe", out, n - 1) : -1;
+  if (len <= 0) return 0;
+  out[len] = 0;
+  char *slash = strrchr(out, '/');
+  if (!slash) return 0;
+  *slash = 0;
+  return 1;
 }
 
 int cli_wants_help(int argc, char **argv) {

@@ -6,6 +6,8 @@
 #ifndef MLPROF_CLI_BASE_H
 #define MLPROF_CLI_BASE_H
 
+#include <stddef.h>
+
 /* Exit codes (documented in `mlprof --help`). */
 enum {
   CLI_OK = 0,
@@ -16,6 +18,10 @@ enum {
 
 /* Print "mlprof <cmd>: <message>" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The folder of this executable (from /proc/self/exe, links resolved) into
+ * out[n]: 1, or 0 when it cannot be read. */
+int cli_exe_dir(char *out, size_t n);
 
 /* Whether argv[0..argc) asks for help (--help or -h before any "--"). */
 int cli_wants_help(int argc, char **argv);

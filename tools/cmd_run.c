@@ -15,7 +15,9 @@
  * next numbered one), and the reports say written_by "launcher".
  * With -q and --no-report nothing is left to do after the program, so it
  * replaces this process (exec, no fork and wait): its start-up pays for no
- * launcher, and its exit status and signals are its own.
+ * launcher, and its exit status and signals are its own. The `mlprof`
+ * front (tools/front/main.c) does that case itself, with the same code
+ * (run_exec.c), before this command would be loaded at all.
  */
 #include <errno.h>
 #include <limits.h>

@@ -32,12 +32,7 @@ static int max_mb_valid(const char *v) {
  * <libdir>/mlprof/, the library in <libdir>). */
 static int find_beside_exe(char *out, size_t n) {
   char exe[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len <= 0) return 0;
-  exe[len] = 0;
-  char *slash = strrchr(exe, '/');
-  if (!slash) return 0;
-  *slash = 0;
+  if (!cli_exe_dir(exe, sizeof exe)) return 0;
   static const char *const rel[] = {"libmlprof.so", "libmlprof.so.0", "../lib/libmlprof.so",
                                     "../lib/libmlprof.so.0", "../lib64/libmlprof.so", "../lib64/libmlprof.so.0",
                                     "../libmlprof.so", "../libmlprof.so.0"};

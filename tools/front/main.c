@@ -26,12 +26,7 @@
  * MLPROF_CLI_REL from its folder. 0 when neither is there. */
 static int find_full_cli(char *out, size_t n) {
   char exe[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len <= 0) return 0;
-  exe[len] = 0;
-  char *slash = strrchr(exe, '/');
-  if (!slash) return 0;
-  *slash = 0;
+  if (!cli_exe_dir(exe, sizeof exe)) return 0;
   static const char *const rel[] = {"mlprof-cli", MLPROF_CLI_REL};
   for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
     if (snprintf(out, n, "%s/%s", exe, rel[i]) < (int)n && access(out, X_OK) == 0) return 1;
