@@ -13,7 +13,15 @@
  * the best time of each mode gives its events/s, so the parallel line's
  * baseline is the serial analyzer of the same run.
  *
- *   bench_analyze [--events N] [--steps N] [--threads N] [--reps N] [--keep]
+ * The events go out in chunks of --chunk-kb KiB (default 64), as the
+ * library's writer writes them (core/bgwriter.c flushes at 64 KiB). The
+ * large trace is also written in 8 MiB chunks, the format's largest (what
+ * this bench wrote before), and analysed the same way: a whole chunk is
+ * decompressed at once, so large chunks make the decode thread bursty and
+ * the analysing thread wait (the last lines compare the two).
+ *
+ *   bench_analyze [--events N] [--steps N] [--threads N] [--reps N]
+ *                 [--chunk-kb N] [--keep]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -61,10 +69,14 @@ static uint64_t rnd(uint64_t lo, uint64_t hi) {
   return lo + rng % (hi - lo + 1);
 }
 
+/* Pending event bytes that make a chunk (--chunk-kb). */
+static size_t chunk_bytes = 64u << 10;
+#define BIG_CHUNK_BYTES (8u << 20)
+
 static void gen_flush(gen *g) {
   if (g->n && prof__tw_events(g->w, g->tid, g->buf, g->n) != 0) g->failed = 1;
   g->n = 0;
-  if (prof__tw_pending(g->w) > (8u << 20) && prof__tw_flush(g->w) != 0) g->failed = 1;
+  if (prof__tw_pending(g->w) >= chunk_bytes && prof__tw_flush(g->w) != 0) g->failed = 1;
 }
 
 static void emit(gen *g, int type, int cat, uint32_t name, uint64_t a) {
@@ -244,7 +256,7 @@ static run_result run_size(const char *dir, uint64_t events, uint64_t steps, int
                            int reps, int keep) {
   run_result r = {0};
   char path[1024];
-  snprintf(path, sizeof path, "%s/analyze-%llu.mlpt", dir, (unsigned long long)events);
+  snprintf(path, sizeof path, "%s/analyze-%llu-%zuk.mlpt", dir, (unsigned long long)events, chunk_bytes >> 10);
   uint64_t t0 = bench_now_ns();
   r.events = write_trace(path, events, steps, threads);
   r.write_secs = (double)(bench_now_ns() - t0) * 1e-9;
@@ -274,6 +286,7 @@ static void print_run(const char *label, const run_result *r) {
 int main(int argc, char **argv) {
   uint64_t events = 50000000, steps = 20000;
   int threads = 3, keep = 0, reps = 3;
+  long chunk_kb = 64;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "0";
     if (!strcmp(argv[i], "--keep")) { keep = 1; continue; }
@@ -281,6 +294,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--steps")) steps = strtoull(v, NULL, 10);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
     else if (!strcmp(argv[i], "--reps")) reps = atoi(v);
+    else if (!strcmp(argv[i], "--chunk-kb")) chunk_kb = atol(v);
     i++;
   }
   if (events < 10000) events = 10000;
@@ -288,16 +302,22 @@ int main(int argc, char **argv) {
   if (steps > events / 1000) steps = events / 1000; /* the small trace keeps >= 100 events a step */
   if (threads < 1 || threads > MAX_THREADS) threads = 3;
   if (reps < 1 || reps > 20) reps = 3;
+  if (chunk_kb < 1 || chunk_kb > (long)(BIG_CHUNK_BYTES >> 10)) chunk_kb = 64;
+  chunk_bytes = (size_t)chunk_kb << 10;
 
   char dir[512];
   if (bench_tmpdir(dir, sizeof dir) != 0) { perror("bench_analyze: mkdtemp"); return 0; }
   run_result small = run_size(dir, events / 10, steps, threads, reps, keep);
   run_result big = run_size(dir, events, steps, threads, reps, keep);
+  chunk_bytes = BIG_CHUNK_BYTES;
+  run_result bigc = run_size(dir, events, steps, threads, reps, keep);
   if (!keep) bench_rmdir(dir);
+  printf("chunks of %ld KiB (the last line: of 8 MiB)\n", chunk_kb);
   print_run("small", &small);
   print_run("large", &big);
+  print_run("large, 8 MiB chunks", &bigc);
   if (small.an.rc != 0 || big.an.rc != 0 || !small.an.secs || !big.an.secs || small.par.rc != 0 ||
-      big.par.rc != 0 || !small.par.secs || !big.par.secs) {
+      big.par.rc != 0 || !small.par.secs || !big.par.secs || bigc.an.rc != 0 || bigc.par.rc != 0 || !bigc.par.secs) {
     printf("bench_analyze: analysis failed; no figures\n");
     return 0;
   }
@@ -318,5 +338,9 @@ int main(int argc, char **argv) {
              (double)small.an.maxrss_kb / 1024.0, "decode thread vs serial, small trace");
   bench_line("trace_write_events_per_s", (double)big.events / big.write_secs,
              (double)small.events / small.write_secs, "internal writer, large vs small");
+  bench_line("analyze_events_per_s_8mib_chunks", (double)bigc.events / bigc.par.secs,
+             (double)big.events / big.par.secs, "large trace, 8 MiB chunks vs --chunk-kb (decode thread)");
+  bench_line("analyze_peak_rss_mb_8mib_chunks", (double)bigc.par.maxrss_kb / 1024.0,
+             (double)big.par.maxrss_kb / 1024.0, "large trace, 8 MiB chunks vs --chunk-kb (decode thread)");
   return 0;
 }
