@@ -8,6 +8,9 @@
 #   - a crash (abort, SIGSEGV, SIGFPE) in step 60: same exit status as bare,
 #     every finished step in the trace, the signal named in the reports, the
 #     live page removed;
+#   - _exit() (also from a signal handler, also a dash script's `exit`):
+#     the trace is closed with every finished step; a vforked child's _exit
+#     leaves the parent's trace alone;
 #   - `ulimit -f` at exit: the program keeps its exit status and its
 #     buffered stdout, the failed report is named, no .tmp is left;
 #   - a full /dev/shm (a 64 KiB tmpfs filled up): no live page, one message,
@@ -114,6 +117,37 @@ for how in $CRASHES; do
 done
 left=$(ls "$MLPROF_LIVE_DIR")
 [ -z "$left" ] || fail "live pages left behind by crashed jobs: $left"
+
+# ---- _exit ------------------------------------------------------------------------
+# A program that ends with _exit (in a signal handler too) runs no exit
+# handler: the trace is still closed, with every finished step and no
+# "truncated" finding, and the status is the program's. A vforked child's
+# _exit leaves the parent's trace alone. A dash script ends with _exit too.
+for how in _exit sigexit vfork; do
+  D=$WORK/exit_$how
+  mkdir -p "$D"
+  MLPROF_DISABLE=1 "$PROGS/crash_steps" $how >"$D/bare.txt" 2>/dev/null
+  bare=$?
+  MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 MLPROF_OUTPUT=$D/x.mlpt "$PROGS/crash_steps" $how >"$D/out.txt" 2>"$D/err.txt"
+  rc=$?
+  [ $rc -eq $bare ] || fail "$how: exit $rc, bare $bare"
+  cmp -s "$D/out.txt" "$D/bare.txt" || fail "$how: stdout differs from bare"
+  complete "$D/x.mlpt" || fail "$how: trace not closed: $(cat "$D/x.mlpt.info")"
+  steps=60
+  [ $how = vfork ] && steps=100
+  grep -q "steps: $steps complete" "$D/x.mlpt.info" || fail "$how: $(grep steps: "$D/x.mlpt.info")"
+  grep -q truncated "$D/x.mlpt.report.txt" 2>/dev/null && fail "$how: the report calls the trace truncated"
+  [ -s "$D/x.mlpt.report.txt" ] || fail "$how: no report"
+  [ $how = vfork ] || grep -q "mlprof: _exit($bare): trace" "$D/err.txt" || fail "$how: no _exit line: $(cat "$D/err.txt")"
+done
+if [ -z "$ASAN_RT" ]; then
+  D=$WORK/exit_sh
+  mkdir -p "$D"
+  "$MLPROF" run -q --no-report --library "$LIB" -o "$D/sh.mlpt" -- sh -c 'echo hi; exit 4' >"$D/out.txt" 2>&1
+  rc=$?
+  [ $rc -eq 4 ] || fail "sh -c 'exit 4' under mlprof run: exit $rc"
+  complete "$D/sh.mlpt" || fail "sh -c 'exit 4': trace not closed: $(cat "$D/sh.mlpt.info")"
+fi
 
 # ---- ulimit -f at exit ------------------------------------------------------------
 D=$WORK/fsize

@@ -1,4 +1,4 @@
-/* crash.c — the crash signal handlers (see crash.h).
+/* crash.c — the crash signal handlers, and the close at _exit (see crash.h).
  *
  * Everything here runs in signal context: only atomics, sigaction, raise,
  * clock_gettime, nanosleep and syscall — no malloc, no stdio, no locks.
@@ -26,7 +26,11 @@ static const char *const crash_names[NSIG_CRASH] = {"SIGSEGV", "SIGBUS", "SIGABR
 static struct sigaction prev[NSIG_CRASH]; /* the program's dispositions before us */
 static int installed[NSIG_CRASH];
 
+static pid_t own_pid; /* the session's process (prof__crash_install) */
+
 static struct {
+  int exiting;     /* claimed by the first _exit */
+  int exit_status; /* its status, once exiting */
   int sig; /* claimed by the first crashing thread */
   int code;
   uint64_t addr, pc, tid, ticks;
@@ -95,6 +99,7 @@ static void on_crash(int sig, siginfo_t *si, void *uc) {
 }
 
 void prof__crash_install(void) {
+  own_pid = (pid_t)syscall(SYS_getpid);
   for (int i = 0; i < NSIG_CRASH; i++) {
     struct sigaction cur;
     if (installed[i] || sigaction(crash_sigs[i], NULL, &cur) != 0) continue;
@@ -117,6 +122,23 @@ void prof__crash_uninstall(void) {
     if (sigaction(crash_sigs[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_crash)
       sigaction(crash_sigs[i], &prev[i], NULL);
   }
+}
+
+void prof__crash_exit_now(int status) {
+  if (!own_pid || (pid_t)syscall(SYS_getpid) != own_pid) return; /* a child's _exit */
+  int none = 0;
+  if (__atomic_load_n(&C.sig, __ATOMIC_ACQUIRE) ||
+      !__atomic_compare_exchange_n(&C.exiting, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return;
+  __atomic_store_n(&C.exit_status, status, __ATOMIC_RELEASE);
+  prof__modules_crash();
+  prof__writer_crash_flush(2000, 20000);
+}
+
+int prof__crash_exited(int *status) {
+  if (!__atomic_load_n(&C.exiting, __ATOMIC_ACQUIRE)) return 0;
+  *status = __atomic_load_n(&C.exit_status, __ATOMIC_ACQUIRE);
+  return 1;
 }
 
 size_t prof__crash_footer(prof__kv *kv, char (*vals)[32], size_t max) {

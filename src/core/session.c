@@ -212,7 +212,11 @@ void prof__session_crashed(void) {
   prof__report_job_forget(&r.job);
   if (!cfg.report && !prof__env_flag("VERBOSE", 0)) return;
   report_words(&r, words, sizeof words);
-  int n = snprintf(msg, sizeof msg, "mlprof: %s: trace %s (%llu steps started)%s\n", sig ? sig : "crash", cfg.path,
+  char why[40];
+  int status;
+  if (!prof__crash_signal() && prof__crash_exited(&status)) snprintf(why, sizeof why, "_exit(%d)", status);
+  else snprintf(why, sizeof why, "%s", sig ? sig : "crash");
+  int n = snprintf(msg, sizeof msg, "mlprof: %s: trace %s (%llu steps started)%s\n", why, cfg.path,
                    (unsigned long long)prof_step_count(), words);
   if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }

@@ -1,7 +1,10 @@
 /* crash_steps.c — a profiled training loop that dies in the middle of a
  * step, for the host-safety test: 100 steps of about 2 ms, and step 60 ends
- * the program with the way named by argv[1] (abort, segv, fpe, bus, ill, or
- * exit: exit(3) with a line still in the stdout buffer). Prints the steps
+ * the program with the way named by argv[1] (abort, segv, fpe, bus, ill;
+ * exit: exit(3) with a line still in the stdout buffer; _exit: _exit(5),
+ * which runs no exit handler; sigexit: a SIGTERM handler that calls
+ * _exit(6)). vfork: step 30 starts a child with vfork that fails to exec
+ * and calls _exit(7), and the program runs all 100 steps. Prints the steps
  * it finished, so the test can compare with the trace.
  */
 #include <mlprof.h>
@@ -9,12 +12,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile int *volatile nowhere;
 static volatile int zero;
 
+static void on_term(int sig) {
+  (void)sig;
+  _exit(6);
+}
+
+/* A vforked child that cannot exec ends with _exit in the parent's memory. */
+static void vfork_child(void) {
+  pid_t pid = vfork();
+  if (pid == 0) {
+    execl("/nonexistent/program", "program", (char *)NULL);
+    _exit(7);
+  }
+  int st = 0;
+  if (pid > 0) waitpid(pid, &st, 0);
+  printf("vfork child: %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
 static void die(const char *how) {
+  if (strcmp(how, "_exit") == 0) _exit(5);
+  if (strcmp(how, "sigexit") == 0) {
+    signal(SIGTERM, on_term);
+    raise(SIGTERM);
+  }
   if (strcmp(how, "abort") == 0) abort();
   if (strcmp(how, "segv") == 0) *nowhere = 1;
   if (strcmp(how, "fpe") == 0) printf("%d\n", 7 / zero);
@@ -32,7 +59,8 @@ int main(int argc, char **argv) {
     prof_range_push("work");
     nanosleep(&ms2, NULL);
     prof_range_pop();
-    if (step == 60) {
+    if (step == 30 && strcmp(how, "vfork") == 0) vfork_child();
+    if (step == 60 && strcmp(how, "vfork") != 0) {
       printf("finished %d steps\n", step);
       if (strcmp(how, "exit") != 0) fflush(stdout);
       die(how);
