@@ -8,9 +8,10 @@
 #   - a crash (abort, SIGSEGV, SIGFPE) in step 60: same exit status as bare,
 #     every finished step in the trace, the signal named in the reports, the
 #     live page removed;
-#   - _exit() (also from a signal handler, also a dash script's `exit`):
-#     the trace is closed with every finished step; a vforked child's _exit
-#     leaves the parent's trace alone;
+#   - _exit() (also from a signal handler, also a dash script's `exit`) and
+#     exec: the trace is closed with every finished step; a vforked child's
+#     _exit leaves the parent's trace alone; a failed exec keeps the steps
+#     before it;
 #   - `ulimit -f` at exit: the program keeps its exit status and its
 #     buffered stdout, the failed report is named, no .tmp is left;
 #   - a full /dev/shm (a 64 KiB tmpfs filled up): no live page, one message,
@@ -118,12 +119,13 @@ done
 left=$(ls "$MLPROF_LIVE_DIR")
 [ -z "$left" ] || fail "live pages left behind by crashed jobs: $left"
 
-# ---- _exit ------------------------------------------------------------------------
-# A program that ends with _exit (in a signal handler too) runs no exit
-# handler: the trace is still closed, with every finished step and no
+# ---- _exit and exec -------------------------------------------------------------
+# An image that ends with _exit (in a signal handler too) or exec runs no
+# exit handler: the trace is still closed, with every finished step and no
 # "truncated" finding, and the status is the program's. A vforked child's
-# _exit leaves the parent's trace alone. A dash script ends with _exit too.
-for how in _exit sigexit vfork; do
+# _exit leaves the parent's trace alone; a failed exec leaves the session
+# closed. A dash script ends with _exit too.
+for how in _exit sigexit vfork exec execfail; do
   D=$WORK/exit_$how
   mkdir -p "$D"
   MLPROF_DISABLE=1 "$PROGS/crash_steps" $how >"$D/bare.txt" 2>/dev/null
@@ -133,12 +135,21 @@ for how in _exit sigexit vfork; do
   [ $rc -eq $bare ] || fail "$how: exit $rc, bare $bare"
   cmp -s "$D/out.txt" "$D/bare.txt" || fail "$how: stdout differs from bare"
   complete "$D/x.mlpt" || fail "$how: trace not closed: $(cat "$D/x.mlpt.info")"
-  steps=60
-  [ $how = vfork ] && steps=100
+  if [ $how = execfail ]; then
+    [ "$(grep -c 'recording stopped at an exec that failed' "$D/err.txt")" -eq 1 ] ||
+      fail "execfail: not one line saying recording stopped: $(cat "$D/err.txt")"
+  fi
+  # an exec that fails leaves the session closed: the steps before it
+  case $how in vfork) steps=100 ;; execfail) steps=30 ;; *) steps=60 ;; esac
   grep -q "steps: $steps complete" "$D/x.mlpt.info" || fail "$how: $(grep steps: "$D/x.mlpt.info")"
   grep -q truncated "$D/x.mlpt.report.txt" 2>/dev/null && fail "$how: the report calls the trace truncated"
   [ -s "$D/x.mlpt.report.txt" ] || fail "$how: no report"
-  [ $how = vfork ] || grep -q "mlprof: _exit($bare): trace" "$D/err.txt" || fail "$how: no _exit line: $(cat "$D/err.txt")"
+  case $how in
+  _exit | sigexit) line="mlprof: _exit($bare): trace" ;;
+  exec | execfail) line="mlprof: exec: trace" ;;
+  *) line="mlprof: trace" ;;
+  esac
+  grep -q "$line" "$D/err.txt" || fail "$how: no line '$line': $(cat "$D/err.txt")"
 done
 if [ -z "$ASAN_RT" ]; then
   D=$WORK/exit_sh
@@ -147,6 +158,14 @@ if [ -z "$ASAN_RT" ]; then
   rc=$?
   [ $rc -eq 4 ] || fail "sh -c 'exit 4' under mlprof run: exit $rc"
   complete "$D/sh.mlpt" || fail "sh -c 'exit 4': trace not closed: $(cat "$D/sh.mlpt.info")"
+  # each image of a process that execs: its own complete trace
+  "$MLPROF" run -q --no-report --library "$LIB" -o "$D/ex.mlpt" -- sh -c 'echo a; exec sh -c "echo b; exit 5"' \
+    >"$D/ex.txt" 2>&1
+  rc=$?
+  [ $rc -eq 5 ] || fail "sh -c 'exec ...' under mlprof run: exit $rc"
+  for t in "$D/ex.mlpt" "$D/ex.1.mlpt"; do
+    complete "$t" || fail "sh -c 'exec ...': $t not closed: $(cat "$t.info" 2>/dev/null)"
+  done
 fi
 
 # ---- ulimit -f at exit ------------------------------------------------------------

@@ -1,4 +1,5 @@
-/* crash.c — the crash signal handlers, and the close at _exit (see crash.h).
+/* crash.c — the crash signal handlers, and the close at _exit and exec (see
+ * crash.h).
  *
  * Everything here runs in signal context: only atomics, sigaction, raise,
  * clock_gettime, nanosleep and syscall — no malloc, no stdio, no locks.
@@ -29,8 +30,8 @@ static int installed[NSIG_CRASH];
 static pid_t own_pid; /* the session's process (prof__crash_install) */
 
 static struct {
-  int exiting;     /* claimed by the first _exit */
-  int exit_status; /* its status, once exiting */
+  int ending;      /* PROF_END_*: claimed by the first _exit or exec */
+  int exit_status; /* the _exit status, once ending */
   int sig; /* claimed by the first crashing thread */
   int code;
   uint64_t addr, pc, tid, ticks;
@@ -124,21 +125,21 @@ void prof__crash_uninstall(void) {
   }
 }
 
-void prof__crash_exit_now(int status) {
-  if (!own_pid || (pid_t)syscall(SYS_getpid) != own_pid) return; /* a child's _exit */
+int prof__crash_end_now(int how, int status) {
+  if (!own_pid || (pid_t)syscall(SYS_getpid) != own_pid) return 0; /* a child's _exit or exec */
   int none = 0;
   if (__atomic_load_n(&C.sig, __ATOMIC_ACQUIRE) ||
-      !__atomic_compare_exchange_n(&C.exiting, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-    return;
-  __atomic_store_n(&C.exit_status, status, __ATOMIC_RELEASE);
+      !__atomic_compare_exchange_n(&C.ending, &none, how, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return 0;
+  __atomic_store_n(&C.exit_status, status, __ATOMIC_RELEASE); /* read after the writer's close */
   prof__modules_crash();
-  prof__writer_crash_flush(2000, 20000);
+  return prof__writer_crash_flush(2000, 20000) == 0;
 }
 
-int prof__crash_exited(int *status) {
-  if (!__atomic_load_n(&C.exiting, __ATOMIC_ACQUIRE)) return 0;
-  *status = __atomic_load_n(&C.exit_status, __ATOMIC_ACQUIRE);
-  return 1;
+int prof__crash_ended(int *status) {
+  int how = __atomic_load_n(&C.ending, __ATOMIC_ACQUIRE);
+  if (how) *status = __atomic_load_n(&C.exit_status, __ATOMIC_ACQUIRE);
+  return how;
 }
 
 size_t prof__crash_footer(prof__kv *kv, char (*vals)[32], size_t max) {

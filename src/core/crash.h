@@ -5,7 +5,8 @@
  * trace with the crash in its footer (waiting a bounded time, never taking a
  * lock or allocating itself), then gives the signal back to the program's
  * own disposition (its handler, or the default action) and re-delivers it.
- * A program that ends with _exit() gets the same close, without the crash.
+ * A program that ends with _exit() or an exec gets the same close, without
+ * the crash.
  */
 #ifndef PROF_CRASH_H
 #define PROF_CRASH_H
@@ -29,15 +30,21 @@ size_t prof__crash_footer(prof__kv *kv, char (*vals)[32], size_t max);
 /* "SIGSEGV" etc., or NULL for another number. */
 const char *prof__crash_name(int sig);
 
-/* The program ends with _exit() or _Exit() (shared_exit.c): no exit handler
- * will run, so in the session's own process the trace is closed now, as
- * after a crash but with no crash keys in its footer (the same bounded
- * wait, then the reports). Nothing in another process (a forked or vforked
- * child: the pid differs) or when no trace is being written. Async-signal-
- * safe: a signal handler may call _exit. */
-void prof__crash_exit_now(int status);
-/* 1 and the status when the program ended with _exit, else 0. */
-int prof__crash_exited(int *status);
+/* How an image ends without its exit handlers. */
+enum { PROF_END_EXIT = 1, PROF_END_EXEC = 2 };
+
+/* The program's image ends now without running its exit handlers: with
+ * _exit() or _Exit() (how = PROF_END_EXIT, shared_exit.c) or with an exec
+ * (PROF_END_EXEC, shared_exec.c). In the session's own process the trace
+ * is closed now, as after a crash but with no crash keys in its footer (a
+ * bounded wait, then the reports); once only. Nothing in another process (a
+ * forked or vforked child: the pid differs) or when no trace is being
+ * written. Async-signal-safe: a signal handler may call _exit or exec. An
+ * exec that fails leaves the session closed, as after a recovered crash.
+ * Returns 1 when this call closed the trace, else 0. */
+int prof__crash_end_now(int how, int status);
+/* How the image ended (PROF_END_*) and the _exit status, or 0. */
+int prof__crash_ended(int *status);
 
 /* Writer side, async-signal-safe: ask the writer thread to drain the rings
  * and close the trace with the crash footer; wait for it at most

@@ -214,7 +214,9 @@ void prof__session_crashed(void) {
   report_words(&r, words, sizeof words);
   char why[40];
   int status;
-  if (!prof__crash_signal() && prof__crash_exited(&status)) snprintf(why, sizeof why, "_exit(%d)", status);
+  int end = prof__crash_signal() ? 0 : prof__crash_ended(&status);
+  if (end == PROF_END_EXIT) snprintf(why, sizeof why, "_exit(%d)", status);
+  else if (end == PROF_END_EXEC) snprintf(why, sizeof why, "exec");
   else snprintf(why, sizeof why, "%s", sig ? sig : "crash");
   int n = snprintf(msg, sizeof msg, "mlprof: %s: trace %s (%llu steps started)%s\n", why, cfg.path,
                    (unsigned long long)prof_step_count(), words);
@@ -235,6 +237,9 @@ PROF_API int prof_shutdown(void) {
   int rc = prof__writer_stop();
   __atomic_store_n(&state, ST_DOWN, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
+  int status;
+  if (prof__crash_ended(&status) == PROF_END_EXEC) /* the exec failed, and the program went on */
+    fprintf(stderr, "mlprof: recording stopped at an exec that failed; the trace %s ends there\n", cfg.path);
   prof__capture_wait_reports();
   prof__report_run r;
   memset(&r, 0, sizeof r);

@@ -6,7 +6,7 @@
  * own end (prof_shutdown at exit) never comes and the trace would stop at
  * its last flush with no footer: dash ends every script that way, and
  * training scripts often end with Python's os._exit(). Here the trace is
- * closed first (crash.h: prof__crash_exit_now, bounded, async-signal-safe,
+ * closed first (crash.h: prof__crash_end_now, bounded, async-signal-safe,
  * only in the session's own process), then the process ends exactly as the
  * C library's _exit ends it: exit_group, and exit should that return. The C
  * library's own calls (exit() after the handlers, posix_spawn's child) do
@@ -19,7 +19,7 @@
 #include "crash.h"
 
 PROF_API void _exit(int status) {
-  prof__crash_exit_now(status);
+  (void)prof__crash_end_now(PROF_END_EXIT, status);
   for (;;) {
     syscall(SYS_exit_group, status);
     syscall(SYS_exit, status);

@@ -3,9 +3,10 @@
  * the program with the way named by argv[1] (abort, segv, fpe, bus, ill;
  * exit: exit(3) with a line still in the stdout buffer; _exit: _exit(5),
  * which runs no exit handler; sigexit: a SIGTERM handler that calls
- * _exit(6)). vfork: step 30 starts a child with vfork that fails to exec
- * and calls _exit(7), and the program runs all 100 steps. Prints the steps
- * it finished, so the test can compare with the trace.
+ * _exit(6); exec: the image becomes /bin/true). vfork: step 30 starts a
+ * child with vfork that fails to exec and calls _exit(7); execfail: step 30
+ * fails to exec a missing program itself; both then run all 100 steps.
+ * Prints the steps it finished, so the test can compare with the trace.
  */
 #include <mlprof.h>
 #include <signal.h>
@@ -38,6 +39,7 @@ static void vfork_child(void) {
 
 static void die(const char *how) {
   if (strcmp(how, "_exit") == 0) _exit(5);
+  if (strcmp(how, "exec") == 0) execl("/bin/true", "true", (char *)NULL);
   if (strcmp(how, "sigexit") == 0) {
     signal(SIGTERM, on_term);
     raise(SIGTERM);
@@ -59,8 +61,11 @@ int main(int argc, char **argv) {
     prof_range_push("work");
     nanosleep(&ms2, NULL);
     prof_range_pop();
+    int goes_on = strcmp(how, "vfork") == 0 || strcmp(how, "execfail") == 0;
     if (step == 30 && strcmp(how, "vfork") == 0) vfork_child();
-    if (step == 60 && strcmp(how, "vfork") != 0) {
+    if (step == 30 && strcmp(how, "execfail") == 0 && execl("/nonexistent/program", "program", (char *)NULL) != 0)
+      printf("exec failed\n");
+    if (step == 60 && !goes_on) {
       printf("finished %d steps\n", step);
       if (strcmp(how, "exit") != 0) fflush(stdout);
       die(how);
