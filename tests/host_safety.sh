@@ -92,16 +92,23 @@ done
 CRASHES="abort segv fpe"
 # UBSan catches the null store and the division before they fault.
 [ -n "$ASAN_RT" ] && CRASHES=abort
+# against_bare HOW DIR TRACE: crash_steps HOW bare and profiled (reports
+# written at its end, waited for); sets bare and rc, checks that the exit
+# status and stdout are the bare run's.
+against_bare() {
+  mkdir -p "$2"
+  MLPROF_DISABLE=1 "$PROGS/crash_steps" $1 >"$2/bare.txt" 2>/dev/null
+  bare=$?
+  MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 MLPROF_OUTPUT=$3 "$PROGS/crash_steps" $1 >"$2/out.txt" 2>"$2/err.txt"
+  rc=$?
+  [ $rc -eq $bare ] || fail "$1: exit $rc, bare $bare"
+  cmp -s "$2/out.txt" "$2/bare.txt" || fail "$1: stdout differs from bare"
+}
+
 for how in $CRASHES; do
   D=$WORK/crash_$how
-  mkdir -p "$D"
-  MLPROF_DISABLE=1 "$PROGS/crash_steps" $how >"$D/bare.txt" 2>/dev/null
-  bare=$?
-  MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 MLPROF_OUTPUT=$D/c.mlpt "$PROGS/crash_steps" $how >"$D/out.txt" 2>"$D/err.txt"
-  rc=$?
-  [ $rc -eq $bare ] || fail "crash $how: exit $rc, bare $bare"
+  against_bare $how "$D" "$D/c.mlpt"
   [ $rc -gt 128 ] || fail "crash $how: exit $rc is not a signal"
-  cmp -s "$D/out.txt" "$D/bare.txt" || fail "crash $how: stdout differs from bare"
   complete "$D/c.mlpt" || fail "crash $how: trace not closed: $(cat "$D/c.mlpt.info")"
   grep -q 'steps: 60 complete' "$D/c.mlpt.info" || fail "crash $how: $(grep steps: "$D/c.mlpt.info")"
   case $how in abort) sig=SIGABRT ;; segv) sig=SIGSEGV ;; fpe) sig=SIGFPE ;; esac
@@ -127,13 +134,7 @@ left=$(ls "$MLPROF_LIVE_DIR")
 # closed. A dash script ends with _exit too.
 for how in _exit sigexit vfork exec execfail; do
   D=$WORK/exit_$how
-  mkdir -p "$D"
-  MLPROF_DISABLE=1 "$PROGS/crash_steps" $how >"$D/bare.txt" 2>/dev/null
-  bare=$?
-  MLPROF_REPORT=1 MLPROF_REPORT_WAIT=1 MLPROF_OUTPUT=$D/x.mlpt "$PROGS/crash_steps" $how >"$D/out.txt" 2>"$D/err.txt"
-  rc=$?
-  [ $rc -eq $bare ] || fail "$how: exit $rc, bare $bare"
-  cmp -s "$D/out.txt" "$D/bare.txt" || fail "$how: stdout differs from bare"
+  against_bare $how "$D" "$D/x.mlpt"
   complete "$D/x.mlpt" || fail "$how: trace not closed: $(cat "$D/x.mlpt.info")"
   if [ $how = execfail ]; then
     [ "$(grep -c 'recording stopped at an exec that failed' "$D/err.txt")" -eq 1 ] ||

@@ -68,53 +68,42 @@ PROF_API int fexecve(int fd, char *const argv[], char *const envp[]) {
   return real_fexecve ? real_fexecve(fd, argv, envp) : -1;
 }
 
-/* The l variants: the arguments after `arg`, up to a NULL, become argv on
- * the stack (as the C library does); execle's environment follows the NULL. */
-static size_t count_args(va_list *ap) {
+/* The l variants: argv on the stack from `arg` and the arguments after it,
+ * up to a NULL (as the C library does), then execle's environment; `ap`
+ * stands after `arg`. */
+static int exec_list(int search, const char *target, const char *arg, va_list *ap, int with_env) {
+  va_list count;
+  va_copy(count, *ap);
   size_t n = 1;
-  while (va_arg(*ap, const char *)) n++;
-  return n;
-}
-
-/* argv[0..n) from arg and the next n - 1 arguments, then the NULL. */
-static void fill_args(char **argv, const char *arg, va_list *ap, size_t n) {
+  while (va_arg(count, const char *)) n++;
+  va_end(count);
+  char *argv[n + 1];
   argv[0] = (char *)arg;
   for (size_t i = 1; i <= n; i++) argv[i] = va_arg(*ap, char *); /* argv[n]: the NULL */
+  char **envp = with_env ? va_arg(*ap, char **) : environ;
+  return search ? do_execvpe(target, argv, envp) : do_execve(target, argv, envp);
 }
 
 PROF_API int execl(const char *path, const char *arg, ...) {
   va_list ap;
   va_start(ap, arg);
-  size_t n = count_args(&ap);
+  int rc = exec_list(0, path, arg, &ap, 0);
   va_end(ap);
-  char *argv[n + 1];
-  va_start(ap, arg);
-  fill_args(argv, arg, &ap, n);
-  va_end(ap);
-  return do_execve(path, argv, environ);
+  return rc;
 }
 
 PROF_API int execle(const char *path, const char *arg, ...) {
   va_list ap;
   va_start(ap, arg);
-  size_t n = count_args(&ap);
+  int rc = exec_list(0, path, arg, &ap, 1);
   va_end(ap);
-  char *argv[n + 1];
-  va_start(ap, arg);
-  fill_args(argv, arg, &ap, n);
-  char **envp = va_arg(ap, char **);
-  va_end(ap);
-  return do_execve(path, argv, envp);
+  return rc;
 }
 
 PROF_API int execlp(const char *file, const char *arg, ...) {
   va_list ap;
   va_start(ap, arg);
-  size_t n = count_args(&ap);
+  int rc = exec_list(1, file, arg, &ap, 0);
   va_end(ap);
-  char *argv[n + 1];
-  va_start(ap, arg);
-  fill_args(argv, arg, &ap, n);
-  va_end(ap);
-  return do_execvpe(file, argv, environ);
+  return rc;
 }
