@@ -122,14 +122,20 @@ sort -n -S 1M '$BIG' | tail -3; gzip -c '$BIG' | gzip -dc | wc -l; exit 3"
 
   # A note every process of a run would print (no hardware counters: forced
   # here by MLPROF_PAPI_EVENTS=off) is said once, by the top process, not
-  # again by each program a script runs.
+  # again by each program a script runs, nor by the images the top process
+  # execs (a shim, `env`, a script's last command).
   MLPROF_PAPI_EVENTS=off
   export MLPROF_PAPI_EVENTS
   check notes_once -- bash -c "seq 1 1000 | sort -n | tail -1; /bin/true; exit 0"
-  unset MLPROF_PAPI_EVENTS
   notes=$(grep -c 'no hardware counters' "$LAST/run.err")
   if [ "$notes" -ne 1 ]; then
     fail "notes_once: the hardware-counter note was printed $notes times, once expected"
+  fi
+  check notes_once_exec -- env A=1 sh -c "seq 1 1000 | sort -n | tail -1; exec env B=2 /bin/echo done"
+  unset MLPROF_PAPI_EVENTS
+  notes=$(grep -c 'no hardware counters' "$LAST/run.err")
+  if [ "$notes" -ne 1 ]; then
+    fail "notes_once_exec: the hardware-counter note was printed $notes times, once expected"
   fi
 
   check fork_exec -- "$PROGS/fork_exec"

@@ -62,6 +62,12 @@ typedef struct prof__module {
 /* Register a module at run time (tests, optional pieces); at most 32 in all. */
 int prof__module_add(const prof__module *m);
 
+/* Is this session's trace the first its process writes? 0 when an earlier
+ * image of the process (before an exec) or an earlier session in it wrote
+ * one (tracepath.c): a note said once per process is not said again. Known
+ * from the trace's creation on, before the modules start. */
+int prof__first_trace(void);
+
 /* Capture facts for producers (capture control, the live page; capture.c). */
 /* Is a capture segment (schedule cycle or on-demand) open or requested? */
 int prof__capture_running(void);

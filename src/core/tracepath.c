@@ -13,10 +13,15 @@
 #include <unistd.h>
 
 #include "trace/settings.h"
+#include "producer.h"
 #include "tracepath.h"
 
 #define PREV_NAME "PREV_TRACE"          /* read with prof__env */
 #define PREV_VAR "MLPROF_" PREV_NAME /* set with setenv */
+
+static int had_prev; /* this process wrote a trace before this session's */
+
+int prof__first_trace(void) { return !had_prev; }
 
 void prof__prev_trace(char *out, size_t n) {
   out[0] = 0;
@@ -27,6 +32,7 @@ void prof__prev_trace(char *out, size_t n) {
   long pid = strtol(v, &end, 10);
   if (errno || end == v || *end != ':' || !end[1] || pid != (long)getpid()) return;
   snprintf(out, n, "%s", end + 1);
+  had_prev = 1;
 }
 
 void prof__prev_trace_set(const char *path) {

@@ -12,7 +12,8 @@
 
 #include <stddef.h>
 
-/* The trace this process wrote before (from MLPROF_PREV_TRACE), or "". */
+/* The trace this process wrote before (from MLPROF_PREV_TRACE), or "";
+ * prof__first_trace (producer.h) says afterwards whether there was one. */
 void prof__prev_trace(char *out, size_t n);
 
 /* Name `path` as this process's latest trace, for its successors. */

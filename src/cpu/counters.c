@@ -48,8 +48,9 @@ static void probe(void) {
   C.probed = 1;
   C.papi_ok = !C.off && prof__papi_init(why, sizeof why);
   if (C.off) snprintf(why, sizeof why, "disabled by MLPROF_PAPI_EVENTS=%s", C.events);
-  if (!C.papi_ok) { /* said once per run: not again by every child of `mlprof run -- bash ...` */
-    if (!prof__env_run_child())
+  if (!C.papi_ok) { /* said once per run: not again by every child of `mlprof run -- bash ...`, nor by
+                       * the next image of a process that execs (a shim, `env`, a script's last command) */
+    if (!prof__env_run_child() && prof__first_trace())
       fprintf(stderr,
               "mlprof: no hardware counters (%s); recording software counters instead "
               "(thread CPU time, page faults, context switches)\n",
