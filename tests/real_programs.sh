@@ -117,6 +117,19 @@ while [ $r -lt "$REPEAT" ]; do
   check gzip -- gzip -c -6 "$BIG"
   check gunzip -- gzip -dc "$BIG.gz"
 
+  # A program that has not allocated when the preloaded library starts (its
+  # constructor runs before main) still has its heap tracked: the header
+  # says the interposer is in effect, and the report does not say the
+  # library was loaded too late.
+  check true report -- /bin/true
+  t=$(main_trace true)
+  if [ -z "$t" ] || ! "$MLPROF" info "$t" 2>/dev/null | grep -q 'mem.interposer *1$'; then
+    fail "true: the trace does not say the malloc interposer was in effect"
+  fi
+  if grep -q 'heap not tracked' "$t.report.txt" 2>/dev/null; then
+    fail "true: the report says the heap was not tracked under mlprof run"
+  fi
+
   check pipeline report -- bash -c "seq 1 200000 | awk '{ s += \$1 % 7 } END { print s }'; \
 sort -n -S 1M '$BIG' | tail -3; gzip -c '$BIG' | gzip -dc | wc -l; exit 3"
 

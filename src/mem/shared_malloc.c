@@ -206,6 +206,20 @@ static int resolve(void) {
   return 1;
 }
 
+/* The interposer is resolved at load time when this library's malloc is the
+ * process's (preloaded, or linked ahead of the C library): the call below
+ * goes through the process's malloc, which is this one then. Otherwise the
+ * interposer would wait for the program's first allocation, and a program
+ * that had not allocated before prof_init (a preloaded one: the library
+ * starts from its constructor) got a trace saying the heap is not tracked,
+ * its baseline missing. A library opened later with dlopen is not the
+ * process's malloc: the call reaches the C library's and changes nothing.
+ * First among this library's constructors (preload_start calls prof_init). */
+__attribute__((constructor(101))) static void resolve_at_load(void) {
+  void *volatile p = malloc(1); /* volatile: the compiler may not drop the pair */
+  free(p);
+}
+
 /* ---- the interposed functions -------------------------------------------- */
 
 /* Usable size of a live block of the real allocator: one load from glibc's
