@@ -582,6 +582,33 @@ static const char *build(const shape *s) {
   return path;
 }
 
+/* The exit's reading is short and can hold the run's fastest rate: the
+ * peak (over readings at least half a period long) never drops below the
+ * mean, since the whole run is such a reading too. */
+static void peak_is_never_below_the_mean(void **state) {
+  (void)state;
+  shape s = {"4.00", 1.0, 0.3, 1e6, -1, 0, 0};
+  const char *path = th_tmp_path("res-peak", ".mlpt");
+  char err[256];
+  prof__kv hdr[] = {{"program", "unit"}, {"res.period_ms", "100"}, {"res.cpus", s.cpus},
+                    {"res.gpu", "not sampled: test"}, {"res.cpus_online", "4"}};
+  prof__tw *w = prof__tw_open(path, hdr, 5, err);
+  assert_non_null(w);
+  const char *names[] = {NULL, "load", "res.cpu_cores", "res.io_read_bytes_per_s"};
+  for (uint32_t i = 1; i < 4; i++) prof__tw_string(w, i, names[i], strlen(names[i]));
+  put_steps(w, &s);
+  put_samples(w, &s);
+  const uint64_t end = T0 + NSTEPS * SEC, short_read = SEC / 50; /* 20 ms, 3 cores */
+  put(w, PROF_RES_TID, end, PROF_EV_COUNTER, 2, 0, PROF_RES_CPU, prof__f64_bits(3.0), short_read);
+  prof__kv f[] = {{"events_written", "0"}};
+  assert_int_equal(prof__tw_close(w, f, 1), 0);
+  prof__jv *r = report_json(path, NULL);
+  double mean = num_at(r, "resources.run.cpu_cores_mean"), peak = num_at(r, "resources.run.cpu_cores_peak");
+  assert_true(mean > 1.0);
+  assert_true(peak >= mean);
+  prof__jv_free(r);
+}
+
 /* Bit per finding id present: 1 saturated, 2 underused, 4 io, 8 gpu, 16 machine. */
 static int findings_of(const char *path, prof__jv **json) {
   prof__an *an = NULL;
@@ -744,6 +771,7 @@ int main(void) {
       cmocka_unit_test(heavy_reads_while_steps_wait),
       cmocka_unit_test(idle_gpu_without_cupti),
       cmocka_unit_test(balanced_run_has_no_resource_findings),
+      cmocka_unit_test(peak_is_never_below_the_mean),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

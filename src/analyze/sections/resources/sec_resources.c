@@ -499,9 +499,23 @@ static void finding_gpu(prof__an *an, res_st *st) {
                           100 - util, prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(st->step_s * 1e9 / (double)(an->nsteps ? an->nsteps : 1))));
 }
 
+/* A rate's peak is its highest over a reading at least min_peak_s long, and
+ * the whole covered span is such a reading: the peak is never below the
+ * mean. (A short last reading, the exit's, can hold the run's fastest rate:
+ * the mean counts it, the long readings miss it; gzip writing its output
+ * showed "1.75 MiB/s, peak 1.51 MiB/s".) */
+static void peaks_at_least_mean(res_st *st) {
+  for (int c = 0; c < PROF_RES_NPROC; c++) {
+    racc *r = &st->rate[c];
+    if (r->cover_s >= st->min_peak_s && r->cover_s > 0 && r->amount / r->cover_s > r->peak)
+      r->peak = r->amount / r->cover_s;
+  }
+}
+
 static void res_finish(prof__an *an, void *vst) {
   res_st *st = vst;
   if (!st->seen) return;
+  peaks_at_least_mean(st);
   per_step(an, st);
   finding_saturated(an, st);
   finding_underused(an, st);
