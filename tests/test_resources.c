@@ -109,6 +109,18 @@ static void io_text_is_parsed(void **state) {
   assert_int_equal(prof__res_parse_io(t, 40, &r), -1);
 }
 
+static void status_high_water_mark_is_parsed(void **state) {
+  (void)state;
+  const char *t = "Name:\tsort\nVmPeak:\t  120000 kB\nVmSize:\t  110000 kB\nVmHWM:\t   29492 kB\n"
+                  "VmRSS:\t    4100 kB\n";
+  uint64_t b = 0;
+  assert_int_equal(prof__res_parse_hwm(t, strlen(t), &b), 0);
+  assert_int_equal(b, 29492ull * 1024);
+  assert_int_equal(prof__res_parse_hwm(t, 40, &b), -1); /* cut before VmHWM */
+  assert_int_equal(prof__res_parse_hwm("VmHWM:\t kB\n", 12, &b), -1);
+  assert_true(prof__res_rss_hwm() > 0); /* this process's own */
+}
+
 static void netdev_sums_every_interface(void **state) {
   (void)state;
   const char *t =
@@ -609,6 +621,36 @@ static void peak_is_never_below_the_mean(void **state) {
   prof__jv_free(r);
 }
 
+/* A peak between two readings (a short program, a spike): the kernel's
+ * high-water mark kept at the end (res.rss_hwm_bytes) raises the RSS peak
+ * of the resources and memory sections; it never lowers one. */
+static const char *rss_trace(const char *hwm) {
+  const char *path = th_tmp_path("res-hwm", ".mlpt");
+  char err[256];
+  prof__kv hdr[] = {{"program", "unit"}, {"res.period_ms", "100"}, {"res.cpus", "4.00"},
+                    {"res.gpu", "not sampled: test"}, {"res.cpus_online", "4"}};
+  prof__tw *w = prof__tw_open(path, hdr, 5, err);
+  assert_non_null(w);
+  prof__tw_string(w, 1, "res.rss_bytes", strlen("res.rss_bytes"));
+  for (uint64_t k = 0; k < 10; k++)
+    put(w, PROF_RES_TID, T0 + k * SEC / 10, PROF_EV_COUNTER, 1, 0, PROF_RES_RSS, prof__f64_bits(10e6 + k), 0);
+  prof__kv meta[] = {{"res.rss_hwm_bytes", hwm}};
+  assert_int_equal(prof__tw_meta(w, meta, 1), 0);
+  prof__kv f[] = {{"events_written", "0"}};
+  assert_int_equal(prof__tw_close(w, f, 1), 0);
+  return path;
+}
+
+static void rss_peak_takes_the_kernel_high_water_mark(void **state) {
+  (void)state;
+  prof__jv *r = report_json(rss_trace("50000000"), NULL);
+  assert_true(num_at(r, "resources.run.rss_peak_bytes") == 50e6);
+  prof__jv_free(r);
+  r = report_json(rss_trace("1000"), NULL); /* below the readings: they stand */
+  assert_true(num_at(r, "resources.run.rss_peak_bytes") == 10e6 + 9);
+  prof__jv_free(r);
+}
+
 /* Bit per finding id present: 1 saturated, 2 underused, 4 io, 8 gpu, 16 machine. */
 static int findings_of(const char *path, prof__jv **json) {
   prof__an *an = NULL;
@@ -772,6 +814,8 @@ int main(void) {
       cmocka_unit_test(idle_gpu_without_cupti),
       cmocka_unit_test(balanced_run_has_no_resource_findings),
       cmocka_unit_test(peak_is_never_below_the_mean),
+      cmocka_unit_test(rss_peak_takes_the_kernel_high_water_mark),
+      cmocka_unit_test(status_high_water_mark_is_parsed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

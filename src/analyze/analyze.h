@@ -391,6 +391,13 @@ int prof__an_run_opts(prof__an **out, const char *path, int quiet, char *err);
 const char *prof__an_footer(const prof__an *an, const char *key);
 /* A footer value as a number; 0 when absent. */
 uint64_t prof__an_footer_u64(const prof__an *an, const char *key);
+/* META value or NULL (the last pair wins). */
+const char *prof__an_meta(const prof__an *an, const char *key);
+/* The run's peak resident set: the larger of `sampled` (the peak of the RSS
+ * readings, -1 when none) and the kernel's high-water mark kept at the end
+ * (META res.rss_hwm_bytes), which holds a peak between two readings; -1
+ * when neither is known. */
+double prof__an_rss_peak(const prof__an *an, double sampled);
 /* Breakdown bucket names: "compute", "data", "comm", "io", "other",
  * "untracked". */
 const char *prof__an_bucket_name(int bucket);

@@ -205,3 +205,23 @@ double prof__res_cpu_limit(int *online) {
   if (q > 0 && q < lim) lim = q;
   return lim;
 }
+
+int prof__res_parse_hwm(const char *s, size_t n, uint64_t *bytes) {
+  const char *end = s + n;
+  for (const char *l = s; l < end; l = next_line(l, end)) {
+    if ((size_t)(end - l) <= 6 || memcmp(l, "VmHWM:", 6) != 0) continue;
+    const char *p = l + 6;
+    uint64_t kb;
+    if (take_u64(&p, end, &kb) || kb > UINT64_MAX / 1024) return -1;
+    *bytes = kb * 1024;
+    return 0;
+  }
+  return -1;
+}
+
+uint64_t prof__res_rss_hwm(void) {
+  char buf[4096];
+  long n = read_small("/proc/self/status", buf, sizeof buf);
+  uint64_t b = 0;
+  return n > 0 && prof__res_parse_hwm(buf, (size_t)n, &b) == 0 ? b : 0;
+}

@@ -52,6 +52,11 @@ void prof__res_read(prof__res_raw *r);
 int prof__res_parse_io(const char *s, size_t n, prof__res_raw *r);
 int prof__res_parse_netdev(const char *s, size_t n, uint64_t *rx, uint64_t *tx);
 int prof__res_parse_loadavg(const char *s, size_t n, double *load1);
+/* /proc/self/status: the peak resident set of this image (VmHWM), in bytes. */
+int prof__res_parse_hwm(const char *s, size_t n, uint64_t *bytes);
+/* That peak now, read from /proc/self/status; 0 when unknown. The kernel
+ * keeps it at every page, so it holds a peak between two samples too. */
+uint64_t prof__res_rss_hwm(void);
 /* /proc/<pid>/task/<tid>/stat: comm (into comm, at most 16 bytes + NUL) and
  * utime + stime in clock ticks. */
 int prof__res_parse_taskstat(const char *s, size_t n, char comm[17], uint64_t *ticks);

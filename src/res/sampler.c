@@ -127,12 +127,17 @@ static void scan_threads(prof__tw *tw, uint64_t now) {
   prof__buf_free(&b);
 }
 
+/* At the end: the sampling cost, and the peak resident set the kernel kept
+ * (res.rss_hwm_bytes), which a program shorter than a period, or a spike
+ * between two samples, would otherwise hide from the RSS peak. */
 static void write_cost(prof__tw *tw) {
-  char samples[24], cost[24];
+  char samples[24], cost[24], hwm[24];
   snprintf(samples, sizeof samples, "%llu", (unsigned long long)R.samples);
   snprintf(cost, sizeof cost, "%llu", (unsigned long long)(R.samples ? R.cost_ns / R.samples : 0));
-  prof__kv kv[] = {{"res.samples", samples}, {"res.sample_cost_ns", cost}};
-  prof__tw_meta(tw, kv, 2);
+  uint64_t h = prof__res_rss_hwm();
+  snprintf(hwm, sizeof hwm, "%llu", (unsigned long long)h);
+  prof__kv kv[] = {{"res.samples", samples}, {"res.sample_cost_ns", cost}, {"res.rss_hwm_bytes", hwm}};
+  prof__tw_meta(tw, kv, h ? 3 : 2);
 }
 
 static void sample(prof__tw *tw, uint64_t now, int final) {

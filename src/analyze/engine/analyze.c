@@ -231,6 +231,19 @@ const char *prof__an_header(const prof__an *an, const char *key) {
   return NULL;
 }
 
+const char *prof__an_meta(const prof__an *an, const char *key) {
+  const char *v = NULL; /* the last pair wins */
+  for (size_t i = 0; i < an->meta_count; i++)
+    if (an->meta[i].key && strcmp(an->meta[i].key, key) == 0) v = an->meta[i].value;
+  return v;
+}
+
+double prof__an_rss_peak(const prof__an *an, double sampled) {
+  const char *v = prof__an_meta(an, "res.rss_hwm_bytes");
+  double hwm = v ? strtod(v, NULL) : 0;
+  return hwm > 0 && hwm > sampled ? hwm : sampled;
+}
+
 const char *prof__an_footer(const prof__an *an, const char *key) {
   const char *v = NULL; /* the last pair wins */
   for (size_t i = 0; i < an->footer_count; i++)

@@ -53,7 +53,7 @@ static void facts(prof__an *an, const mem_state *s, FILE *out) {
     if (range && k > 0 && (size_t)k < sizeof b) snprintf(b + k, sizeof b - (size_t)k, ", inside range %.60s", range);
     prof__html_fact(out, prof__sec_mem_exact(s) ? "heap peak (exact)" : "heap peak (sampled counter)", b);
   }
-  double rss = prof__sec_mem_series_max(&s->series[MS_RSS]);
+  double rss = prof__an_rss_peak(an, prof__sec_mem_series_max(&s->series[MS_RSS]));
   if (rss >= 0) prof__html_fact(out, "RSS peak", prof__fmt_bytes(x, sizeof x, rss));
   if (prof__sec_mem_from_events(s)) {
     snprintf(b, sizeof b, "%s%.0f allocations, %s", s->lost ? "at least " : "", s->allocs,

@@ -572,7 +572,7 @@ static void json_peak(prof__an *an, const mem_state *s, prof__json *j) {
   prof__json_key(j, "peak_range");
   if (range) prof__json_str(j, range);
   else prof__json_null(j);
-  double rss = series_max(&s->series[MS_RSS]);
+  double rss = prof__an_rss_peak(an, series_max(&s->series[MS_RSS]));
   prof__json_key(j, "rss_peak_bytes");
   if (rss >= 0) prof__json_num(j, rss);
   else prof__json_null(j);
@@ -730,7 +730,7 @@ void prof__sec_mem_text(prof__an *an, void *stp, FILE *out) {
   fprintf(out, "\nMemory (mode %s%s)\n", s->mode >= 0 ? prof__ev_mem_mode_name(s->mode) : "unknown",
           s->mode == PROF_MEM_SAMPLED ? ", estimates from byte sampling" : "");
   double peak = exact_events(s) ? s->heap_peak : series_max(&s->series[MS_LIVE]);
-  double rss = series_max(&s->series[MS_RSS]);
+  double rss = prof__an_rss_peak(an, series_max(&s->series[MS_RSS]));
   if (peak >= 0) fprintf(out, "  heap peak %s", prof__fmt_bytes(a, sizeof a, peak));
   if (rss >= 0) fprintf(out, "%sRSS peak %s", peak >= 0 ? ", " : "  ", prof__fmt_bytes(b, sizeof b, rss));
   fputc('\n', out);

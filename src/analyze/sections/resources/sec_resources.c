@@ -516,6 +516,8 @@ static void res_finish(prof__an *an, void *vst) {
   res_st *st = vst;
   if (!st->seen) return;
   peaks_at_least_mean(st);
+  gacc *rss = &st->gauge[PROF_RES_RSS]; /* a peak between two readings, from the kernel's mark */
+  if (rss->n) rss->peak = prof__an_rss_peak(an, rss->peak);
   per_step(an, st);
   finding_saturated(an, st);
   finding_underused(an, st);
