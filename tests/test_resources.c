@@ -645,6 +645,11 @@ static void rss_peak_takes_the_kernel_high_water_mark(void **state) {
   (void)state;
   prof__jv *r = report_json(rss_trace("50000000"), NULL);
   assert_true(num_at(r, "resources.run.rss_peak_bytes") == 50e6);
+  /* the I/O figures say whose I/O they hold (/proc/self/io counts reaped children in) */
+  const prof__jv *scope = prof__jv_path(r, "resources.io_scope");
+  assert_non_null(scope);
+  assert_int_equal(scope->type, PROF_JV_STR);
+  assert_non_null(strstr(scope->str, "child processes it has waited for"));
   prof__jv_free(r);
   r = report_json(rss_trace("1000"), NULL); /* below the readings: they stand */
   assert_true(num_at(r, "resources.run.rss_peak_bytes") == 10e6 + 9);

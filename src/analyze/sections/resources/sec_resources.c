@@ -673,6 +673,7 @@ static void res_json(prof__an *an, void *vst, prof__json *j) {
   prof__json_knum(j, "sample_cost_core_pct", st->period_ms > 0 ? cost / (st->period_ms * 1e6) * 100 : 0);
   prof__json_kstr(j, "gpu_status", gpu ? gpu : "unknown");
   prof__json_kstr(j, "network_scope", "network namespace: every process in it, loopback included");
+  prof__json_kstr(j, "io_scope", "the process and the child processes it has waited for, counted in when reaped");
   json_run(st, j);
   json_in_steps(st, j);
   json_steps(an, st, j);
@@ -708,6 +709,8 @@ static void res_text(prof__an *an, void *vst, FILE *out) {
   text_mib(out, "written to storage", &r[PROF_RES_DISK_WRITE]);
   text_mib(out, "network received", &r[PROF_RES_NET_RX]);
   text_mib(out, "network sent", &r[PROF_RES_NET_TX]);
+  if (r[PROF_RES_IO_READ].cover_s > 0) /* /proc/self/io: the kernel adds a reaped child's I/O to its parent's */
+    fprintf(out, "  (I/O: this process and the child processes it has waited for, counted in when reaped)\n");
   if (r[PROF_RES_NET_RX].cover_s > 0) fprintf(out, "  (network: whole network namespace, loopback included)\n");
   char nm[PROF_TERM_NAME];
   for (int i = 0; i < st->nthreads && i < 3; i++)
