@@ -138,18 +138,10 @@ static void derived(prof__an *an, const ctr_st *c, size_t k, prof__json *j) {
   if (llc && vi > 0) prof__json_knum(j, "llc_misses_per_kinst", 1000.0 * step_delta(an, c, k, llc) / vi);
 }
 
-/* The last value recorded for a META key, or NULL. */
-static const char *meta(const prof__an *an, const char *key) {
-  const char *v = NULL;
-  for (size_t i = 0; i < an->meta_count; i++)
-    if (strcmp(an->meta[i].key, key) == 0) v = an->meta[i].value;
-  return v;
-}
-
 static void ctr_json(prof__an *an, void *st, prof__json *j) {
   ctr_st *c = st;
   if (!c->ns) return;
-  const char *src = meta(an, "counters.source"), *why = meta(an, "counters.papi_reason");
+  const char *src = prof__an_meta(an, "counters.source"), *why = prof__an_meta(an, "counters.papi_reason");
   prof__json_key(j, "counters");
   prof__json_obj_begin(j);
   prof__json_kstr(j, "source", src ? src : "software");
@@ -192,7 +184,7 @@ static void ctr_text(prof__an *an, void *st, FILE *out) {
   }
   double n = (double)an->nsteps;
   int papi = name_id(an, c, "PAPI_TOT_CYC") != 0;
-  const char *why = meta(an, "counters.papi_reason");
+  const char *why = prof__an_meta(an, "counters.papi_reason");
   fprintf(out, "\nCounters per step (step thread; %s)\n", papi ? "PAPI + software" : "software");
   char w[PROF_TERM_NAME];
   if (!papi)
@@ -223,7 +215,7 @@ static void derived_vals(prof__an *an, const ctr_st *c, size_t k, double *ipc, d
 }
 
 static void html_facts(prof__an *an, const ctr_st *c, FILE *out) {
-  const char *src = meta(an, "counters.source"), *why = meta(an, "counters.papi_reason");
+  const char *src = prof__an_meta(an, "counters.source"), *why = prof__an_meta(an, "counters.papi_reason");
   char b[256];
   int k = 0;
   fputs("<table class=\"facts\">", out);

@@ -429,10 +429,9 @@ static int per_device_kernels(gpu_state *g, unions *u) {
 /* ---- finish -------------------------------------------------------------- */
 
 static void meta_status(gpu_state *g, prof__an *an) {
-  for (size_t i = 0; i < an->meta_count; i++) {
-    if (strcmp(an->meta[i].key, "gpu.status") == 0) g->sum.status = an->meta[i].value;
-    if (strcmp(an->meta[i].key, "gpu.status_detail") == 0) g->sum.status_detail = an->meta[i].value;
-  }
+  const char *st = prof__an_meta(an, "gpu.status"), *detail = prof__an_meta(an, "gpu.status_detail");
+  if (st) g->sum.status = st;
+  if (detail) g->sum.status_detail = detail;
 }
 
 static int make_windows(gpu_state *g, prof__an *an) {

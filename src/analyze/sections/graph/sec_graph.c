@@ -445,13 +445,6 @@ static void build_figures(builder *b) {
   prof__u64map_free(&by_text);
 }
 
-static const char *meta_get(const prof__an *an, const char *key) {
-  const char *v = NULL;
-  for (size_t i = 0; i < an->meta_count; i++)
-    if (an->meta[i].key && strcmp(an->meta[i].key, key) == 0) v = an->meta[i].value;
-  return v;
-}
-
 static void graph_finish(prof__an *an, void *st) {
   gr_st *s = st;
   prof__graph *g = &s->g;
@@ -459,7 +452,7 @@ static void graph_finish(prof__an *an, void *st) {
   g->steps = an->nsteps ? an->nsteps : 1;
   build_aggregates(&b);
   if (s->ndn) {
-    const char *src = meta_get(an, "graph.source");
+    const char *src = prof__an_meta(an, "graph.source");
     g->source = PROF_GRAPH_DECLARED;
     snprintf(g->source_name, sizeof g->source_name, "%s", src && *src ? src : "declared");
     build_declared(&b);

@@ -499,6 +499,8 @@ static void finding_gpu(prof__an *an, res_st *st) {
                           100 - util, prof__an_fmt_ns(a, sizeof a, prof__an_d2ns(st->step_s * 1e9 / (double)(an->nsteps ? an->nsteps : 1))));
 }
 
+static double rate_mean(const racc *r) { return r->cover_s > 0 ? r->amount / r->cover_s : 0; }
+
 /* A rate's peak is its highest over a reading at least min_peak_s long, and
  * the whole covered span is such a reading: the peak is never below the
  * mean. (A short last reading, the exit's, can hold the run's fastest rate:
@@ -507,8 +509,7 @@ static void finding_gpu(prof__an *an, res_st *st) {
 static void peaks_at_least_mean(res_st *st) {
   for (int c = 0; c < PROF_RES_NPROC; c++) {
     racc *r = &st->rate[c];
-    if (r->cover_s >= st->min_peak_s && r->cover_s > 0 && r->amount / r->cover_s > r->peak)
-      r->peak = r->amount / r->cover_s;
+    if (r->cover_s >= st->min_peak_s && rate_mean(r) > r->peak) r->peak = rate_mean(r);
   }
 }
 
@@ -529,12 +530,10 @@ static void res_finish(prof__an *an, void *vst) {
 /* ---- reports ---------------------------------------------------------------- */
 
 static double meta_num(const prof__an *an, const char *key) {
-  for (size_t i = an->meta_count; i > 0; i--)
-    if (strcmp(an->meta[i - 1].key, key) == 0) return atof(an->meta[i - 1].value);
-  return 0;
+  const char *v = prof__an_meta(an, key);
+  return v ? atof(v) : 0;
 }
 
-static double rate_mean(const racc *r) { return r->cover_s > 0 ? r->amount / r->cover_s : 0; }
 static double gauge_mean(const gacc *g) { return g->n ? g->sum / (double)g->n : 0; }
 
 static void json_run(const res_st *st, prof__json *j) {

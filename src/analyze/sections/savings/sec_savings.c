@@ -338,19 +338,13 @@ typedef struct waits {
   double period_ns;
 } waits;
 
-static const char *meta_of(const prof__an *an, const char *key) {
-  for (size_t i = an->meta_count; i > 0; i--)
-    if (an->meta[i - 1].key && strcmp(an->meta[i - 1].key, key) == 0) return an->meta[i - 1].value;
-  return NULL;
-}
-
 /* The CPU sampling period in ns when CPU-time sampling ran all along (then
  * a range without samples really was off-CPU), else 0. */
 static double sampling_period(const prof__an *an, const sav_st *st) {
   const char *hz = prof__an_header(an, "cpu.sample_hz"), *mode = prof__an_header(an, "cpu.sample_mode");
   double v = hz ? atof(hz) : 0;
-  if (!(v > 0) || !mode || strcmp(mode, "cpu") != 0 || meta_of(an, "cpu.stopped")) return 0;
-  if (!meta_of(an, "cpu.signal") && !st->cpu_samples) return 0; /* sampling never started */
+  if (!(v > 0) || !mode || strcmp(mode, "cpu") != 0 || prof__an_meta(an, "cpu.stopped")) return 0;
+  if (!prof__an_meta(an, "cpu.signal") && !st->cpu_samples) return 0; /* sampling never started */
   return 1e9 / v;
 }
 

@@ -515,9 +515,8 @@ fail:
 /* Forked DataLoader workers of the run: META cpu.workers (src/cpu/workers.c),
  * or the threads it names "forked worker"; 0 when none. */
 static int workers_of(const prof__an *an) {
-  int n = 0, threads = 0;
-  for (size_t i = 0; i < an->meta_count; i++)
-    if (strcmp(an->meta[i].key, PROF_META_WORKERS) == 0) n = atoi(an->meta[i].value);
+  const char *w = prof__an_meta(an, PROF_META_WORKERS);
+  int n = w ? atoi(w) : 0, threads = 0;
   for (size_t i = 0; i < an->nthreads; i++)
     threads += an->threads[i].name && strcmp(an->threads[i].name, PROF_WORKER_THREAD) == 0;
   return n > threads ? n : threads;
