@@ -1,5 +1,6 @@
-/* cli_base.c — the error message and the help switch of the `mlprof`
- * command, shared by its start-up front and the full command (cli_base.h).
+/* cli_base.c — what both halves of the `mlprof` command share: the error
+ * message, the executable's folder, the readable-file check and the help
+ * switch (cli_base.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,8 @@ int cli_exe_dir(char *out, size_t n) {
   *slash = 0;
   return 1;
 }
+
+int cli_readable(const char *path) { return path && access(path, R_OK) == 0; }
 
 int cli_wants_help(int argc, char **argv) {
   for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)

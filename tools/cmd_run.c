@@ -36,8 +36,6 @@
 #include "run_trace.h"
 #include "trace/settings.h"
 
-static int readable(const char *p) { return p && access(p, R_OK) == 0; }
-
 /* MLPROF_REPORT as the library reads it: a switch, on unless it says off. */
 static int reports_wanted(void) { return prof__flag_parse(prof__env("REPORT")) != 0; }
 
@@ -45,7 +43,7 @@ static int reports_wanted(void) { return prof__flag_parse(prof__env("REPORT")) !
  * program's: the files are named on standard error, and a report is printed
  * on standard output only when -f asks for one. */
 static int report(const run_opts *o, const char *trace, int wanted, int print) {
-  if (!readable(trace)) {
+  if (!cli_readable(trace)) {
     cli_error("run", "the program wrote no trace '%s' (did it exit before the library loaded?)", trace);
     return CLI_BADTRACE;
   }
@@ -84,7 +82,7 @@ static int report_all(const run_opts *o, const run_list *list, pid_t pid, const 
   int rc = CLI_OK, wanted = !o->no_report && reports_wanted();
   if (n == 0) {
     run_trace_path(o, prog, pid, trace, sizeof trace);
-    rc = status == 127 && !readable(trace) ? CLI_OK : report(o, trace, wanted, 1);
+    rc = status == 127 && !cli_readable(trace) ? CLI_OK : report(o, trace, wanted, 1);
   }
   for (size_t i = 0; i < n; i++) {
     int r = report(o, traces[i], wanted, i + 1 == n);

@@ -17,8 +17,6 @@
 #include "trace/settings.h"
 #include "trace/tracename.h"
 
-static int readable(const char *p) { return p && access(p, R_OK) == 0; }
-
 /* --max-mb: what the library takes as MLPROF_MAX_MB (1 MiB .. 1 TiB). */
 static int max_mb_valid(const char *v) {
   char *end = NULL;
@@ -38,7 +36,7 @@ static int find_beside_exe(char *out, size_t n) {
                                     "../libmlprof.so", "../libmlprof.so.0"};
   for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
     if (snprintf(out, n, "%s/%s", exe, rel[i]) >= (int)n) continue;
-    if (readable(out)) return 1;
+    if (cli_readable(out)) return 1;
   }
   char pat[PATH_MAX + 32];
   snprintf(pat, sizeof pat, "%s/../lib/*/libmlprof.so*", exe); /* multiarch */
@@ -46,7 +44,7 @@ static int find_beside_exe(char *out, size_t n) {
   int found = 0;
   if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
     snprintf(out, n, "%s", g.gl_pathv[0]);
-    found = readable(out);
+    found = cli_readable(out);
   }
   globfree(&g);
   return found;
@@ -55,7 +53,7 @@ static int find_beside_exe(char *out, size_t n) {
 static int find_library(const run_opts *o, char *out, size_t n) {
   const char *given = o->library ? o->library : prof__env("LIBRARY");
   if (given) {
-    if (!readable(given)) {
+    if (!cli_readable(given)) {
       cli_error("run", "cannot read the profiler library '%s'%s", given, o->library ? "" : " (from MLPROF_LIBRARY)");
       return 0;
     }
@@ -115,7 +113,7 @@ int run_find_mpi_library(const char *lib, char *out, size_t n) {
   static const char *const names[] = {"libmlprof_mpi.so", "libmlprof_mpi.so.0"};
   for (size_t i = 0; i < 2; i++) {
     if (snprintf(out, n, "%.*s%s%s", dir, lib, slash ? "/" : "", names[i]) >= (int)n) continue;
-    if (readable(out)) return 1;
+    if (cli_readable(out)) return 1;
   }
   return 0;
 }

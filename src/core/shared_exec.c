@@ -14,8 +14,9 @@
  * exec that fails returns as the C library's does (-1, errno) and leaves
  * the session closed; a program that then goes on is told so at its exit
  * (prof_shutdown), since one that tries several paths, as Python's
- * os.execvp does, ends with the exec that succeeds. The C library's own calls (posix_spawn, system,
- * popen) do not come here; a vforked child's exec is left alone (crash.h).
+ * os.execvp does, ends with the exec that succeeds. The C library's own
+ * calls (posix_spawn, system, popen) do not come here; a vforked child's
+ * exec is left alone (crash.h).
  */
 #include <dlfcn.h>
 #include <stdarg.h>
