@@ -19,6 +19,7 @@
 #include "helpers.h"
 #include "mlprof.h"
 #include "core/bgwriter.h"
+#include "core/producer.h"
 #include "core/session.h"
 #include "trace/trace.h"
 
@@ -140,6 +141,50 @@ static int scenario_bad_config(const char *arg) {
   prof_config c = prof_config_default();
   c.size = 3;
   return prof_init(&c) == PROF_EINVAL ? 0 : 1;
+}
+
+/* A module's hooks at prof_init: prepare first, on the caller's thread,
+ * before the trace exists and the writer runs (no writer cycle yet, the
+ * session not started); then header; then start, with the writer running.
+ * A second session prepares again. */
+static char hook_log[32];
+static int hook_n, prepare_saw_writer = -1, start_saw_writer = -1;
+static void log_hook(char c) {
+  if (hook_n < (int)sizeof hook_log - 1) hook_log[hook_n++] = c;
+}
+static void order_prepare(void) {
+  log_hook('p');
+  prepare_saw_writer = prof__session_running() || prof__writer_cycles() > 0;
+}
+static size_t order_header(prof__kv *kv, size_t max) {
+  (void)kv, (void)max;
+  log_hook('h');
+  return 0;
+}
+static int order_start(void) {
+  log_hook('s');
+  start_saw_writer = prof__session_running();
+  return 0;
+}
+static void order_stop(void) { log_hook('x'); }
+
+static int scenario_hook_order(const char *path) {
+  static const prof__module m = {
+      .name = "order", .prepare = order_prepare, .header = order_header, .start = order_start, .stop = order_stop};
+  if (prof__module_add(&m) != 0) return 1;
+  prof_config c = prof_config_default();
+  c.output = path;
+  if (prof_init(&c) != 0) return 2;
+  if (prepare_saw_writer != 0) return 3;
+  if (start_saw_writer != 1) return 4;
+  if (prof_shutdown() != 0) return 5;
+  if (prof_init(&c) != PROF_ESHUTDOWN) return 6; /* a shut-down session stays down: no second prepare */
+  return strcmp(hook_log, "phsx") == 0 ? 0 : 7;
+}
+
+static void module_hooks_run_in_order(void **state) {
+  (void)state;
+  assert_int_equal(in_child(scenario_hook_order, th_tmp_path("hook-order", ".mlpt")), 0);
 }
 
 static void bad_config_size_is_rejected(void **state) {
@@ -568,6 +613,7 @@ int main(void) {
       cmocka_unit_test(unwritable_output_degrades),
       cmocka_unit_test(disable_env_writes_nothing),
       cmocka_unit_test(bad_config_size_is_rejected),
+      cmocka_unit_test(module_hooks_run_in_order),
       cmocka_unit_test(output_directory_gets_default_name),
       cmocka_unit_test(many_threads_lose_events_exactly_accounted),
       cmocka_unit_test(full_ring_keeps_the_open_range_whole),

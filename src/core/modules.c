@@ -87,6 +87,11 @@ void prof__modules_builtin(const prof__module *const *builtin) {
     if (wanted(builtin[i])) add_locked(builtin[i]);
 }
 
+void prof__modules_prepare(void) {
+  for (int i = 0; i < nmodules; i++)
+    if (modules[i].prepare) modules[i].prepare();
+}
+
 size_t prof__modules_header(prof__kv *kv, size_t max) {
   size_t n = 0;
   for (int i = 0; i < nmodules; i++)

@@ -17,6 +17,10 @@
  * selects. */
 void prof__modules_builtin(const prof__module *const *builtin);
 
+/* The prepare hooks of every module, in order (prof_init, under the
+ * session's lock, before the trace and the writer). */
+void prof__modules_prepare(void);
+
 /* The modules' trace header pairs, appended at kv[0..max); returns how
  * many were added. */
 size_t prof__modules_header(prof__kv *kv, size_t max);

@@ -127,6 +127,7 @@ static int init_locked(const prof_config *c, const prof__assembly *a) {
   rc = prof__threads_setup(cfg.ring_kb * 1024u);
   if (rc) return go_off(rc);
   own_trace_path();
+  prof__modules_prepare();
   char err[PROF_ERR_MAX];
   prof__tw *tw = prof__header_open(cfg.path, sizeof cfg.path, 1, err);
   if (!tw) {

@@ -2,8 +2,9 @@
  * samples, and the counter events it produces.
  *
  * The module's header hook reads MLPROF_RESOURCE_MS (default 100 ms; 0
- * turns sampling off), finds the usable CPUs and opens NVML; its start hook
- * names the counters and takes the first reading. From then on everything
+ * turns sampling off), finds the usable CPUs and opens NVML; its prepare
+ * hook takes the first reading, before the writer thread starts; its start
+ * hook names the counters. From then on everything
  * happens on the background writer thread: each cycle, once a period has
  * passed, one reading of every source becomes a handful of COUNTER events
  * on PROF_RES_TID, and about once a second a PROF_CHUNK_RES chunk lists the
@@ -23,7 +24,7 @@
 
 static struct {
   uint32_t period_ms;
-  int configured, ngpus, active;
+  int configured, ngpus, active, prepared;
   uint32_t name_proc[PROF_RES_NPROC];
   uint32_t name_gpu[PROF_RES_MAX_GPUS][PROF_RES_GPU_END - PROF_RES_GPU_UTIL];
   char gpu_line[160], h_period[16], h_cpus[24], h_online[16];
@@ -211,12 +212,23 @@ static void intern_names(void) {
       R.name_gpu[i][k] = prof__intern(prof__rec_res_metric_name(PROF_RES_GPU_UTIL + k, i, buf, sizeof buf));
 }
 
+/* The first reading, before the writer thread exists: read while it is
+ * being started, getrusage(RUSAGE_SELF) waits for it (0.3 ms on a virtual
+ * machine, on the program's thread). */
+static void res_prepare(void) {
+  configure();
+  if (!R.period_ms) return;
+  prof__res_read(&R.prev);
+  R.prepared = 1;
+}
+
 static int res_start(void) {
   static int hooked;
   configure();
   if (!R.period_ms) return 0;
   intern_names();
-  prof__res_read(&R.prev);
+  if (!R.prepared) prof__res_read(&R.prev); /* a module added after prof_init began */
+  R.prepared = 0;
   R.last_scan_ns = R.prev.ns;
   if (!hooked && prof__writer_hook_add(hook, NULL) != 0) return -1;
   hooked = 1;
@@ -225,4 +237,5 @@ static int res_start(void) {
   return 0;
 }
 
-const prof__module prof__mod_res = {.name = "res", .header = res_header, .start = res_start};
+const prof__module prof__mod_res = {
+    .name = "res", .prepare = res_prepare, .header = res_header, .start = res_start};
