@@ -1,8 +1,9 @@
 # lib.sh — shared by scripts/demo and scripts/test: make sure the Debian
-# packages the build needs are installed. Sourced, not run.
+# packages the build needs are installed (musl-tools: the start-up front
+# `mlprof` is linked statically against musl). Sourced, not run.
 
 MLPROF_PACKAGES=(cmake make gcc pkg-config libzstd-dev libunwind-dev libcmocka-dev
-                 libpapi-dev libdw-dev zstd zlib1g-dev)
+                 libpapi-dev libdw-dev zstd zlib1g-dev musl-tools)
 # Only the test suite needs these: MPI (libmlprof_mpi and its tests) and the
 # Python binding's tests (numpy, PyTorch), the HTML report's browser check,
 # libc's separate debug information (libc/libm frames named by the stacks

@@ -3,7 +3,8 @@
 # behave the same under `mlprof run` as when run bare: the same stdout, the
 # same stderr apart from mlprof's own lines, the same exit status (also when
 # they die by a signal). Covers GNU sort on a large file (its own signal
-# handlers, threads, temporary files), gzip both ways, a bash pipeline, a
+# handlers, threads, temporary files), gzip both ways, a script without
+# "#!", a bash pipeline, a
 # program that forks and execs, one with its own SIGPROF/ITIMER_PROF and
 # SIGUSR2 handlers, one that aborts, and a small PyTorch training loop when
 # torch can be imported.
@@ -116,6 +117,18 @@ while [ $r -lt "$REPEAT" ]; do
 
   check gzip -- gzip -c -6 "$BIG"
   check gunzip -- gzip -dc "$BIG.gz"
+
+  # A script without "#!" runs under /bin/sh, as the shell or execvp runs
+  # it (POSIX), found by path or through PATH: the start-up front, when built
+  # against musl (whose execvp does not), does it itself.
+  printf 'echo "script: $# args: $*"\nexit 4\n' >"$WORK/noshebang"
+  chmod +x "$WORK/noshebang"
+  check noshebang -- "$WORK/noshebang" a 'b c'
+  check noshebang_report report -- "$WORK/noshebang" a
+  saved_path=$PATH
+  PATH=$WORK:$PATH
+  check noshebang_path -- noshebang d
+  PATH=$saved_path
 
   # A program that has not allocated when the preloaded library starts (its
   # constructor runs before main) still has its heap tracked: the header

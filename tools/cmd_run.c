@@ -134,7 +134,7 @@ static int run_mpi(const run_opts *o, const char *lib, char **prog) {
   run_child_env(o, lib, folder);
   if (!o->no_report && reports_wanted()) setenv("MLPROF_REPORT", "1", 1); /* each rank writes its own report files */
   fflush(NULL);
-  execvp(prog[0], prog);
+  run_execvp(prog);
   fprintf(stderr, "mlprof run: cannot run '%s': %s\n", prog[0], strerror(errno));
   return 127;
 }

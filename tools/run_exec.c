@@ -173,12 +173,54 @@ int run_opts_check(int argc, char **argv, run_opts *o, int *prog, char *lib, siz
 
 int run_opts_replaces(const run_opts *o) { return o->quiet && o->no_report && !o->mpi; }
 
+/* The file execvp would have run for `file` (PATH searched when it has no
+ * slash; an unset PATH is the C library's default) into out[n]. */
+static int program_file(const char *file, char *out, size_t n) {
+  if (strchr(file, '/')) return snprintf(out, n, "%s", file) < (int)n;
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/local/bin:/bin:/usr/bin";
+  for (const char *p = path;; p++) {
+    const char *end = strchrnul(p, ':');
+    int len = (int)(end - p);
+    if (snprintf(out, n, "%.*s%s%s", len, p, len ? "/" : "", file) < (int)n && access(out, X_OK) == 0) return 1;
+    if (!*end) return 0;
+    p = end;
+  }
+}
+
+/* execvp, with POSIX's fallback on every C library: a file that is not an
+ * executable format (a script without "#!") runs under /bin/sh. glibc's
+ * execvp does this itself; musl's, which a static front may be built
+ * with, does not. Returns only when the exec failed. */
+void run_execvp(char **prog) {
+  execvp(prog[0], prog);
+  if (errno != ENOEXEC) return;
+  char file[PATH_MAX];
+  size_t argc = 0;
+  while (prog[argc]) argc++;
+  if (!program_file(prog[0], file, sizeof file) || argc > 1u << 16) {
+    errno = ENOEXEC;
+    return;
+  }
+  char **argv = malloc((argc + 2) * sizeof *argv);
+  if (!argv) {
+    errno = ENOEXEC;
+    return;
+  }
+  argv[0] = "sh";
+  argv[1] = file;
+  for (size_t i = 1; i <= argc; i++) argv[i + 1] = prog[i];
+  execv("/bin/sh", argv);
+  free(argv);
+  errno = ENOEXEC;
+}
+
 void run_exec_profiled(const run_opts *o, const char *lib, char **prog, const char *traces) {
   char trace[PATH_MAX];
   run_trace_path(o, prog[0], getpid(), trace, sizeof trace);
   run_child_env(o, lib, trace);
   if (traces) setenv("MLPROF_RUN_TRACES", traces, 1);
-  execvp(prog[0], prog);
+  run_execvp(prog);
 }
 
 int run_refused_exec(const run_opts *o, char **prog) {
@@ -186,7 +228,7 @@ int run_refused_exec(const run_opts *o, char **prog) {
   run_trace_path(o, prog[0], 0, trace, sizeof trace);
   fflush(NULL);
   if (!run_folder_refused(trace)) return 0;
-  execvp(prog[0], prog); /* another user's folder: no output there */
+  run_execvp(prog); /* another user's folder: no output there */
   cli_error("run", "cannot run '%s': %s", prog[0], strerror(errno));
   return 127;
 }

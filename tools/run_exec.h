@@ -37,6 +37,11 @@ void run_child_env(const run_opts *o, const char *lib, const char *trace);
 /* libmlprof_mpi.so beside libmlprof.so `lib` into out[n] (for --mpi), or 0. */
 int run_find_mpi_library(const char *lib, char *out, size_t n);
 
+/* execvp(prog[0], prog), and on every C library POSIX's fallback for a
+ * file that is no executable format: /bin/sh runs it (a script without
+ * "#!"). Returns only when the exec failed (errno says why). */
+void run_execvp(char **prog);
+
 /* This process becomes the profiled program: its trace named by its own
  * pid, the preload set up (and `traces`, when given, for the launcher's
  * list of traces). Returns only when the exec failed (errno says why). */
