@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -185,6 +186,72 @@ static int scenario_hook_order(const char *path) {
 static void module_hooks_run_in_order(void **state) {
   (void)state;
   assert_int_equal(in_child(scenario_hook_order, th_tmp_path("hook-order", ".mlpt")), 0);
+}
+
+/* A process that exits (no prof_shutdown) while the writer thread is busy
+ * in a cycle: the exit takes the writer over once that cycle ends, and the
+ * final cycle runs exactly once, on the exiting thread, never also on the
+ * writer (a second final cycle frees the producers' state twice). The
+ * hook keeps the writer busy most of the time (2 ms of every 1 ms period). */
+static int *final_calls, *final_on_writer; /* shared with the parent */
+static void busy_hook(struct prof__tw *w, int final, void *arg) {
+  (void)w, (void)arg;
+  if (!final) {
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    return;
+  }
+  __atomic_fetch_add(final_calls, 1, __ATOMIC_SEQ_CST);
+  if ((uint32_t)gettid() == prof__writer_tid()) __atomic_fetch_add(final_on_writer, 1, __ATOMIC_SEQ_CST);
+}
+static int busy_start(void) { return prof__writer_hook_add(busy_hook, NULL) == 0 ? 0 : -1; }
+
+static void exit_runs_one_final_cycle_on_the_exiting_thread(void **state) {
+  (void)state;
+  int *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true(shared != MAP_FAILED);
+  final_calls = shared;
+  final_on_writer = shared + 1;
+  const char *path = th_tmp_path("exit-takeover", ".mlpt");
+  for (int round = 0; round < 5; round++) {
+    shared[0] = shared[1] = 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      static const prof__module m = {.name = "busy", .start = busy_start};
+      setenv("MLPROF_FLUSH_MS", "1", 1);
+      setenv("MLPROF_REPORT", "0", 1);
+      if (prof__module_add(&m) != 0) _exit(1);
+      prof_config c = prof_config_default();
+      c.output = path;
+      if (prof_init(&c) != 0) _exit(2);
+      for (int i = 0; i < 40 + 7 * round; i++) {
+        prof_start();
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        prof_stop();
+      }
+      exit(0); /* the exit ends the session */
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(shared[0], 1);
+    assert_int_equal(shared[1], 0);
+    prof__reader *r;
+    char err[256];
+    assert_int_equal(prof__reader_open(&r, path, err), 0);
+    prof__rec rec;
+    int rc;
+    while ((rc = prof__reader_next(r, &rec)) == 1) {
+    }
+    assert_int_equal(rc, 0); /* complete: the footer is there */
+    prof__reader_close(r);
+    unlink(path);
+  }
+  munmap(shared, 4096);
 }
 
 static void bad_config_size_is_rejected(void **state) {
@@ -614,6 +681,7 @@ int main(void) {
       cmocka_unit_test(disable_env_writes_nothing),
       cmocka_unit_test(bad_config_size_is_rejected),
       cmocka_unit_test(module_hooks_run_in_order),
+      cmocka_unit_test(exit_runs_one_final_cycle_on_the_exiting_thread),
       cmocka_unit_test(output_directory_gets_default_name),
       cmocka_unit_test(many_threads_lose_events_exactly_accounted),
       cmocka_unit_test(full_ring_keeps_the_open_range_whole),

@@ -15,6 +15,7 @@
 #include "trace/trace.h"
 
 static int warm_first; /* write_sample warms the compressor first */
+static int plain_first; /* write_sample makes no compressor (prof__tw_plain) */
 
 static const char *write_sample(int footer, size_t nev) {
   const char *path = th_tmp_path("trace", ".mlpt");
@@ -22,7 +23,8 @@ static const char *write_sample(int footer, size_t nev) {
   prof__kv hdr[] = {{"program", "unit"}, {"pid", "42"}};
   prof__tw *w = prof__tw_open(path, hdr, 2, err);
   assert_non_null(w);
-  if (warm_first) prof__tw_warm(w);
+  if (warm_first) prof__tw_adopt(w, prof__tw_warm_new());
+  if (plain_first) prof__tw_plain(w);
   assert_int_equal(prof__tw_string(w, 1, "forward", 7), 0);
   assert_int_equal(prof__tw_string(w, 2, "data", 4), 0);
   prof__event *ev = calloc(nev, sizeof *ev);
@@ -124,12 +126,13 @@ static void round_trip_preserves_every_field(void **state) {
   prof__reader_close(r);
 }
 
-/* A compressor made early (prof__tw_warm, the writer thread's start)
+/* A compressor made early (prof__tw_warm_new, the writer thread's start)
  * writes the very same file as one made at the first chunk, and that file
  * is compressed. */
 static void warm_compressor_writes_the_same_trace(void **state) {
   (void)state;
-  prof__tw_warm(NULL);
+  prof__tw_adopt(NULL, NULL);
+  prof__tw_warm_free(NULL);
   size_t na = 0, nb = 0;
   warm_first = 0;
   char *a = th_read_file(write_sample(1, 5000), &na);
@@ -153,6 +156,56 @@ static void warm_compressor_writes_the_same_trace(void **state) {
   assert_int_equal(off, nb);
   assert_true(zstd >= 2);
   free(a);
+  free(b);
+}
+
+/* Codec counts of the chunks of a trace file's bytes. */
+static void count_codecs(const char *b, size_t nb, size_t *raw, size_t *zstd) {
+  const unsigned char *p = (const unsigned char *)b;
+  uint32_t hlen = (uint32_t)p[12] | (uint32_t)p[13] << 8 | (uint32_t)p[14] << 16 | (uint32_t)p[15] << 24;
+  size_t off = 16 + (size_t)hlen + 4;
+  *raw = *zstd = 0;
+  while (off + PROF_CHUNK_HDR <= nb) {
+    const unsigned char *h = p + off;
+    uint32_t stored = (uint32_t)h[12] | (uint32_t)h[13] << 8 | (uint32_t)h[14] << 16 | (uint32_t)h[15] << 24;
+    *zstd += h[5] == PROF_CODEC_ZSTD;
+    *raw += h[5] == PROF_CODEC_RAW;
+    off += PROF_CHUNK_HDR + stored;
+  }
+  assert_int_equal(off, nb);
+}
+
+/* A trace told to make no compressor (an exit before the writer thread
+ * made one) stores every chunk as it is and reads back whole; one that has
+ * a compressor keeps compressing. */
+static void plain_trace_stores_chunks_as_they_are(void **state) {
+  (void)state;
+  plain_first = 1;
+  const char *path = write_sample(1, 3000);
+  plain_first = 0;
+  size_t nb = 0, raw, zstd;
+  char *b = th_read_file(path, &nb);
+  assert_non_null(b);
+  count_codecs(b, nb, &raw, &zstd);
+  assert_int_equal(zstd, 0);
+  assert_true(raw >= 4);
+  free(b);
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  prof__rec rec;
+  size_t events = 0;
+  int rc;
+  while ((rc = prof__reader_next(r, &rec)) == 1) events += rec.kind == PROF_REC_EVENT;
+  assert_int_equal(rc, 0);
+  assert_int_equal(events, 3000);
+  prof__reader_close(r);
+  warm_first = plain_first = 1; /* adopted before: still compressed */
+  b = th_read_file(write_sample(1, 3000), &nb);
+  warm_first = plain_first = 0;
+  assert_non_null(b);
+  count_codecs(b, nb, &raw, &zstd);
+  assert_true(zstd >= 2);
   free(b);
 }
 
@@ -508,6 +561,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trip_preserves_every_field),
       cmocka_unit_test(warm_compressor_writes_the_same_trace),
+      cmocka_unit_test(plain_trace_stores_chunks_as_they_are),
       cmocka_unit_test(missing_footer_is_truncation_after_all_data),
       cmocka_unit_test(every_truncation_is_reported),
       cmocka_unit_test(every_flipped_byte_is_caught),

@@ -43,6 +43,7 @@
 #include "capture.h"
 #include "crash.h"
 #include "header.h"
+#include "meta.h"
 #include "modules.h"
 #include "session.h"
 
@@ -81,6 +82,11 @@ static struct {
   int failed;
   int rc;
   int crash_req;   /* a crash asked for the trace to be closed (atomic) */
+  int started;     /* the writer thread has run (under mu) */
+  uint32_t tid;    /* its thread id, once started (atomic) */
+  int busy;        /* the writer thread is between two sleeps (under mu) */
+  int taken_over;  /* the exit does the final cycle: the writer thread stops (under mu) */
+  int calibrated;  /* the clock's rate is measured (writer thread, or the exit after taking over) */
   int crash_stage; /* enum crash_stage (atomic) */
   uint64_t last_flush_ns;
   /* sync requests (prof__writer_sync) */
@@ -139,49 +145,6 @@ int prof__writer_hook_add(prof__writer_hook fn, void *arg) {
   hooks[i].arg = arg;
   __atomic_store_n(&nhooks, i + 1, __ATOMIC_RELEASE);
   return 0;
-}
-
-/* ---- META queue ---------------------------------------------------------- */
-
-static pthread_mutex_t meta_mu = PTHREAD_MUTEX_INITIALIZER;
-static prof__kv *meta_q;
-static size_t meta_n, meta_cap;
-
-int prof__meta_add(const char *key, const char *value) {
-  if (!key || !value) return PROF_EINVAL;
-  prof__guard_begin();
-  pthread_mutex_lock(&meta_mu);
-  int rc = 0;
-  if (meta_n == meta_cap) {
-    size_t c = meta_cap ? meta_cap * 2 : 16;
-    prof__kv *q = realloc(meta_q, c * sizeof *q);
-    if (!q) rc = PROF_ENOMEM;
-    else {
-      meta_q = q;
-      meta_cap = c;
-    }
-  }
-  if (!rc) {
-    meta_q[meta_n].key = strdup(key);
-    meta_q[meta_n].value = strdup(value);
-    if (meta_q[meta_n].key && meta_q[meta_n].value) meta_n++;
-    else rc = PROF_ENOMEM;
-  }
-  pthread_mutex_unlock(&meta_mu);
-  prof__guard_end();
-  return rc;
-}
-
-static int meta_emit(prof__tw *tw) {
-  pthread_mutex_lock(&meta_mu);
-  int rc = meta_n ? prof__tw_meta(tw, meta_q, meta_n) : 0;
-  for (size_t i = 0; i < meta_n; i++) {
-    free((char *)meta_q[i].key);
-    free((char *)meta_q[i].value);
-  }
-  meta_n = 0;
-  pthread_mutex_unlock(&meta_mu);
-  return rc;
 }
 
 /* ---- draining ------------------------------------------------------------ */
@@ -434,7 +397,7 @@ static void cycle(int final) {
   if (!W.failed) prof__tw_bound_cycle(W.tw); /* a bounded trace's step summaries: the hooks' readings are in */
   for (int i = 0; i < PROF_SEG_SLOTS && !W.failed; i++) seg_finish_cycle(&W.seg[i], final);
   if (!W.failed) {
-    int rc = meta_emit(W.tw);
+    int rc = prof__meta_emit(W.tw);
     if (!rc) rc = prof__intern_emit(W.tw, &W.strings_written);
     uint64_t now = prof__mono_ns();
     int due = final || sync != W.sync_done || now - W.last_flush_ns >= FLUSH_NS;
@@ -515,6 +478,62 @@ static void calibration_wait(uint32_t ms) {
   __atomic_store_n(&writer_sleeping, 0, __ATOMIC_RELAXED);
 }
 
+/* The writer thread leaves (pause: before a sleep) and takes back (resume:
+ * after it, and before every cycle) the writer's state. Resume returns 0
+ * once the exit has taken it over (prof__writer_stop_here): the thread
+ * then parks, and never runs a cycle of its own after that, final or not.
+ * *stop (when asked) is read under the same lock, so a stop it sees is
+ * never the exit's. */
+static int writer_resume(int *stop) {
+  pthread_mutex_lock(&W.mu);
+  int go = !W.taken_over;
+  W.busy = go;
+  if (stop) *stop = W.stop;
+  if (!go) pthread_cond_broadcast(&W.done_cv);
+  pthread_mutex_unlock(&W.mu);
+  return go;
+}
+
+/* After the exit took the writer over: sleep until the process ends. The
+ * thread does not end on its own: its end would run the thread-exit
+ * destructors of libraries whose own destructors the exit may have run by
+ * then. Every signal is blocked here, and only this file knows the word. */
+static void *writer_park(void) {
+  static uint32_t never;
+  for (;;) syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+  return NULL;
+}
+
+/* The thread's first step: its id is known (prof__writer_tid) before
+ * anything can take the writer over. Returns 0 when that happened already. */
+static int writer_begin(void) {
+  __atomic_store_n(&W.tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+  pthread_mutex_lock(&W.mu);
+  W.started = 1;
+  int go = !W.taken_over;
+  pthread_cond_broadcast(&W.done_cv);
+  pthread_mutex_unlock(&W.mu);
+  return go;
+}
+
+static void writer_pause(void) {
+  pthread_mutex_lock(&W.mu);
+  W.busy = 0;
+  pthread_cond_broadcast(&W.done_cv);
+  pthread_mutex_unlock(&W.mu);
+}
+
+/* The clock's rate, measured from prof_init to now, and its META pair. */
+static void calibrate_now(void) {
+  prof__clock_calibrate(0);
+  char v[64];
+  prof__clock clk;
+  prof__clock_get(&clk);
+  snprintf(v, sizeof v, "%.12g", clk.ns_per_tick);
+  prof__meta_add("clock.ns_per_tick", v);
+  W.calibrated = 1;
+}
+
 static void *writer_main(void *arg) {
   (void)arg;
   prof__guard_begin(); /* everything this thread allocates is ours */
@@ -525,21 +544,26 @@ static void *writer_main(void *arg) {
    * stop when the program ends sooner: every event then lies between the two
    * anchor pairs, so the shorter window converts them as exactly, and a
    * short program's exit does not wait for the 20 ms. */
-  prof__tw_warm(W.tw); /* the compressor's set-up, while the program starts, not at its first flush */
+  if (!writer_begin()) return writer_park();
+  /* The compressor's set-up, while the program starts, not at its first
+   * flush; apart from the trace, so that an exit meanwhile need not wait. */
+  struct prof__zc *warm = prof__tw_warm_new();
+  if (!writer_resume(NULL)) {
+    prof__tw_warm_free(warm);
+    return writer_park();
+  }
+  prof__tw_adopt(W.tw, warm);
+  writer_pause();
   calibration_wait(20);
-  prof__clock_calibrate(0);
-  char v[64];
-  prof__clock clk;
-  prof__clock_get(&clk);
-  snprintf(v, sizeof v, "%.12g", clk.ns_per_tick);
-  prof__meta_add("clock.ns_per_tick", v);
+  if (!writer_resume(NULL)) return writer_park();
+  calibrate_now();
   prof__ring_nowait = 1; /* the writer makes room: it never waits for it */
   W.last_flush_ns = prof__mono_ns();
   for (;;) {
-    pthread_mutex_lock(&W.mu);
-    int stop = W.stop;
-    pthread_mutex_unlock(&W.mu);
+    int stop;
+    if (!writer_resume(&stop)) return writer_park();
     if (!stop && !W.backlog && !__atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE)) {
+      writer_pause();
       __atomic_store_n(&writer_sleeping, 1, __ATOMIC_SEQ_CST);
       if (__atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST) == seen &&
           !__atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE)) {
@@ -547,9 +571,7 @@ static void *writer_main(void *arg) {
         syscall(SYS_futex, &kick_seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
       }
       __atomic_store_n(&writer_sleeping, 0, __ATOMIC_RELAXED);
-      pthread_mutex_lock(&W.mu);
-      stop = W.stop;
-      pthread_mutex_unlock(&W.mu);
+      if (!writer_resume(&stop)) return writer_park();
     }
     seen = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
     int crash = __atomic_load_n(&W.crash_req, __ATOMIC_ACQUIRE);
@@ -562,6 +584,7 @@ static void *writer_main(void *arg) {
     }
     if (stop) break;
   }
+  writer_pause();
   return NULL;
 }
 
@@ -576,6 +599,11 @@ int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path) {
   W.rc = 0;
   W.crash_req = 0;
   W.crash_stage = CRASH_PENDING;
+  W.busy = 0;
+  W.started = 0;
+  W.tid = 0;
+  W.taken_over = 0;
+  W.calibrated = 0;
   kick_at_start = __atomic_load_n(&kick_seq, __ATOMIC_SEQ_CST);
   sigset_t all, old;
   sigfillset(&all);
@@ -678,6 +706,35 @@ int prof__writer_stop(void) {
   return W.rc;
 }
 
+/* The process is exiting: rather than waking the writer thread and waiting
+ * for it to end (two wake-ups across cores, 0.1 ms each on a virtual
+ * machine), this thread takes the writer's state over once the writer
+ * sleeps (or makes its compressor, apart), runs the final cycle itself and
+ * closes the trace. The writer thread, detached, parks at its next wake-up
+ * without touching anything, and ends with the process. A trace without a
+ * compressor yet (a program that ended within a millisecond or so) stores
+ * its last chunks as they are rather than make one. */
+int prof__writer_stop_here(void) {
+  if (!W.running) return 0;
+  __atomic_store_n(&prof__ring_waitable, 0, __ATOMIC_RELEASE); /* from now on a full ring drops */
+  pthread_mutex_lock(&W.mu);
+  W.stop = 1;
+  W.taken_over = 1;
+  while (!W.started || W.busy) pthread_cond_wait(&W.done_cv, &W.mu); /* started: its id names its track */
+  pthread_mutex_unlock(&W.mu);
+  pthread_detach(W.thread);
+  W.running = 0;
+  prof__guard_begin(); /* what the final cycle allocates is the profiler's */
+  if (W.tw) { /* else closed after a crash */
+    if (!W.calibrated) calibrate_now();
+    prof__tw_plain(W.tw);
+    cycle(1);
+    close_trace(0);
+  }
+  prof__guard_end();
+  return W.rc;
+}
+
 void prof__writer_forget(void) {
   /* W.tw stays referenced (not freed): the writer thread may have been
    * inside it when the parent forked. */
@@ -690,8 +747,10 @@ void prof__writer_forget(void) {
     W.seg[i].tw = NULL;
     W.seg[i].want = 0;
   }
-  pthread_mutex_init(&meta_mu, NULL);
+  prof__meta_fork_child();
 }
+
+uint32_t prof__writer_tid(void) { return __atomic_load_n(&W.tid, __ATOMIC_ACQUIRE); }
 
 uint64_t prof__writer_cycles(void) { return __atomic_load_n(&W.cycles, __ATOMIC_RELAXED); }
 

@@ -10,6 +10,9 @@
 int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path);
 /* Final drain, footer, close; joins the thread. Returns 0 or PROF_EIO. */
 int prof__writer_stop(void);
+/* The same at the process's exit, on the calling thread: the writer thread
+ * is not woken nor joined (it ends alone). Returns 0 or PROF_EIO. */
+int prof__writer_stop_here(void);
 /* Child side of fork(): forget the writer without touching it. */
 void prof__writer_forget(void);
 uint64_t prof__writer_events(void);
@@ -17,6 +20,10 @@ uint64_t prof__writer_events(void);
  * quiet (its sampling period) says so; the smallest request wins. The
  * writer still never sleeps less than MLPROF_FLUSH_MS. */
 void prof__writer_period_cap(uint32_t ms);
+/* The writer thread's id (0 before it first ran). Hooks that give their
+ * records the writer's own track use it: at the process's exit the final
+ * cycle runs on the exiting thread (prof__writer_stop_here). */
+uint32_t prof__writer_tid(void);
 /* Writer cycles run so far (wake-ups that drained the rings). */
 uint64_t prof__writer_cycles(void);
 uint64_t prof__writer_lost(void);

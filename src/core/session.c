@@ -77,7 +77,18 @@ void prof__session_fork_child(void) {
   }
 }
 
-static void at_exit(void) { prof_shutdown(); }
+static int shutdown_session(int at_exit);
+static int pinned; /* the image is never unloaded (shared_pinned.c) */
+
+void prof__session_pin(void) { pinned = 1; }
+
+int prof__session_exit(void) { return shutdown_session(pinned); }
+
+/* Registered by prof_init, so it runs at the exit before the library's
+ * destructors when prof_init came after the program started (a linked
+ * program, a library opened later); a closed library runs it after them,
+ * when they have ended the session already. Either way it is the exit. */
+static void at_exit(void) { (void)shutdown_session(1); }
 
 static int go_off(int err) {
   __atomic_store_n(&state, ST_OFF, __ATOMIC_RELEASE);
@@ -224,7 +235,9 @@ void prof__session_crashed(void) {
   if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
-PROF_API int prof_shutdown(void) {
+PROF_API int prof_shutdown(void) { return shutdown_session(0); }
+
+static int shutdown_session(int at_exit) {
   pthread_mutex_lock(&lock);
   if (state != ST_RUNNING) {
     pthread_mutex_unlock(&lock);
@@ -235,7 +248,7 @@ PROF_API int prof_shutdown(void) {
   __atomic_store_n(&prof__enabled, 0, __ATOMIC_RELEASE);
   prof__xfsz_guard xg; /* a file size limit must not kill the host at exit */
   prof__xfsz_block(&xg);
-  int rc = prof__writer_stop();
+  int rc = at_exit ? prof__writer_stop_here() : prof__writer_stop();
   __atomic_store_n(&state, ST_DOWN, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
   int status;

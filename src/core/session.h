@@ -149,6 +149,11 @@ int prof__meta_add(const char *key, const char *value);
 /* Session facts for producers. */
 const char *prof__session_path(void);
 int prof__session_running(void);
+/* The library's destructors: prof_shutdown(), and when the image is never
+ * unloaded (preloaded), so that they mean the process's exit, with the
+ * final cycle run on the calling thread rather than woken on the writer's
+ * and joined (prof__writer_stop_here). Idempotent, as prof_shutdown(). */
+int prof__session_exit(void);
 /* MLPROF_* settings: prof__env (trace/settings.h, included here). */
 
 /* Count `n` events lost by a producer outside the rings (e.g. records a

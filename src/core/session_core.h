@@ -33,4 +33,8 @@ void prof__session_fork_child(void);
 int prof__session_started(void);
 int prof__session_step_open(void);
 
+/* This library's image is never unloaded (shared_pinned.c: preloaded): the
+ * shutdown its destructors make is the process's exit (prof__session_exit). */
+void prof__session_pin(void);
+
 #endif /* PROF_SESSION_CORE_H */

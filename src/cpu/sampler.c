@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "mlprof.h"
+#include "core/bgwriter.h"
 #include "core/config.h"
 #include "core/producer.h"
 #include "cpu.h"
@@ -469,7 +470,7 @@ static void step_aside(prof__tw *tw) {
 
 static void sampler_hook(prof__tw *tw, int final, void *arg) {
   (void)arg;
-  if (!S.writer_tid) S.writer_tid = (pid_t)syscall(SYS_gettid);
+  if (!S.writer_tid) S.writer_tid = (pid_t)prof__writer_tid(); /* hooks may run on the exiting thread */
   pthread_mutex_lock(&thr_mu);
   if (__atomic_load_n(&S.on, __ATOMIC_ACQUIRE) && !final) {
     if (!handler_is_ours()) {
@@ -628,14 +629,14 @@ static void cpu_stop(void) {
   __atomic_store_n(&S.on, 0, __ATOMIC_RELEASE);
 }
 
-/* libmlprof is being unloaded (dlclose) or the process ends: no timer may
- * outlive the code of its handler. prof_shutdown() is idempotent; once it
- * returned, the writer thread is gone, so deleting what is left here races
- * with nothing. A forked child has the handler but none of the timers
+/* The process ends (libmlprof is never unloaded: -z nodelete): no timer
+ * may outlive the code of its handler. The session's exit is idempotent;
+ * once it returned, the writer thread touches nothing, so deleting what is
+ * left here races with nothing. A forked child has the handler but none of the timers
  * (their ids may name the child's own timers): it only gives the handler
  * back. */
 __attribute__((destructor)) static void sampler_unload(void) {
-  prof_shutdown();
+  (void)prof__session_exit();
   __atomic_store_n(&S.on, 0, __ATOMIC_RELEASE);
   if (S.pid == getpid())
     for (int i = 0, n = slots_used(); i < n; i++)

@@ -121,10 +121,10 @@ void prof__ctl_start(void) {
  * the program (the default action of SIGUSR1/2 and realtime signals). */
 void prof__ctl_stop(void) {}
 
-/* libmlprof is being unloaded (or the process ends): give the signal back,
- * unless the program installed its own handler since. */
+/* The process ends (libmlprof is never unloaded: -z nodelete): give the
+ * signal back, unless the program installed its own handler since. */
 __attribute__((destructor)) static void ctl_unload(void) {
-  prof_shutdown();
+  (void)prof__session_exit();
   prof__crash_uninstall();
   if (trigger_handler_is_ours()) sigaction(trigger_sig, &trigger_old, NULL);
   trigger_sig = 0;

@@ -21,9 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/bgwriter.h"
 #include "core/config.h"
 #include "core/producer.h"
 #include "mem/mem.h"
@@ -85,7 +85,7 @@ static prof__event counter_ev(uint64_t ts, uint32_t name, double v) {
 
 static void hook_setup(prof__tw *tw) {
   M.announced = 1;
-  M.tid = (uint32_t)syscall(SYS_gettid);
+  M.tid = prof__writer_tid(); /* the final cycle may run on the exiting thread */
   M.id_live = prof__intern(PROF_MEM_COUNTER_LIVE);
   M.id_rss = prof__intern(PROF_MEM_COUNTER_RSS);
   M.id_calls = prof__intern(PROF_MEM_COUNTER_CALLS);

@@ -85,11 +85,19 @@ int prof__tw_flush(prof__tw *w);
 /* Bytes of events queued but not yet flushed (for the caller's policy). */
 size_t prof__tw_pending(const prof__tw *w);
 
-/* Make the compressor and its tables now (allocating and touching them is
- * most of the first chunk's cost): for a writer thread that has time
- * before its first flush. Writes nothing; without memory, the first chunk
- * tries again. */
-void prof__tw_warm(prof__tw *w);
+/* A compressor made now, apart from any trace, with its tables allocated
+ * and touched (most of the first chunk's cost): for a writer thread that
+ * has time before its first flush. NULL without memory (the first chunk
+ * then makes one). Give it to a trace with prof__tw_adopt, or free it. */
+struct prof__zc *prof__tw_warm_new(void);
+void prof__tw_warm_free(struct prof__zc *z);
+/* w compresses with z from now on (freed with w); z is freed at once when
+ * w has a compressor already. */
+void prof__tw_adopt(prof__tw *w, struct prof__zc *z);
+/* From now on, chunks are stored as they are when w has no compressor yet,
+ * rather than making one: a last flush that should not pay for it (a
+ * short program's exit). Chunks stay compressed when it has one. */
+void prof__tw_plain(prof__tw *w);
 
 /* Bytes written to the file so far. */
 uint64_t prof__tw_bytes(const prof__tw *w);

@@ -159,7 +159,7 @@ prof__tw *prof__tw_create(const char *path, const prof__kv *kv, size_t n, int *t
 /* w's compressor, made at its first use (a chunk or prof__tw_warm); NULL
  * without memory, and the next use tries again. */
 static prof__zc *compressor(prof__tw *w) {
-  if (!w->zc) w->zc = prof__zc_new(LEVEL_SMALL);
+  if (!w->zc && !w->plain) w->zc = prof__zc_new(LEVEL_SMALL);
   return w->zc;
 }
 
@@ -170,7 +170,7 @@ int prof__tw_frame(prof__tw *w, int type, const void *data, size_t len, prof__bu
   const void *stored = data;
   size_t stored_len = len;
   int codec = PROF_CODEC_RAW;
-  if (len >= 64 && compressor(w)) { /* no compressor (no memory): stored as it is */
+  if (len >= 64 && compressor(w)) { /* no compressor (no memory, plain): stored as it is */
     prof__zc_level(w->zc, len >= FAST_CHUNK ? LEVEL_FAST : LEVEL_SMALL);
     size_t z = prof__zc_compress(w->zc, data, len, &w->zbuf, &w->zcap);
     if (z && z < len) {
@@ -372,16 +372,34 @@ int prof__tw_flush(prof__tw *w) {
 
 size_t prof__tw_pending(const prof__tw *w) { return w ? w->events.b.len : 0; }
 
-void prof__tw_warm(prof__tw *w) {
-  if (!w || !compressor(w)) return;
+prof__zc *prof__tw_warm_new(void) {
+  prof__zc *z = prof__zc_new(LEVEL_SMALL);
+  if (!z) return NULL;
   unsigned char body[1024]; /* the size of a small program's chunks */
   uint32_t x = 2463534242u;
   for (size_t i = 0; i < sizeof body; i++) {
     x ^= x << 13, x ^= x >> 17, x ^= x << 5;
     body[i] = (unsigned char)(i % 3 ? x & 0x0f : i); /* compressible, not trivially */
   }
-  prof__zc_level(w->zc, LEVEL_SMALL);
-  (void)prof__zc_compress(w->zc, body, sizeof body, &w->zbuf, &w->zcap);
+  uint8_t *out = NULL;
+  size_t cap = 0;
+  (void)prof__zc_compress(z, body, sizeof body, &out, &cap);
+  free(out);
+  return z;
+}
+
+void prof__tw_warm_free(prof__zc *z) { prof__zc_free(z); }
+
+void prof__tw_adopt(prof__tw *w, prof__zc *z) {
+  if (w && !w->zc) {
+    w->zc = z;
+    return;
+  }
+  prof__zc_free(z);
+}
+
+void prof__tw_plain(prof__tw *w) {
+  if (w) w->plain = 1;
 }
 
 uint64_t prof__tw_bytes(const prof__tw *w) { return w ? w->bytes : 0; }

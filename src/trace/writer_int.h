@@ -30,6 +30,7 @@ struct prof__tw {
   uint64_t bytes;
   tw_queue strings, threads, events;
   prof__zc *zc;
+  int plain; /* no compressor is made any more (prof__tw_plain) */
   uint8_t *zbuf;
   size_t zcap;
   tw_bound *bound; /* MLPROF_MAX_MB (writer_bound.c), else NULL */
