@@ -11,7 +11,8 @@
  * Read at load, first of the constructors that may change LD_PRELOAD
  * (mem/shared_preload.c drops it for MLPROF_RUN_CHILDREN=0).
  */
-#include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +37,28 @@ static int preloaded(const char *path) {
   return 0;
 }
 
+/* The loaded object holding `at` (its name as the loader opened it); found
+ * through the program headers (dladdr would also scan the symbols). */
+struct find {
+  uintptr_t at;
+  const char *name;
+};
+
+static int holds(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  struct find *f = arg;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && f->at - lo < ph->p_memsz) {
+      f->name = info->dlpi_name;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 __attribute__((constructor(102))) static void pinned_at_load(void) {
-  Dl_info info;
-  if (dladdr((void *)pinned_at_load, &info) && preloaded(info.dli_fname)) prof__session_pin();
+  struct find f = {(uintptr_t)pinned_at_load, NULL};
+  if (dl_iterate_phdr(holds, &f) && preloaded(f.name)) prof__session_pin();
 }
