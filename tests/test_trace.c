@@ -126,6 +126,35 @@ static void round_trip_preserves_every_field(void **state) {
   prof__reader_close(r);
 }
 
+/* Codec counts of the chunks of a trace file's bytes. */
+static void count_codecs(const char *b, size_t nb, size_t *raw, size_t *zstd) {
+  const unsigned char *p = (const unsigned char *)b;
+  uint32_t hlen = (uint32_t)p[12] | (uint32_t)p[13] << 8 | (uint32_t)p[14] << 16 | (uint32_t)p[15] << 24;
+  size_t off = 16 + (size_t)hlen + 4;
+  *raw = *zstd = 0;
+  while (off + PROF_CHUNK_HDR <= nb) {
+    const unsigned char *h = p + off;
+    uint32_t stored = (uint32_t)h[12] | (uint32_t)h[13] << 8 | (uint32_t)h[14] << 16 | (uint32_t)h[15] << 24;
+    *zstd += h[5] == PROF_CODEC_ZSTD;
+    *raw += h[5] == PROF_CODEC_RAW;
+    off += PROF_CHUNK_HDR + stored;
+  }
+  assert_int_equal(off, nb);
+}
+
+/* Events read back from the trace at path; *rc is the reader's last
+ * return (0: a clean end). */
+static size_t count_events(const char *path, int *rc) {
+  prof__reader *r;
+  char err[256];
+  assert_int_equal(prof__reader_open(&r, path, err), 0);
+  prof__rec rec;
+  size_t events = 0;
+  while ((*rc = prof__reader_next(r, &rec)) == 1) events += rec.kind == PROF_REC_EVENT;
+  prof__reader_close(r);
+  return events;
+}
+
 /* A compressor made early (prof__tw_warm_new, the writer thread's start)
  * writes the very same file as one made at the first chunk, and that file
  * is compressed. */
@@ -144,35 +173,11 @@ static void warm_compressor_writes_the_same_trace(void **state) {
   assert_int_equal(na, nb);
   assert_memory_equal(a, b, na);
   /* and its event chunks are stored compressed */
-  const unsigned char *p = (const unsigned char *)b;
-  uint32_t hlen = (uint32_t)p[12] | (uint32_t)p[13] << 8 | (uint32_t)p[14] << 16 | (uint32_t)p[15] << 24;
-  size_t off = 16 + (size_t)hlen + 4, zstd = 0;
-  while (off + PROF_CHUNK_HDR <= nb) {
-    const unsigned char *h = p + off;
-    uint32_t stored = (uint32_t)h[12] | (uint32_t)h[13] << 8 | (uint32_t)h[14] << 16 | (uint32_t)h[15] << 24;
-    zstd += h[5] == PROF_CODEC_ZSTD;
-    off += PROF_CHUNK_HDR + stored;
-  }
-  assert_int_equal(off, nb);
+  size_t raw, zstd;
+  count_codecs(b, nb, &raw, &zstd);
   assert_true(zstd >= 2);
   free(a);
   free(b);
-}
-
-/* Codec counts of the chunks of a trace file's bytes. */
-static void count_codecs(const char *b, size_t nb, size_t *raw, size_t *zstd) {
-  const unsigned char *p = (const unsigned char *)b;
-  uint32_t hlen = (uint32_t)p[12] | (uint32_t)p[13] << 8 | (uint32_t)p[14] << 16 | (uint32_t)p[15] << 24;
-  size_t off = 16 + (size_t)hlen + 4;
-  *raw = *zstd = 0;
-  while (off + PROF_CHUNK_HDR <= nb) {
-    const unsigned char *h = p + off;
-    uint32_t stored = (uint32_t)h[12] | (uint32_t)h[13] << 8 | (uint32_t)h[14] << 16 | (uint32_t)h[15] << 24;
-    *zstd += h[5] == PROF_CODEC_ZSTD;
-    *raw += h[5] == PROF_CODEC_RAW;
-    off += PROF_CHUNK_HDR + stored;
-  }
-  assert_int_equal(off, nb);
 }
 
 /* A trace told to make no compressor (an exit before the writer thread
@@ -190,16 +195,9 @@ static void plain_trace_stores_chunks_as_they_are(void **state) {
   assert_int_equal(zstd, 0);
   assert_true(raw >= 4);
   free(b);
-  prof__reader *r;
-  char err[256];
-  assert_int_equal(prof__reader_open(&r, path, err), 0);
-  prof__rec rec;
-  size_t events = 0;
   int rc;
-  while ((rc = prof__reader_next(r, &rec)) == 1) events += rec.kind == PROF_REC_EVENT;
+  assert_int_equal(count_events(path, &rc), 3000);
   assert_int_equal(rc, 0);
-  assert_int_equal(events, 3000);
-  prof__reader_close(r);
   warm_first = plain_first = 1; /* adopted before: still compressed */
   b = th_read_file(write_sample(1, 3000), &nb);
   warm_first = plain_first = 0;
