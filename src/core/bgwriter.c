@@ -82,8 +82,7 @@ static struct {
   int failed;
   int rc;
   int crash_req;   /* a crash asked for the trace to be closed (atomic) */
-  int started;     /* the writer thread has run (under mu) */
-  uint32_t tid;    /* its thread id, once started (atomic) */
+  uint32_t tid;    /* the writer thread's id once it has run, else 0 (atomic) */
   int busy;        /* the writer thread is between two sleeps (under mu) */
   int taken_over;  /* the exit does the final cycle: the writer thread stops (under mu) */
   int calibrated;  /* the clock's rate is measured (writer thread, or the exit after taking over) */
@@ -507,9 +506,8 @@ static void *writer_park(void) {
 /* The thread's first step: its id is known (prof__writer_tid) before
  * anything can take the writer over. Returns 0 when that happened already. */
 static int writer_begin(void) {
-  __atomic_store_n(&W.tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
   pthread_mutex_lock(&W.mu);
-  W.started = 1;
+  __atomic_store_n(&W.tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
   int go = !W.taken_over;
   pthread_cond_broadcast(&W.done_cv);
   pthread_mutex_unlock(&W.mu);
@@ -600,7 +598,6 @@ int prof__writer_start(prof__tw *tw, uint32_t flush_ms, const char *path) {
   W.crash_req = 0;
   W.crash_stage = CRASH_PENDING;
   W.busy = 0;
-  W.started = 0;
   W.tid = 0;
   W.taken_over = 0;
   W.calibrated = 0;
@@ -720,7 +717,7 @@ int prof__writer_stop_here(void) {
   pthread_mutex_lock(&W.mu);
   W.stop = 1;
   W.taken_over = 1;
-  while (!W.started || W.busy) pthread_cond_wait(&W.done_cv, &W.mu); /* started: its id names its track */
+  while (!W.tid || W.busy) pthread_cond_wait(&W.done_cv, &W.mu); /* started: its id names its track */
   pthread_mutex_unlock(&W.mu);
   pthread_detach(W.thread);
   W.running = 0;

@@ -17,22 +17,20 @@
 #include <string.h>
 
 #include "session_core.h"
+#include "trace/settings.h"
 
 /* Is `path` (this image's, as the loader opened it) an entry of LD_PRELOAD?
  * Entries are separated by colons or spaces; one without a slash names a
  * file the loader searched for, matched by its base name. */
 static int preloaded(const char *path) {
-  const char *pre = getenv("LD_PRELOAD");
-  if (!pre || !path) return 0;
+  const char *p = getenv("LD_PRELOAD"), *e;
+  if (!p || !path) return 0;
   const char *slash = strrchr(path, '/');
   const char *base = slash ? slash + 1 : path;
-  size_t n = strlen(path), bn = strlen(base);
-  for (const char *p = pre; *p;) {
-    size_t len = strcspn(p, ": ");
-    if (len == n && strncmp(p, path, n) == 0) return 1;
-    if (len == bn && !memchr(p, '/', len) && strncmp(p, base, bn) == 0) return 1;
-    p += len;
-    while (*p == ':' || *p == ' ') p++;
+  size_t n = strlen(path), bn = strlen(base), len;
+  while ((e = prof__preload_next(&p, &len)) != NULL) {
+    if (len == n && strncmp(e, path, n) == 0) return 1;
+    if (len == bn && !memchr(e, '/', len) && strncmp(e, base, bn) == 0) return 1;
   }
   return 0;
 }

@@ -28,19 +28,16 @@ static void drop_preload(void) {
   const char *lp = getenv("LD_PRELOAD");
   if (!lp) return;
   char out[4096] = "", item[PATH_MAX];
-  const char *p = lp;
-  while (*p) {
-    size_t n = strcspn(p, ": ");
-    if (n && n < sizeof item) {
-      memcpy(item, p, n);
-      item[n] = 0;
-      if (!strstr(item, "libmlprof") && strlen(out) + n + 2 < sizeof out) {
-        if (*out) strcat(out, ":");
-        strcat(out, item);
-      }
+  const char *p = lp, *e;
+  size_t n;
+  while ((e = prof__preload_next(&p, &n)) != NULL) {
+    if (n >= sizeof item) continue;
+    memcpy(item, e, n);
+    item[n] = 0;
+    if (!strstr(item, "libmlprof") && strlen(out) + n + 2 < sizeof out) {
+      if (*out) strcat(out, ":");
+      strcat(out, item);
     }
-    p += n;
-    while (*p == ':' || *p == ' ') p++;
   }
   if (*out) setenv("LD_PRELOAD", out, 1);
   else unsetenv("LD_PRELOAD");

@@ -21,6 +21,15 @@ const char *prof__env(const char *name) {
   return NULL;
 }
 
+const char *prof__preload_next(const char **p, size_t *len) {
+  const char *s = *p;
+  while (*s == ':' || *s == ' ') s++;
+  if (!*s) return NULL;
+  *len = strcspn(s, ": ");
+  *p = s + *len;
+  return s;
+}
+
 int prof__flag_parse(const char *v) {
   static const char *const yes[] = {"1", "true", "yes", "on"}, *const no[] = {"0", "false", "no", "off"};
   if (!v) return -1;

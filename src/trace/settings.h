@@ -13,6 +13,8 @@
 #ifndef PROF_SETTINGS_H
 #define PROF_SETTINGS_H
 
+#include <stddef.h>
+
 /* MLPROF_<name>, or NULL when it is unset or empty. */
 const char *prof__env(const char *name);
 
@@ -25,6 +27,11 @@ int prof__env_preload(void);
  * a process writes its own trace, and leaves the run's one-time notes to
  * the top process. */
 int prof__env_run_child(void);
+
+/* LD_PRELOAD's entries, as the loader splits them (colons or spaces): the
+ * next one at or after *p, its length in *len, and *p moved past it; NULL
+ * when none is left. */
+const char *prof__preload_next(const char **p, size_t *len);
 
 /* A switch's text: 1, 0, or -1 when it is none of the words above (NULL
  * too). */

@@ -156,8 +156,9 @@ prof__tw *prof__tw_create(const char *path, const prof__kv *kv, size_t n, int *t
   return NULL;
 }
 
-/* w's compressor, made at its first use (a chunk or prof__tw_warm); NULL
- * without memory, and the next use tries again. */
+/* w's compressor, made at its first chunk unless one was adopted
+ * (prof__tw_adopt) or w is plain; NULL without memory, and the next use
+ * tries again. */
 static prof__zc *compressor(prof__tw *w) {
   if (!w->zc && !w->plain) w->zc = prof__zc_new(LEVEL_SMALL);
   return w->zc;
